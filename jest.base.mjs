@@ -1,0 +1,46 @@
+// Shared Jest setup: ESM + SWC (decorators and their metadata on), workspace libs read from source.
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+
+const REQUIRED_ESM = ['content-disposition'];
+
+/** @returns {import('jest').Config} */
+export function jestConfig({ testMatch, testTimeout = 20_000, ...rest } = {}) {
+  return {
+    testEnvironment: 'node',
+    extensionsToTreatAsEsm: ['.ts'],
+    testMatch: testMatch ?? ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+    testTimeout,
+    // ESM-only packages that CommonJS dependencies require(): compiled to CommonJS for Jest's loader
+    // (Node itself loads them natively).
+    transformIgnorePatterns: [`/node_modules/(?!(${REQUIRED_ESM.join('|')})/)`],
+    transform: {
+      [`/node_modules/(${REQUIRED_ESM.join('|')})/.+\\.js$`]: [
+        '@swc/jest',
+        { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+      ],
+      '^.+\\.ts$': [
+        '@swc/jest',
+        {
+          jsc: {
+            parser: { syntax: 'typescript', decorators: true },
+            transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+            target: 'es2022',
+            keepClassNames: true,
+          },
+          module: { type: 'es6' },
+          sourceMaps: 'inline',
+        },
+      ],
+    },
+    moduleNameMapper: {
+      '^@byrd/contracts$': path.join(root, 'libs/contracts/src/index.ts'),
+      '^@byrd/platform$': path.join(root, 'libs/platform/src/index.ts'),
+      '^@byrd/platform/testing$': path.join(root, 'libs/platform/src/testing/index.ts'),
+      '^(\\.{1,2}/.*)\\.js$': '$1',
+    },
+    ...rest,
+  };
+}
