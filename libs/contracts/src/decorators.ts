@@ -1,0 +1,315 @@
+// Reusable transform + validation decorators for the request DTOs. Transforms run in
+// plainToInstance (Nest's ValidationPipe with `transform: true`), validators in validate().
+import 'reflect-metadata';
+import { Exclude, Expose, Transform } from 'class-transformer';
+import { IsUrl, MaxLength, ValidateBy, buildMessage, type ValidationOptions } from 'class-validator';
+import { isOneOf, REQUEST_TRANSACTION_MODES } from './enums.js';
+import { tryParseExpiresIn } from './expires-in.js';
+import { isGuid } from './ids.js';
+import {
+  currencyExponent,
+  DECIMAL_AMOUNT_PATTERN,
+  isKnownCurrency,
+  MAX_ISO_AMOUNT,
+  MoneyError,
+  toIsoAmount,
+} from './money.js';
+
+/** Applies several property decorators as one. */
+export function composeDecorators(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, propertyKey) => {
+    for (const decorator of decorators) decorator(target, propertyKey);
+  };
+}
+
+const INTEGER_STRING = /^[+-]?\d+$/;
+
+/** Turns a numeric string ("1000") into a number before validation; other values pass untouched. */
+export function ToInteger(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && INTEGER_STRING.test(value.trim()) ? Number(value.trim()) : value,
+  );
+}
+
+/** Turns "true"/"false" (any case) into booleans before validation. */
+export function ToBoolean(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => {
+    if (typeof value !== 'string') return value;
+    const normalized = value.trim().toLowerCase();
+    return normalized === 'true' ? true : normalized === 'false' ? false : value;
+  });
+}
+
+/** Turns a JSON number sent for a decimal amount (10.5) into its string form ("10.5"). */
+export function ToDecimalString(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) =>
+    typeof value === 'number' && Number.isFinite(value) ? String(value) : value,
+  );
+}
+
+/** Trims surrounding whitespace of strings. */
+export function Trim(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
+}
+
+/**
+ * A GUID. Uppercase input (.NET clients) is lowercased first, so ids compare as stored.
+ * With `{ each: true }` it applies to every item of an array.
+ */
+export function IsGuid(options?: ValidationOptions): PropertyDecorator {
+  const lower = (item: unknown): unknown => (typeof item === 'string' ? item.trim().toLowerCase() : item);
+  return composeDecorators(
+    Transform(({ value }: { value: unknown }) =>
+      options?.each && Array.isArray(value) ? value.map(lower) : lower(value),
+    ),
+    ValidateBy(
+      {
+        name: 'isGuid',
+        validator: {
+          validate: (value: unknown) => isGuid(value),
+          defaultMessage: buildMessage((each) => `${each}$property must be a GUID`, options),
+        },
+      },
+      options,
+    ),
+  );
+}
+
+/** An uppercase, known ISO 4217 currency code ("EUR"); "eur" is rejected. */
+export function IsCurrencyCode(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isCurrencyCode',
+      validator: {
+        validate: (value: unknown) => isKnownCurrency(value),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be an uppercase ISO 4217 currency code such as EUR`,
+          options,
+        ),
+      },
+    },
+    options,
+  );
+}
+
+/** An `isoAmount`: positive integer of minor units up to 2^53 - 1; numeric strings accepted. */
+export function IsIsoAmount(options?: ValidationOptions): PropertyDecorator {
+  return composeDecorators(
+    ToInteger(),
+    ValidateBy(
+      {
+        name: 'isIsoAmount',
+        validator: {
+          validate: (value: unknown) => Number.isSafeInteger(value) && (value as number) > 0,
+          defaultMessage: buildMessage(
+            (each) =>
+              `${each}$property must be a positive integer of minor units (at most ${MAX_ISO_AMOUNT})`,
+            options,
+          ),
+        },
+      },
+      options,
+    ),
+  );
+}
+
+/**
+ * A positive decimal `amount` string ("10.00"); a JSON number is accepted and stringified.
+ * With `currencyProperty`, the amount must also fit that currency's decimals when the
+ * currency is valid (an invalid currency is reported on its own property). Absence is left to
+ * `@IsDefined()` / `@IsOptional()`, so a missing amount is reported once.
+ */
+export function IsDecimalAmount(currencyProperty?: string, options?: ValidationOptions): PropertyDecorator {
+  const problem = (value: unknown, object: object): string | null => {
+    if (typeof value !== 'string' || !DECIMAL_AMOUNT_PATTERN.test(value)) {
+      return 'must be a decimal amount string such as "10.00"';
+    }
+    if (!/[1-9]/.test(value)) return 'must be greater than zero';
+    const currency = currencyProperty ? (object as Record<string, unknown>)[currencyProperty] : undefined;
+    const known = isKnownCurrency(currency) ? currency : undefined;
+    try {
+      toIsoAmount(value, known ?? 'CLF'); // without a currency, allow the widest exponent (4)
+    } catch (error) {
+      if (!(error instanceof MoneyError)) throw error;
+      if (error.reason !== 'too-many-decimals') return 'exceeds the largest supported amount';
+      return known
+        ? `has more decimals than ${known} allows (${currencyExponent(known)})`
+        : 'has too many decimals';
+    }
+    return null;
+  };
+  return composeDecorators(
+    ToDecimalString(),
+    ValidateBy(
+      {
+        name: 'isDecimalAmount',
+        validator: {
+          validate: (value: unknown, args) => value == null || problem(value, args?.object ?? {}) === null,
+          defaultMessage: (args) =>
+            `${args?.property ?? 'amount'} ${problem(args?.value, args?.object ?? {})}`,
+        },
+      },
+      options,
+    ),
+  );
+}
+
+/** Card number: 12-19 digits once spaces are removed (the spaces are removed). */
+export function IsCardNumber(options?: ValidationOptions): PropertyDecorator {
+  return composeDecorators(
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' ? value.replace(/\s+/g, '') : value,
+    ),
+    matches('isCardNumber', /^\d{12,19}$/, 'must be 12 to 19 digits', options),
+  );
+}
+
+/** Card expiry "MM/YY". */
+export function IsCardExpiration(options?: ValidationOptions): PropertyDecorator {
+  return matches('isCardExpiration', /^(0[1-9]|1[0-2])\/\d{2}$/, 'must be a MM/YY expiry date', options);
+}
+
+/** Card security code: 3 or 4 digits. */
+export function IsCvv(options?: ValidationOptions): PropertyDecorator {
+  return matches('isCvv', /^\d{3,4}$/, 'must be 3 or 4 digits', options);
+}
+
+// Hex (#rgb, #rgba, #rrggbb, #rrggbbaa) or rgb()/rgba()/hsl()/hsla() with plain numbers only:
+// strict, because theme values are written into the hosted form's CSS.
+const CSS_COLOR =
+  /^(#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})|(?:rgba?|hsla?)\(\s*\d{1,3}(?:\.\d+)?%?(?:\s*,\s*\d{1,3}(?:\.\d+)?%?){2}(?:\s*,\s*(?:0|1|0?\.\d+|\d{1,3}%))?\s*\))$/;
+
+/** True for a CSS colour the hosted form accepts in its theme. */
+export function isCssColor(value: unknown): value is string {
+  return typeof value === 'string' && CSS_COLOR.test(value);
+}
+
+/** A CSS colour: hex or rgb()/rgba()/hsl()/hsla(). */
+export function IsCssColor(options?: ValidationOptions): PropertyDecorator {
+  return matches(
+    'isCssColor',
+    CSS_COLOR,
+    'must be a CSS colour such as #1f6feb or rgb(31, 111, 235)',
+    options,
+  );
+}
+
+/** An absolute http(s) URL of at most 2048 characters; `localhost` allowed for sandbox use. */
+export function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
+  return composeDecorators(
+    MaxLength(2048, options),
+    IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, options),
+  );
+}
+
+/** `expiresIn`: "hh:mm:ss" or a number of minutes, > 0 and ≤ 30 days. */
+export function IsExpiresIn(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isExpiresIn',
+      validator: {
+        validate: (value: unknown) => tryParseExpiresIn(value).ok,
+        defaultMessage: (args) => {
+          const result = tryParseExpiresIn(args?.value);
+          return result.ok ? '' : result.message;
+        },
+      },
+    },
+    options,
+  );
+}
+
+/** One of the five transaction modes a caller may send. */
+export function IsRequestTransactionMode(options?: ValidationOptions): PropertyDecorator {
+  return IsOneOf(REQUEST_TRANSACTION_MODES, options);
+}
+
+/** A member of an enum value list, with the allowed values in the message. */
+export function IsOneOf(values: readonly string[], options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isOneOf',
+      constraints: [values],
+      validator: {
+        validate: (value: unknown) => isOneOf(values, value),
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be one of: ${values.join(', ')}`,
+          options,
+        ),
+      },
+    },
+    options,
+  );
+}
+
+/** Fails when this property and `otherProperty` are both sent. */
+export function ExclusiveWith(otherProperty: string, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'exclusiveWith',
+      constraints: [otherProperty],
+      validator: {
+        validate: (value: unknown, args) =>
+          value == null || (args?.object as Record<string, unknown> | undefined)?.[otherProperty] == null,
+        defaultMessage: buildMessage(
+          (each) => `${each}$property and ${otherProperty} cannot be sent together`,
+          options,
+        ),
+      },
+    },
+    options,
+  );
+}
+
+/** Fails when this property is sent while `property` does not equal `expected`. */
+export function OnlyWhen(property: string, expected: string, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'onlyWhen',
+      constraints: [property, expected],
+      validator: {
+        validate: (value: unknown, args) =>
+          value == null || (args?.object as Record<string, unknown> | undefined)?.[property] === expected,
+        defaultMessage: buildMessage(
+          (each) => `${each}$property is only allowed when ${property} is "${expected}"`,
+          options,
+        ),
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * Reads the property from `alias` when the canonical name is absent (`ids` or `Ids`), and
+ * keeps the alias key itself off the instance, so whitelisting never trips over it.
+ */
+export function FromAlias(alias: string): PropertyDecorator {
+  return (target, propertyKey) => {
+    Expose()(target, propertyKey); // transform even when only the alias was sent
+    Transform(({ value, obj }: { value: unknown; obj: Record<string, unknown> }) => value ?? obj[alias])(
+      target,
+      propertyKey,
+    );
+    Exclude()(target, alias);
+  };
+}
+
+function matches(
+  name: string,
+  pattern: RegExp,
+  sentence: string,
+  options?: ValidationOptions,
+): PropertyDecorator {
+  return ValidateBy(
+    {
+      name,
+      constraints: [pattern],
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && pattern.test(value),
+        defaultMessage: buildMessage((each) => `${each}$property ${sentence}`, options),
+      },
+    },
+    options,
+  );
+}

@@ -1,0 +1,82 @@
+import { validateDto } from '../validate.js';
+import { CompletePaymentRequest, CreatePaymentRequest } from './payments.dto.js';
+
+const card = { number: '5448 2800 0000 0007', expiration: '12/30', cvv: '123', holder: 'Ana Silva' };
+const tokenId = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+
+const fieldsOf = (plain: unknown): string[] => {
+  const result = validateDto(CreatePaymentRequest, plain);
+  return result.ok ? [] : result.errors.map((error) => error.field);
+};
+
+describe('CreatePaymentRequest', () => {
+  const cardPayment = { type: 'card', isoAmount: 1100, currency: 'EUR', orderRef: 'r-1', card };
+
+  it('accepts a card payment and strips spaces from the card number', () => {
+    const result = validateDto(CreatePaymentRequest, {
+      ...cardPayment,
+      isoAmount: '1100',
+      redirectUrl: 'http://localhost:3000/back',
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.card?.number).toBe('5448280000000007');
+    expect(result.value.isoAmount).toBe(1100);
+  });
+
+  it('accepts a token payment with an uppercase GUID, lowercasing it', () => {
+    const result = validateDto(CreatePaymentRequest, {
+      type: 'card',
+      amount: '11.00',
+      currency: 'EUR',
+      tokenId: tokenId.toUpperCase(),
+      transactionMode: 'merchantInitiatedRecurring',
+      isPreAuth: 'false',
+    });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.tokenId).toBe(tokenId);
+    expect(result.value.isPreAuth).toBe(false);
+  });
+
+  it('requires a card or a token, and not both', () => {
+    const { card: _card, ...noCard } = cardPayment;
+    expect(validateDto(CreatePaymentRequest, noCard)).toEqual({
+      ok: false,
+      errors: [{ field: 'card', message: 'card or tokenId is required' }],
+    });
+    expect(validateDto(CreatePaymentRequest, { ...cardPayment, tokenId })).toEqual({
+      ok: false,
+      errors: [{ field: 'tokenId', message: 'tokenId and card cannot be sent together' }],
+    });
+  });
+
+  it('checks the card shape only (no Luhn here)', () => {
+    expect(fieldsOf({ ...cardPayment, card: { ...card, number: '4111111111111112' } })).toEqual([]);
+    expect(fieldsOf({ ...cardPayment, card: { ...card, number: '41111111111' } })).toEqual(['card.number']);
+    expect(fieldsOf({ ...cardPayment, card: { ...card, number: '4111-1111-1111-1111' } })).toEqual([
+      'card.number',
+    ]);
+    expect(fieldsOf({ ...cardPayment, card: { ...card, expiration: '13/30' } })).toEqual(['card.expiration']);
+    expect(fieldsOf({ ...cardPayment, card: { ...card, expiration: '12/2030' } })).toEqual([
+      'card.expiration',
+    ]);
+    expect(fieldsOf({ ...cardPayment, card: { ...card, cvv: '12' } })).toEqual(['card.cvv']);
+    expect(fieldsOf({ ...cardPayment, card: 'nope' })).toEqual(['card']);
+  });
+
+  it('validates type, transaction mode and ids', () => {
+    expect(fieldsOf({ ...cardPayment, type: 'mbway' })).toEqual(['type']);
+    expect(fieldsOf({ ...cardPayment, transactionMode: 'None' })).toEqual(['transactionMode']);
+    expect(fieldsOf({ ...cardPayment, orderId: 'order-1' })).toEqual(['orderId']);
+    expect(fieldsOf({ ...cardPayment, isoAmount: undefined })).toEqual(['amount']);
+  });
+});
+
+describe('CompletePaymentRequest', () => {
+  it('accepts a card or a token, not both', () => {
+    expect(validateDto(CompletePaymentRequest, { card }).ok).toBe(true);
+    expect(validateDto(CompletePaymentRequest, { tokenId }).ok).toBe(true);
+    expect(validateDto(CompletePaymentRequest, { card, tokenId }).ok).toBe(false);
+  });
+});

@@ -1,0 +1,212 @@
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsDefined,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import type { ReturnCode } from '../codes.js';
+import {
+  ExclusiveWith,
+  IsCardExpiration,
+  IsCardNumber,
+  IsCurrencyCode,
+  IsCvv,
+  IsDecimalAmount,
+  IsGuid,
+  IsHttpUrl,
+  IsIsoAmount,
+  IsOneOf,
+  IsRequestTransactionMode,
+  ToBoolean,
+  Trim,
+} from '../decorators.js';
+import {
+  PAYMENT_TYPES,
+  type CardBrand,
+  type PaymentMethod,
+  type PaymentType,
+  type RequestTransactionMode,
+  type ThreeDSecureChannel,
+  type ThreeDSecureStatus,
+  type TransactionMode,
+  type TransactionStatus,
+  type VerificationMethod,
+} from '../enums.js';
+import type { Action } from './common.dto.js';
+
+/** `card` of a payment request. */
+export class PaymentCardDto {
+  /** Full card number; spaces are removed. */
+  @IsCardNumber()
+  number: string;
+
+  /** Expiry, MM/YY. */
+  @IsCardExpiration()
+  expiration: string;
+
+  /** Security code; lives in memory for the authorisation only. */
+  @IsCvv()
+  cvv: string;
+
+  /** Cardholder name. */
+  @IsOptional()
+  @IsString()
+  @Trim()
+  @MaxLength(100)
+  holder?: string;
+}
+
+/**
+ * `POST /api/v2/payment` body: a card payment (`card`) or a token payment (`tokenId`, with
+ * `transactionMode`); exactly one of the two. `amount` or `isoAmount` is required.
+ */
+export class CreatePaymentRequest {
+  /** Payment kind: `card` (token payments too). */
+  @IsOneOf(PAYMENT_TYPES)
+  type: PaymentType;
+
+  /** Minor units, e.g. 1000; numeric strings accepted. */
+  @IsOptional()
+  @IsIsoAmount()
+  isoAmount?: number;
+
+  /** Decimal amount, e.g. "10.00"; alternative to `isoAmount`. */
+  @ValidateIf((payment: CreatePaymentRequest) => payment.amount != null || payment.isoAmount == null)
+  @IsDefined({ message: 'isoAmount or amount is required' })
+  @IsDecimalAmount('currency')
+  amount?: string;
+
+  /** ISO 4217 code, uppercase. */
+  @IsCurrencyCode()
+  currency: string;
+
+  /** Caller's reference. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  orderRef?: string;
+
+  /** Where the shopper returns after 3DS. */
+  @IsOptional()
+  @IsHttpUrl()
+  redirectUrl?: string;
+
+  /** Card details; required unless `tokenId` is sent. */
+  @ValidateIf((payment: CreatePaymentRequest) => payment.tokenId == null)
+  @IsDefined({ message: 'card or tokenId is required' })
+  @ValidateNested()
+  @Type(() => PaymentCardDto)
+  card?: PaymentCardDto;
+
+  /** Stored card to charge instead of `card`. */
+  @IsOptional()
+  @IsGuid()
+  @ExclusiveWith('card')
+  tokenId?: string;
+
+  /** Credential-on-file mode (token payments, or a card payment that tokenizes). */
+  @IsOptional()
+  @IsRequestTransactionMode()
+  transactionMode?: RequestTransactionMode;
+
+  /** Pre-authorise only; "true"/"false" accepted. */
+  @IsOptional()
+  @ToBoolean()
+  @IsBoolean()
+  isPreAuth?: boolean;
+
+  /** Order the payment belongs to. */
+  @IsOptional()
+  @IsGuid()
+  orderId?: string;
+}
+
+/** `POST /api/v2/payment?checkoutKey=`: browser-side payment of one order instead of `x-api-key`. */
+export class CreatePaymentQuery {
+  /** Checkout key of the order in `orderId`. */
+  @IsOptional()
+  @IsGuid()
+  checkoutKey?: string;
+}
+
+/**
+ * `POST /api/v2/payment/{transactionId}/pay` body: completes a two-step card payment.
+ * Decision: the public record shows no body; it takes the card (or token) the first step lacked.
+ */
+export class CompletePaymentRequest {
+  /** Card details, unless `tokenId` is sent. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PaymentCardDto)
+  card?: PaymentCardDto;
+
+  /** Stored card instead of `card`. */
+  @IsOptional()
+  @IsGuid()
+  @ExclusiveWith('card')
+  tokenId?: string;
+}
+
+/** `threeDSecure` of a payment response. */
+export interface ThreeDSecureInfo {
+  /** 3DS authentication GUID, handed to the SDK. */
+  id: string;
+  /** `ThreeDSecure`. */
+  verificationMethod: VerificationMethod;
+  /** `Browser`. */
+  channel: ThreeDSecureChannel;
+  /** `Created` until the shopper authenticates. */
+  status: ThreeDSecureStatus;
+}
+
+/** `POST /api/v2/payment` → 201 (also while 3DS is pending, with BYRD207). */
+export interface PaymentResponse {
+  /** Payment kind. */
+  type: PaymentType;
+  /** ISO 4217 code. */
+  currency: string;
+  /** Caller's reference. */
+  orderRef: string | null;
+  /** Processor; `SIMULATED` in the sandbox. */
+  acquirer: string;
+  /** Card brand. */
+  brand: CardBrand | null;
+  /** `card`. */
+  paymentMethod: PaymentMethod;
+  /** As sent. */
+  redirectUrl: string | null;
+  /** Payment fingerprint GUID. */
+  fingerprint: string;
+  /** 3DS redirect when code is BYRD207. */
+  action: Action | null;
+  /** Return code. */
+  code: ReturnCode;
+  /** Text of `code`. */
+  description: string;
+  /** Transaction status (`Created` while 3DS is pending). */
+  status: TransactionStatus;
+  /** Request GUID, handed to the SDK with `threeDSecure.id`. */
+  requestId: string;
+  /** When a pending payment lapses, ISO 8601 UTC. */
+  expiresAt: string;
+  /** Whether the card may be tokenized. */
+  acceptTokenization: boolean;
+  /** Credential-on-file mode; `None` for a plain card payment. */
+  transactionMode: TransactionMode;
+  /** Transaction GUID. */
+  transactionId: string;
+  /** Decimal amount. */
+  amount: string;
+  /** Minor units. */
+  isoAmount: number;
+  /** Pre-authorisation only. */
+  isPreAuth: boolean;
+  /** Order the payment belongs to. */
+  orderId: string | null;
+  /** 3DS authentication, when one was started. */
+  threeDSecure: ThreeDSecureInfo | null;
+}

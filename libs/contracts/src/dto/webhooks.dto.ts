@@ -1,0 +1,217 @@
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  ArrayUnique,
+  IsArray,
+  IsDefined,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
+import { FromAlias, IsGuid, IsHttpUrl, IsOneOf, OnlyWhen } from '../decorators.js';
+import { CREDENTIAL_TYPES, CredentialType, PAYMENT_METHODS, type PaymentMethod } from '../enums.js';
+import { ALL_EVENT_NAMES, type EventName } from '../events/catalogue.js';
+import type { PublicEventContentOf } from '../events/content.js';
+import type { DataEnvelope } from './common.dto.js';
+
+/** Most ids one resend request may carry. */
+export const MAX_RESEND_IDS = 100;
+
+/**
+ * `POST /api/v1/settings` body. Missing credentials are generated: an API key for
+ * `api-key`, a username and password for `basic`.
+ */
+export class CreateWebhookSettingsRequest {
+  /** Address that receives deliveries. */
+  @IsHttpUrl()
+  url: string;
+
+  /** `api-key` or `basic`. */
+  @IsOneOf(CREDENTIAL_TYPES)
+  credentialType: CredentialType;
+
+  /** Key sent as `x-api-key`; only with `api-key`. */
+  @IsOptional()
+  @IsString()
+  @MinLength(8)
+  @MaxLength(255)
+  @OnlyWhen('credentialType', CredentialType.ApiKey)
+  apiKey?: string;
+
+  /** Basic-auth user; only with `basic`, and together with `password`. */
+  @ValidateIf(
+    (settings: CreateWebhookSettingsRequest) => settings.username != null || settings.password != null,
+  )
+  @IsDefined({ message: 'username and password must be sent together' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  @OnlyWhen('credentialType', CredentialType.Basic)
+  username?: string;
+
+  /** Basic-auth password; only with `basic`, and together with `username`. */
+  @ValidateIf(
+    (settings: CreateWebhookSettingsRequest) => settings.username != null || settings.password != null,
+  )
+  @IsDefined({ message: 'username and password must be sent together' })
+  @IsString()
+  @MinLength(8)
+  @MaxLength(255)
+  @OnlyWhen('credentialType', CredentialType.Basic)
+  password?: string;
+
+  /** Events to deliver; empty or absent means all. */
+  @IsOptional()
+  @IsArray()
+  @ArrayUnique()
+  @IsOneOf(ALL_EVENT_NAMES, { each: true })
+  events?: EventName[];
+
+  /** Payment methods to deliver; empty or absent means all. */
+  @IsOptional()
+  @IsArray()
+  @ArrayUnique()
+  @IsOneOf(PAYMENT_METHODS, { each: true })
+  paymentMethods?: PaymentMethod[];
+
+  /** Store of the merchant the settings apply to. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  storeId?: string;
+}
+
+/** Credential the webhook service sends with deliveries. */
+export interface WebhookCredential {
+  /** `api-key` or `basic`. */
+  type: CredentialType;
+  /** For `api-key`. */
+  apiKey: string | null;
+  /** For `basic`. */
+  username: string | null;
+  /** For `basic`. */
+  password: string | null;
+}
+
+/** A webhook configuration. */
+export interface WebhookSettings {
+  /** Settings GUID. */
+  id: string;
+  /** Receiving address. */
+  url: string;
+  /** Subscribed events; empty means all. */
+  events: EventName[];
+  /** Subscribed payment methods; empty means all. */
+  paymentMethods: PaymentMethod[];
+  /** Delivery credential. */
+  credential: WebhookCredential;
+  /** Store, when given. */
+  storeId: string | null;
+  /** Creation time, ISO 8601 UTC. */
+  createdAt: string;
+}
+
+/** `POST /api/v1/settings` and `GET /api/v1/settings/{id}` → `{ data }`. */
+export type WebhookSettingsResponse = DataEnvelope<WebhookSettings>;
+/** `GET /api/v1/settings` → `{ data: [...] }`. */
+export type WebhookSettingsListResponse = DataEnvelope<WebhookSettings[]>;
+/** `DELETE /api/v1/settings/{id}` → `{ data: { id, deleted } }` (decision). */
+export type DeleteWebhookSettingsResponse = DataEnvelope<{ id: string; deleted: true }>;
+
+/** `GET /api/v1/webhooks?referenceId=` query (paging through `x-page` headers). */
+export class ListWebhooksQuery {
+  /** An orderId, transactionId or chargebackId. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  referenceId?: string;
+}
+
+/** A webhook: one event for one settings entry. */
+export interface WebhookRecord {
+  /** Webhook GUID. */
+  id: string;
+  /** Event name. */
+  event: EventName;
+  /** Payment method involved. */
+  paymentMethod: PaymentMethod | null;
+  /** Ids it can be found by: orderId, transactionId, ... */
+  referenceIds: string[];
+  /** Settings it was delivered for. */
+  settingsId: string;
+  /** Creation time, ISO 8601 UTC. */
+  createdAt: string;
+  /** Time of the successful delivery, null until then. */
+  sentAt: string | null;
+}
+
+/** `GET /api/v1/webhooks` → `{ data: [...] }`, most recent first. */
+export type WebhookListResponse = DataEnvelope<WebhookRecord[]>;
+
+/** One delivery attempt of a webhook. */
+export interface WebhookAttempt {
+  /** Attempt GUID. */
+  id: string;
+  /** Webhook GUID. */
+  webhookId: string;
+  /** Event name. */
+  event: EventName;
+  /** Payment method involved. */
+  paymentMethod: PaymentMethod | null;
+  /** Delivery body sent. */
+  content: WebhookDelivery;
+  /** Time of the attempt, ISO 8601 UTC. */
+  createdAt: string;
+  /** What the receiver answered; status null on timeout or connection error. */
+  response: { statusCode: number | null; content: string | null };
+  /** Where and how it was sent. */
+  settings: { url: string; credential: WebhookCredential };
+}
+
+/** `GET /api/v1/webhooks/{webhookId}/attempts` → `{ data: [...] }`, most recent first. */
+export type WebhookAttemptListResponse = DataEnvelope<WebhookAttempt[]>;
+
+/** `POST /api/v1/webhooks/resend` body; `Ids` and `Url` are accepted too. */
+export class ResendWebhooksRequest {
+  /** Webhook GUIDs to resend. */
+  @FromAlias('Ids')
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(MAX_RESEND_IDS)
+  @IsGuid({ each: true })
+  ids: string[];
+
+  /** Other address to resend to, instead of the settings' URL. */
+  @FromAlias('Url')
+  @IsOptional()
+  @IsHttpUrl()
+  url?: string;
+}
+
+/** `POST /api/v1/webhooks/resend` → 202. */
+export type ResendWebhooksResponse = DataEnvelope<{ resent: string[]; notFound: string[] }>;
+
+/** Body POSTed to the subscriber's URL. */
+export interface WebhookDeliveryOf<E extends EventName> {
+  /** Webhook GUID. */
+  id: string;
+  /** Event name. */
+  event: E;
+  /** Payment method involved. */
+  paymentMethod: PaymentMethod | null;
+  /** Settings delivered for. */
+  settingsId: string;
+  /** Attempt GUID. */
+  attemptId: string;
+  /** Creation time of the webhook, ISO 8601 UTC. */
+  createdAt: string;
+  /** Event content (documented fields only). */
+  content: PublicEventContentOf<E>;
+}
+
+/** Delivery body for the events in `E`; a union for the default, narrowed by `event`. */
+export type WebhookDelivery<E extends EventName = EventName> = E extends EventName
+  ? WebhookDeliveryOf<E>
+  : never;

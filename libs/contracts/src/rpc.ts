@@ -1,0 +1,117 @@
+// NATS request/reply between services. Subjects start with `rpc.`, never overlapping the
+// event stream's subjects (a stream would answer a request with its publish ack).
+import type { ReturnCode } from './codes.js';
+import type { TokenResponse } from './dto/tokens.dto.js';
+import type { TokenOptions } from './dto/orders.dto.js';
+import type { CardBrand, MerchantMode, OrderStatus, PaymentMethod, RequestTransactionMode } from './enums.js';
+
+/** Request/reply subjects. */
+export const RpcSubjects = {
+  /** Hosted form BFF → orders: order summary for a checkout key. */
+  OrdersGet: 'rpc.orders.get',
+  /** Hosted form BFF → orders: the shopper pressed cancel. */
+  OrdersCancel: 'rpc.orders.cancel',
+  /** → tokens: store a card (hosted form "save card", tokenizing payments). */
+  TokensCreate: 'rpc.tokens.create',
+  /** Payments → tokens: the card behind a token (payments only). */
+  TokensDetokenize: 'rpc.tokens.detokenize',
+} as const;
+export type RpcSubject = (typeof RpcSubjects)[keyof typeof RpcSubjects];
+
+/** Error reply of an RPC. */
+export interface RpcError {
+  /** Return code, mapped to HTTP by the caller (e.g. BYRD901 → 404). */
+  code: ReturnCode;
+  /** Human sentence. */
+  message: string;
+}
+
+/** Every RPC reply. */
+export type RpcReply<T> = { ok: true; data: T } | { ok: false; error: RpcError };
+
+/** A success reply. */
+export function rpcOk<T>(data: T): RpcReply<T> {
+  return { ok: true, data };
+}
+
+/** An error reply. */
+export function rpcError<T = never>(code: ReturnCode, message: string): RpcReply<T> {
+  return { ok: false, error: { code, message } };
+}
+
+/** `rpc.orders.get` and `rpc.orders.cancel` request: the checkout key proves access to the order. */
+export interface OrderAccessRequest {
+  orderId: string;
+  checkoutKey: string;
+}
+
+/** `rpc.orders.get` reply data: what the hosted form needs to render an order. */
+export interface OrderSummary {
+  orderId: string;
+  status: OrderStatus;
+  /** Decimal amount. */
+  amount: string;
+  /** Minor units. */
+  isoAmount: number;
+  currency: string;
+  orderRef: string | null;
+  merchantId: string;
+  /** Display name of the merchant. */
+  merchantName?: string;
+  /** Sandbox orders show a test banner. */
+  merchantMode?: MerchantMode;
+  /** ISO 8601 UTC. */
+  expiresAt: string;
+  /** Order's redirect address. */
+  redirectUrl: string | null;
+  /** Methods the form may offer; empty means all. */
+  allowedPaymentMethods: PaymentMethod[];
+  /** Tokenization offer, when the order has one. */
+  tokenOptions: TokenOptions | null;
+  /** Card payments pre-authorise only. */
+  isPreAuth: boolean;
+}
+
+/** `rpc.orders.cancel` reply data. */
+export interface OrderCancelResult {
+  orderId: string;
+  status: OrderStatus;
+}
+
+/** `rpc.tokens.create` request. */
+export interface TokenCreateRpcRequest {
+  merchantId: string;
+  customReference: string | null;
+  alias: string | null;
+  card: { number: string; expiration: string; holder: string | null };
+  transactionMode?: RequestTransactionMode;
+}
+
+/** `rpc.tokens.detokenize` request. */
+export interface DetokenizeRpcRequest {
+  merchantId: string;
+  tokenId: string;
+}
+
+/** `rpc.tokens.detokenize` reply data: the clear card number, for authorisation only. */
+export interface DetokenizedCard {
+  tokenId: string;
+  number: string;
+  expiration: string;
+  holder: string | null;
+  brand: CardBrand;
+  isExpired: boolean;
+}
+
+/** Request and reply data of each subject. */
+export interface RpcContracts {
+  'rpc.orders.get': { request: OrderAccessRequest; response: OrderSummary };
+  'rpc.orders.cancel': { request: OrderAccessRequest; response: OrderCancelResult };
+  'rpc.tokens.create': { request: TokenCreateRpcRequest; response: TokenResponse };
+  'rpc.tokens.detokenize': { request: DetokenizeRpcRequest; response: DetokenizedCard };
+}
+
+/** Request type of a subject. */
+export type RpcRequestOf<S extends RpcSubject> = RpcContracts[S]['request'];
+/** Reply type of a subject. */
+export type RpcReplyOf<S extends RpcSubject> = RpcReply<RpcContracts[S]['response']>;
