@@ -1,0 +1,118 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { loadConfig } from '../config/config.js';
+import { MerchantDirectory } from '../auth/merchants.js';
+import { NatsContext } from '../messaging/nats.js';
+import { ensureEventsStream } from '../messaging/streams.js';
+
+const cliConfigSchema = z.object({
+  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  NATS_USER: z.string().optional(),
+  NATS_PASSWORD: z.string().optional(),
+  NATS_SUBJECT_PREFIX: z.string().default(''),
+  EVENTS_STREAM: z.string().default('EVENTS'),
+  API_KEYS_BUCKET: z.string().default('API_KEYS'),
+  MERCHANTS_BUCKET: z.string().default('MERCHANTS'),
+});
+
+const USAGE = `Usage: npm run cli -- <command>
+
+  merchants create --name <name> [--mode sandbox|live] [--json]   create a merchant and its first API key
+  merchants list                                                  list merchants
+  keys create --merchant <merchantId> [--json]                    issue another API key
+  keys revoke <apiKey>                                            revoke a key (every service stops accepting it within a second)
+  keys verify <apiKey>                                            exit 0 when the key is valid
+  nats provision                                                  create the EVENTS stream and the KV buckets
+
+Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, API_KEYS_BUCKET, MERCHANTS_BUCKET.`;
+
+type Out = { log: (line: string) => void; error: (line: string) => void };
+
+/** Entry point of `npm run cli`; returns the process exit code. */
+export async function runCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  out: Out = console,
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      mode: { type: 'string', default: 'sandbox' },
+      merchant: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [group, command, argument] = positionals;
+  if (values.help || !group) {
+    out.log(USAGE);
+    return values.help ? 0 : 1;
+  }
+  const config = loadConfig(cliConfigSchema, env);
+  const nats = await NatsContext.open(
+    { url: config.NATS_URL, user: config.NATS_USER, password: config.NATS_PASSWORD, name: 'byrd-cli' },
+    config.NATS_SUBJECT_PREFIX,
+  );
+  try {
+    const directory = new MerchantDirectory(
+      await nats.kv(config.MERCHANTS_BUCKET),
+      await nats.kv(config.API_KEYS_BUCKET),
+    );
+    switch (`${group} ${command ?? ''}`.trim()) {
+      case 'merchants create': {
+        if (!values.name?.trim()) return fail(out, 'merchants create needs --name <name>');
+        if (values.mode !== 'sandbox' && values.mode !== 'live')
+          return fail(out, '--mode must be sandbox or live');
+        const { merchant, apiKey } = await directory.create(values.name.trim(), values.mode);
+        const result = { merchantId: merchant.merchantId, apiKey, name: merchant.name, mode: merchant.mode };
+        out.log(
+          values.json
+            ? JSON.stringify(result)
+            : `Merchant ${merchant.name} (${merchant.mode})\n  merchant id: ${merchant.merchantId}\n  API key:     ${apiKey}\nKeep the key: it is shown only once.`,
+        );
+        return 0;
+      }
+      case 'merchants list': {
+        for (const m of await directory.list()) out.log(`${m.merchantId}  ${m.mode.padEnd(7)}  ${m.name}`);
+        return 0;
+      }
+      case 'keys create': {
+        const merchant = values.merchant ? await directory.get(values.merchant) : null;
+        if (!merchant) return fail(out, 'keys create needs --merchant <merchantId> of an existing merchant');
+        const apiKey = await directory.issueKey(merchant);
+        out.log(values.json ? JSON.stringify({ merchantId: merchant.merchantId, apiKey }) : apiKey);
+        return 0;
+      }
+      case 'keys revoke': {
+        if (!argument) return fail(out, 'keys revoke needs the API key');
+        if (!(await directory.revokeKey(argument))) return fail(out, 'No such API key');
+        out.log('Key revoked.');
+        return 0;
+      }
+      case 'keys verify': {
+        const record = argument ? await directory.findKey(argument) : null;
+        if (!record) return fail(out, 'The key is not valid');
+        out.log(`Valid key of merchant ${record.merchantId} (${record.mode})`);
+        return 0;
+      }
+      case 'nats provision': {
+        await ensureEventsStream(nats.jsm, config.EVENTS_STREAM, config.NATS_SUBJECT_PREFIX);
+        out.log(
+          `Stream ${config.EVENTS_STREAM} and buckets ${config.API_KEYS_BUCKET}, ${config.MERCHANTS_BUCKET} are ready.`,
+        );
+        return 0;
+      }
+      default:
+        return fail(out, `Unknown command "${positionals.join(' ')}"\n\n${USAGE}`);
+    }
+  } finally {
+    await nats.close();
+  }
+}
+
+function fail(out: Out, message: string): number {
+  out.error(message);
+  return 1;
+}

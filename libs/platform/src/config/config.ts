@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/** Thrown when the environment cannot start the service; its message names every bad variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a ${protocols.map((p) => p.replace(':', '://')).join(' or ')} URL` },
+  );
+
+/** Variables every service reads. Services extend it with their own. */
+export const baseConfigSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HTTP_HOST: z.string().default('0.0.0.0'),
+  HTTP_PORT: port.default(3000),
+  DATABASE_URL: url(['postgres:', 'postgresql:']),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  NATS_URL: url(['nats:', 'tls:', 'ws:', 'wss:']).default('nats://127.0.0.1:4222'),
+  NATS_USER: z.string().optional(),
+  NATS_PASSWORD: z.string().optional(),
+  /** Prepended to every subject; lets test runs share one NATS server without colliding. */
+  NATS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^([A-Za-z0-9_-]+\.)*$/, 'must be empty or dot-terminated tokens such as "t42."')
+    .default(''),
+  EVENTS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('EVENTS'),
+  API_KEYS_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('API_KEYS'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PUBLIC_BASE_URL: url(['http:', 'https:']).default('http://127.0.0.1:8080'),
+  OUTBOX_RELAY_ENABLED: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type BaseConfig = z.infer<typeof baseConfigSchema>;
+
+/**
+ * Parses the environment against a schema. A missing or bad variable stops the service with a
+ * sentence naming it, rather than a stack trace at first use.
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path.join('.');
+    const value = env[name];
+    return value === undefined || value === ''
+      ? `${name} is required but not set.`
+      : `${name} is invalid: ${issue.message}.`;
+  });
+  throw new ConfigError(`Cannot start: ${problems.join(' ')}`);
+}

@@ -1,0 +1,3 @@
+export * from './platform.entities.js';
+export * from './platform.migration.js';
+export * from './data-source.js';

@@ -1,0 +1,88 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+
+/** An event written in the same transaction as the state change it announces; the relay publishes it. */
+@Entity({ name: 'outbox' })
+@Index('outbox_pending_idx', ['seq'], { where: 'published_at IS NULL' })
+export class OutboxMessage {
+  @PrimaryGeneratedColumn('increment', { type: 'bigint' })
+  seq: string;
+
+  /** The event id: the JetStream msgID, so a re-publish is de-duplicated by the server. */
+  @Column({ type: 'uuid', unique: true })
+  id: string;
+
+  @Column({ type: 'text' })
+  subject: string;
+
+  @Column({ type: 'jsonb' })
+  payload: unknown;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
+  publishedAt: Date | null;
+}
+
+/** Events a consumer has handled; inserted in the handler's transaction so a redelivery is a no-op. */
+@Entity({ name: 'inbox' })
+export class InboxMessage {
+  @PrimaryColumn({ type: 'text' })
+  consumer: string;
+
+  @PrimaryColumn({ name: 'event_id', type: 'uuid' })
+  eventId: string;
+
+  @Column({ type: 'text' })
+  subject: string;
+
+  @CreateDateColumn({ name: 'handled_at', type: 'timestamptz' })
+  handledAt: Date;
+}
+
+/** A message that can never be handled, kept for an operator instead of being retried forever. */
+@Entity({ name: 'dead_letters' })
+export class DeadLetter {
+  @PrimaryGeneratedColumn('increment', { type: 'bigint' })
+  id: string;
+
+  @Column({ type: 'text' })
+  consumer: string;
+
+  @Column({ type: 'text' })
+  subject: string;
+
+  @Column({ type: 'text' })
+  payload: string;
+
+  @Column({ type: 'text' })
+  error: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
+
+/** The first answer to a POST with an `idempotency-key`, replayed to repeats for 24 hours. */
+@Entity({ name: 'idempotency_keys' })
+export class IdempotencyRecord {
+  @PrimaryColumn({ name: 'merchant_id', type: 'text' })
+  merchantId: string;
+
+  @PrimaryColumn({ type: 'text' })
+  key: string;
+
+  @Column({ name: 'request_hash', type: 'text' })
+  requestHash: string;
+
+  /** Null while the first request is still running. */
+  @Column({ name: 'response_status', type: 'int', nullable: true })
+  responseStatus: number | null;
+
+  @Column({ name: 'response_body', type: 'jsonb', nullable: true })
+  responseBody: unknown;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
+
+export const PLATFORM_ENTITIES = [OutboxMessage, InboxMessage, DeadLetter, IdempotencyRecord];

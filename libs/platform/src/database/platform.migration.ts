@@ -1,0 +1,54 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** Tables of the outbox, inbox, dead letters and idempotency keys; every service runs it first. */
+export class PlatformTables1763800000000 implements MigrationInterface {
+  name = 'PlatformTables1763800000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE outbox (
+        seq bigserial PRIMARY KEY,
+        id uuid NOT NULL UNIQUE,
+        subject text NOT NULL,
+        payload jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        published_at timestamptz
+      )`);
+    await q.query(`CREATE INDEX outbox_pending_idx ON outbox (seq) WHERE published_at IS NULL`);
+    await q.query(`
+      CREATE TABLE inbox (
+        consumer text NOT NULL,
+        event_id uuid NOT NULL,
+        subject text NOT NULL,
+        handled_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (consumer, event_id)
+      )`);
+    await q.query(`
+      CREATE TABLE dead_letters (
+        id bigserial PRIMARY KEY,
+        consumer text NOT NULL,
+        subject text NOT NULL,
+        payload text NOT NULL,
+        error text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await q.query(`
+      CREATE TABLE idempotency_keys (
+        merchant_id text NOT NULL,
+        key text NOT NULL,
+        request_hash text NOT NULL,
+        response_status int,
+        response_body jsonb,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (merchant_id, key)
+      )`);
+    await q.query(`CREATE INDEX idempotency_keys_created_idx ON idempotency_keys (created_at)`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE idempotency_keys`);
+    await q.query(`DROP TABLE dead_letters`);
+    await q.query(`DROP TABLE inbox`);
+    await q.query(`DROP TABLE outbox`);
+  }
+}

@@ -1,0 +1,4 @@
+export * from './api-error.js';
+export * from './error-body.js';
+export * from './exception.filter.js';
+export * from './validation.js';

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Params } from 'nestjs-pino';
+
+/**
+ * Card data must never reach a log line (PCI DSS req. 3): any property named like a card, a PAN or
+ * a CVV is censored wherever it sits in the first few levels of a logged object.
+ */
+const SENSITIVE_KEYS = ['card', 'Card', 'number', 'cvv', 'CVV', 'Cvv', 'pan', 'password', 'apiKey'];
+export const REDACT_PATHS = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  ...SENSITIVE_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key}`, `*.*.*.${key}`]),
+];
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Uses the caller's (or the edge's) `x-request-id` when it is sane, else a new GUID, and pins it on
+ * the request so Fastify, the logger and the error body all report the same id.
+ */
+export function requestIdOf(req: IncomingMessage): string {
+  const header = req.headers['x-request-id'];
+  const candidate = Array.isArray(header) ? header[0] : header;
+  const id = candidate && REQUEST_ID_PATTERN.test(candidate) ? candidate : randomUUID();
+  req.headers['x-request-id'] = id;
+  return id;
+}
+
+export function loggerParams(serviceName: string, level: string): Params {
+  return {
+    pinoHttp: {
+      level,
+      name: serviceName,
+      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      genReqId: (req: IncomingMessage, res: ServerResponse) => {
+        const id = requestIdOf(req);
+        res.setHeader('x-request-id', id);
+        return id;
+      },
+      autoLogging: { ignore: (req: IncomingMessage) => req.url?.startsWith('/health') ?? false },
+      customProps: () => ({ service: serviceName }),
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: req.url,
+        }),
+      },
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type BeforeApplicationShutdown,
+} from '@nestjs/common';
+import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import { DataSource, type EntityManager } from 'typeorm';
+import { parseEnvelope, type EventEnvelope } from '@byrd/contracts';
+import type { BaseConfig } from '../config/config.js';
+import { DeadLetter } from '../database/platform.entities.js';
+import type { NatsContext } from './nats.js';
+import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
+
+/** A message that can never be handled (malformed, unknown reference): terminated and dead-lettered. */
+export class PermanentEventError extends Error {
+  override name = 'PermanentEventError';
+}
+
+export interface EventConsumer {
+  /** Durable consumer name; unique per service and purpose. */
+  readonly durable: string;
+  /** An event name or wildcard, without the run prefix (e.g. `transaction.>`; `>` for every event). */
+  readonly subject: string;
+  /** Runs inside the transaction that also records the event in the inbox. */
+  handle(envelope: EventEnvelope, manager: EntityManager): Promise<void>;
+  /** Runs after commit (e.g. to wake the outbox relay). */
+  afterCommit?(envelope: EventEnvelope): void;
+}
+
+const ACK_WAIT_MS = 30_000;
+const MAX_NAK_DELAY_MS = 60_000;
+
+export type HandleOutcome = 'handled' | 'duplicate' | 'dead-lettered' | 'retry';
+
+/**
+ * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
+ * commits; the inbox row written in that transaction makes a redelivery a no-op. Transient failures
+ * are nak'ed with a growing delay (never dropped); permanent ones are terminated and dead-lettered.
+ */
+@Injectable()
+export class EventConsumers implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(EventConsumers.name);
+  private readonly consumers: EventConsumer[] = [];
+  private readonly running: { messages: ConsumerMessages; loop: Promise<void> }[] = [];
+  readonly counters = { handled: 0, duplicates: 0, deadLettered: 0, retried: 0 };
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
+    @Inject(PLATFORM_CONFIG) private readonly config: BaseConfig,
+  ) {}
+
+  register(consumer: EventConsumer): void {
+    this.consumers.push(consumer);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    for (const consumer of this.consumers) await this.start(consumer);
+  }
+
+  /** Stops pulling, lets the message in hand finish (and be acked), then returns. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.running.map(({ messages }) => messages.close()));
+    await Promise.all(this.running.map(({ loop }) => loop));
+    this.running.length = 0;
+  }
+
+  private async start(consumer: EventConsumer): Promise<void> {
+    const stream = this.config.EVENTS_STREAM;
+    const settings = {
+      durable_name: consumer.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: ACK_WAIT_MS * 1_000_000,
+      max_ack_pending: 1_000,
+      // One filter subject: multi-filter consumers need NATS 2.10, and Debian 12 ships 2.9.
+      filter_subject: this.nats.subject(consumer.subject),
+    };
+    try {
+      await this.nats.jsm.consumers.add(stream, settings);
+    } catch (error) {
+      // Exists with other settings (e.g. a new filter after an upgrade): bring it up to date.
+      const exists = await this.nats.jsm.consumers.info(stream, consumer.durable).catch(() => null);
+      if (!exists) throw error;
+      await this.nats.jsm.consumers.update(stream, consumer.durable, {
+        filter_subject: settings.filter_subject,
+        ack_wait: settings.ack_wait,
+        max_ack_pending: settings.max_ack_pending,
+      });
+    }
+    const messages = await (
+      await this.nats.js.consumers.get(stream, consumer.durable)
+    ).consume({ max_messages: 100 });
+    const loop = (async () => {
+      for await (const message of messages) await this.process(consumer, message);
+    })().catch((error: unknown) =>
+      this.logger.error(`Consumer ${consumer.durable} stopped: ${String(error)}`),
+    );
+    this.running.push({ messages, loop });
+    this.logger.log(`Consuming ${settings.filter_subject} as ${consumer.durable}`);
+  }
+
+  async process(consumer: EventConsumer, message: JsMsg): Promise<HandleOutcome> {
+    let envelope: EventEnvelope;
+    try {
+      envelope = parseEnvelope(JSON.parse(message.string()));
+    } catch (error) {
+      return this.deadLetter(consumer, message, error);
+    }
+    try {
+      const fresh = await this.dataSource.transaction(async (manager) => {
+        const inserted: unknown[] = await manager.query(
+          `INSERT INTO inbox (consumer, event_id, subject) VALUES ($1, $2, $3)
+           ON CONFLICT DO NOTHING RETURNING event_id`,
+          [consumer.durable, envelope.id, envelope.type],
+        );
+        if (inserted.length === 0) return false;
+        await consumer.handle(envelope, manager);
+        return true;
+      });
+      message.ack();
+      if (!fresh) {
+        this.counters.duplicates++;
+        return 'duplicate';
+      }
+      this.counters.handled++;
+      consumer.afterCommit?.(envelope);
+      return 'handled';
+    } catch (error) {
+      if (error instanceof PermanentEventError) return this.deadLetter(consumer, message, error);
+      const delay = Math.min(1_000 * 2 ** Math.min(message.info.deliveryCount - 1, 6), MAX_NAK_DELAY_MS);
+      this.logger.warn(
+        `${consumer.durable}: ${message.subject} failed (${String(error)}); retry in ${delay} ms`,
+      );
+      message.nak(delay);
+      this.counters.retried++;
+      return 'retry';
+    }
+  }
+
+  private async deadLetter(consumer: EventConsumer, message: JsMsg, error: unknown): Promise<HandleOutcome> {
+    this.logger.error(
+      `${consumer.durable}: dead letter ${message.subject} seq ${message.seq}: ${String(error)}`,
+    );
+    try {
+      await this.dataSource.getRepository(DeadLetter).insert({
+        consumer: consumer.durable,
+        subject: message.subject,
+        payload: message.string(),
+        error: String(error),
+      });
+    } catch (saveError) {
+      // Not recorded: leave the message in the stream and try again later rather than lose it.
+      message.nak(MAX_NAK_DELAY_MS);
+      this.logger.error(`Could not record dead letter: ${String(saveError)}`);
+      return 'retry';
+    }
+    message.term(String(error));
+    this.counters.deadLettered++;
+    return 'dead-lettered';
+  }
+}

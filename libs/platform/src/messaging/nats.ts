@@ -1,0 +1,63 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { BaseConfig } from '../config/config.js';
+
+export interface NatsOptions {
+  url: string;
+  user?: string;
+  password?: string;
+  name: string;
+}
+
+export function natsOptionsFrom(config: BaseConfig, name: string): NatsOptions {
+  return { url: config.NATS_URL, user: config.NATS_USER, password: config.NATS_PASSWORD, name };
+}
+
+export async function connectNats(options: NatsOptions): Promise<NatsConnection> {
+  return connect({
+    servers: options.url,
+    name: options.name,
+    user: options.user,
+    pass: options.password,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+  });
+}
+
+/** The broker handles a service needs: core connection, JetStream, its manager and KV. */
+export class NatsContext {
+  readonly js: JetStreamClient;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly jsm: JetStreamManager,
+    readonly subjectPrefix: string,
+  ) {
+    this.js = jetstream(nc);
+  }
+
+  static async open(options: NatsOptions, subjectPrefix: string): Promise<NatsContext> {
+    const nc = await connectNats(options);
+    const jsm = await jetstreamManager(nc);
+    return new NatsContext(nc, jsm, subjectPrefix);
+  }
+
+  /** The wire subject of an event or RPC name (the subject IS the event name, plus the run prefix). */
+  subject(name: string): string {
+    return `${this.subjectPrefix}${name}`;
+  }
+
+  /** The event name carried by a wire subject. */
+  nameOf(subject: string): string {
+    return subject.startsWith(this.subjectPrefix) ? subject.slice(this.subjectPrefix.length) : subject;
+  }
+
+  async kv(bucket: string): Promise<KV> {
+    return new Kvm(this.nc).create(bucket, { history: 1 });
+  }
+
+  async close(): Promise<void> {
+    if (!this.nc.isClosed()) await this.nc.drain();
+  }
+}

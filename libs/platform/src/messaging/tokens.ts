@@ -1,0 +1,5 @@
+/** Injection tokens of the broker handles. */
+export const NATS_CONTEXT = Symbol('NATS_CONTEXT');
+export const API_KEYS_KV = Symbol('API_KEYS_KV');
+export const PLATFORM_CONFIG = Symbol('PLATFORM_CONFIG');
+export const SERVICE_NAME = Symbol('SERVICE_NAME');

@@ -1,0 +1,101 @@
+import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import type { BaseConfig } from './config/config.js';
+import { dataSourceOptions, type DatabaseOptions } from './database/data-source.js';
+import { loggerParams } from './logging/logging.js';
+import { ApiExceptionFilter } from './errors/exception.filter.js';
+import { createValidationPipe } from './errors/validation.js';
+import { ApiKeyGuard } from './auth/api-key.guard.js';
+import { ApiKeyRegistry } from './auth/api-key.registry.js';
+import { HealthController } from './health/health.controller.js';
+import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor.js';
+import { NatsContext, natsOptionsFrom } from './messaging/nats.js';
+import { ensureEventsStream } from './messaging/streams.js';
+import { Outbox } from './messaging/outbox.js';
+import { EventConsumers } from './messaging/consumers.js';
+import { Rpc } from './rpc/rpc.js';
+import { API_KEYS_KV, NATS_CONTEXT, PLATFORM_CONFIG, SERVICE_NAME } from './messaging/tokens.js';
+
+export interface PlatformOptions {
+  serviceName: string;
+  config: BaseConfig;
+  entities: DatabaseOptions['entities'];
+  migrations: DatabaseOptions['migrations'];
+}
+
+/** Closes the broker connection last, after every consumer and RPC handler has drained. */
+class NatsLifecycle implements OnApplicationShutdown {
+  constructor(@Inject(NATS_CONTEXT) private readonly nats: NatsContext) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.nats.close();
+  }
+}
+
+/**
+ * Everything a service stands on: config, logging, errors, API-key auth, health, the database,
+ * NATS (outbox relay, durable consumers, RPC) and idempotency. Imported once by each app module.
+ */
+@Module({})
+export class PlatformModule {
+  static forRoot(options: PlatformOptions): DynamicModule {
+    const { config, serviceName } = options;
+    return {
+      module: PlatformModule,
+      global: true,
+      imports: [
+        LoggerModule.forRoot(loggerParams(serviceName, config.LOG_LEVEL)),
+        TypeOrmModule.forRoot(
+          dataSourceOptions({
+            url: config.DATABASE_URL,
+            poolSize: config.DATABASE_POOL_SIZE,
+            entities: options.entities,
+            migrations: options.migrations,
+          }),
+        ),
+      ],
+      controllers: [HealthController],
+      providers: [
+        { provide: PLATFORM_CONFIG, useValue: config },
+        { provide: SERVICE_NAME, useValue: serviceName },
+        {
+          provide: NATS_CONTEXT,
+          useFactory: async () => {
+            const nats = await NatsContext.open(
+              natsOptionsFrom(config, serviceName),
+              config.NATS_SUBJECT_PREFIX,
+            );
+            await ensureEventsStream(nats.jsm, config.EVENTS_STREAM, config.NATS_SUBJECT_PREFIX);
+            return nats;
+          },
+        },
+        {
+          provide: API_KEYS_KV,
+          useFactory: (nats: NatsContext) => nats.kv(config.API_KEYS_BUCKET),
+          inject: [NATS_CONTEXT],
+        },
+        NatsLifecycle,
+        ApiKeyRegistry,
+        Outbox,
+        EventConsumers,
+        Rpc,
+        IdempotencyInterceptor,
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+      ],
+      exports: [
+        PLATFORM_CONFIG,
+        SERVICE_NAME,
+        NATS_CONTEXT,
+        API_KEYS_KV,
+        ApiKeyRegistry,
+        Outbox,
+        EventConsumers,
+        Rpc,
+      ],
+    };
+  }
+}

@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
+import type { EventEnvelope } from '@byrd/contracts';
+import { MerchantDirectory } from '../auth/merchants.js';
+import type { MerchantMode } from '../auth/api-keys.js';
+import { dropDatabase, ensureDatabase } from '../database/data-source.js';
+import { NatsContext } from '../messaging/nats.js';
+import { ensureEventsStream } from '../messaging/streams.js';
+
+const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const NATS_URL = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export interface TestMerchant {
+  merchantId: string;
+  apiKey: string;
+  name: string;
+  mode: MerchantMode;
+}
+
+/**
+ * One test run's own world on the real PostgreSQL and NATS: databases, stream, KV buckets and a
+ * subject prefix named with a random id, so parallel runs never collide; `cleanup` removes them.
+ */
+export class TestEnvironment {
+  private readonly databases = new Set<string>();
+  private readonly collectors: EventCollector[] = [];
+
+  private constructor(
+    readonly id: string,
+    readonly nats: NatsContext,
+    private readonly directory: MerchantDirectory,
+  ) {}
+
+  static async create(): Promise<TestEnvironment> {
+    const id = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+    const nats = await NatsContext.open({ url: NATS_URL, name: `test-${id}` }, `${id}.`);
+    await ensureEventsStream(nats.jsm, `EVENTS_${id}`, `${id}.`);
+    const directory = new MerchantDirectory(
+      await nats.kv(`MERCHANTS_${id}`),
+      await nats.kv(`API_KEYS_${id}`),
+    );
+    return new TestEnvironment(id, nats, directory);
+  }
+
+  get streamName(): string {
+    return `EVENTS_${this.id}`;
+  }
+
+  /** A fresh database for a service of this run (created now, dropped by cleanup). */
+  async database(service: string): Promise<string> {
+    const url = new URL(PG_BASE);
+    url.pathname = `/byrd_${this.id}_${service.replace(/-/g, '_')}`;
+    await ensureDatabase(url.toString());
+    this.databases.add(url.toString());
+    return url.toString();
+  }
+
+  /** Environment variables for a service of this run; `extra` overrides. */
+  async serviceEnv(service: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+    return {
+      NODE_ENV: 'test',
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: '0',
+      DATABASE_URL: await this.database(service),
+      NATS_URL,
+      NATS_SUBJECT_PREFIX: `${this.id}.`,
+      EVENTS_STREAM: this.streamName,
+      API_KEYS_BUCKET: `API_KEYS_${this.id}`,
+      MERCHANTS_BUCKET: `MERCHANTS_${this.id}`,
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      OUTBOX_POLL_MS: '50',
+      ...extra,
+    };
+  }
+
+  async createMerchant(name = 'Test Merchant', mode: MerchantMode = 'sandbox'): Promise<TestMerchant> {
+    const { merchant, apiKey } = await this.directory.create(name, mode);
+    return { merchantId: merchant.merchantId, apiKey, name, mode };
+  }
+
+  revokeKey(apiKey: string): Promise<boolean> {
+    return this.directory.revokeKey(apiKey);
+  }
+
+  /** Publishes an event on this run's stream as a producing service would (msgID = envelope id). */
+  async publish(envelope: EventEnvelope): Promise<void> {
+    await this.nats.js.publish(this.nats.subject(envelope.type), JSON.stringify(envelope), {
+      msgID: envelope.id,
+    });
+  }
+
+  /** Collects every event of this run's stream matching `filter` (event names or wildcards). */
+  async collect(filter = '>'): Promise<EventCollector> {
+    const consumer = await this.nats.js.consumers.get(this.streamName, {
+      filter_subjects: this.nats.subject(filter),
+      deliver_policy: DeliverPolicy.All,
+    });
+    const collector = new EventCollector(await consumer.consume());
+    this.collectors.push(collector);
+    return collector;
+  }
+
+  async cleanup(): Promise<void> {
+    await Promise.all(this.collectors.map((c) => c.stop()));
+    await this.nats.jsm.streams.delete(this.streamName).catch(() => undefined);
+    for (const bucket of [`API_KEYS_${this.id}`, `MERCHANTS_${this.id}`]) {
+      await this.nats.jsm.streams.delete(`KV_${bucket}`).catch(() => undefined);
+    }
+    await this.nats.close();
+    for (const url of this.databases) await dropDatabase(url);
+  }
+}
+
+export interface CollectedEvent {
+  subject: string;
+  seq: number;
+  msgId: string | undefined;
+  envelope: EventEnvelope;
+}
+
+/** Reads a stream in order and lets a test wait for the event it expects. */
+export class EventCollector {
+  readonly events: CollectedEvent[] = [];
+  private readonly done: Promise<void>;
+
+  constructor(private readonly messages: ConsumerMessages) {
+    this.done = (async () => {
+      for await (const m of messages) {
+        this.events.push({
+          subject: m.subject,
+          seq: m.seq,
+          msgId: m.headers?.get('Nats-Msg-Id') || undefined,
+          envelope: m.json<EventEnvelope>(),
+        });
+      }
+    })();
+  }
+
+  ofType(type: string): CollectedEvent[] {
+    return this.events.filter((e) => e.envelope.type === type);
+  }
+
+  /** Resolves with the first event matching, or rejects after `timeoutMs` naming what was seen. */
+  async waitFor(predicate: (e: EventEnvelope) => boolean, timeoutMs = 10_000): Promise<CollectedEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.events.find((e) => predicate(e.envelope));
+      if (found) return found;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `No matching event within ${timeoutMs} ms; saw: ${this.events.map((e) => e.envelope.type).join(', ') || 'nothing'}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.messages.close();
+    await this.done.catch(() => undefined);
+  }
+}
