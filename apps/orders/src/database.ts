@@ -1,0 +1,5 @@
+import { Order, OrderTransaction } from './orders/order.entity.js';
+import { Orders1763800000100 } from './migrations/1763800000100-orders.js';
+
+export const ORDERS_ENTITIES = [Order, OrderTransaction];
+export const ORDERS_MIGRATIONS = [Orders1763800000100];

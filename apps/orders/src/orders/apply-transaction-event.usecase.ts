@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import {
+  OPERATION_TYPES,
+  OrderEvents,
+  TRANSACTION_STATUSES,
+  toIsoAmount,
+  type EventEnvelope,
+  type OperationType,
+  type TransactionEventContent,
+  type TransactionStatus,
+} from '@byrd/contracts';
+import { PermanentEventError } from '@byrd/platform';
+import { Order, OrderTransaction } from './order.entity.js';
+import { OrderEventRecorder } from './order-events.js';
+import { deriveOrderStatus, eventForTransition, mergeTransactionStatus, sumOf } from './order-status.js';
+
+const FAMILY_OPERATION: Record<string, OperationType> = {
+  payment: 'Payment',
+  preauth: 'PreAuth',
+  capture: 'Capture',
+  refund: 'Refund',
+};
+const OUTCOME_STATUS: Record<string, TransactionStatus> = {
+  pending: 'Processing',
+  success: 'Success',
+  failed: 'Denied',
+  error: 'Error',
+  canceled: 'Canceled',
+};
+
+/**
+ * Moves an order on a transaction.* event: records the transaction's latest status, derives the
+ * order status from all of its transactions, and announces a change with the matching order.* event.
+ */
+@Injectable()
+export class ApplyTransactionEvent {
+  constructor(private readonly events: OrderEventRecorder) {}
+
+  async execute(envelope: EventEnvelope, manager: EntityManager): Promise<void> {
+    const content = envelope.data as TransactionEventContent;
+    if (!content?.orderId) return; // a payment without an order: nothing for orders to track
+    const [, family = '', outcome = ''] = envelope.type.split('.');
+    const operationType = OPERATION_TYPES.includes(content.operationType)
+      ? content.operationType
+      : FAMILY_OPERATION[family];
+    const status = TRANSACTION_STATUSES.includes(content.status) ? content.status : OUTCOME_STATUS[outcome];
+    if (!operationType || !status || !content.transactionId) {
+      throw new PermanentEventError(
+        `${envelope.type} ${envelope.id} lacks a transaction id, operation or status`,
+      );
+    }
+
+    const order = await manager.getRepository(Order).findOne({
+      where: { id: content.orderId, merchantId: envelope.merchantId },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!order)
+      throw new PermanentEventError(
+        `Order ${content.orderId} of merchant ${envelope.merchantId} does not exist`,
+      );
+
+    const transactions = manager.getRepository(OrderTransaction);
+    const known = await transactions.findOneBy({ transactionId: content.transactionId });
+    await transactions.save({
+      transactionId: content.transactionId,
+      orderId: order.id,
+      operationType,
+      status: mergeTransactionStatus(known?.status, status),
+      isoAmount: content.isoAmount ?? toIsoAmount(content.amount, content.currency),
+      paymentMethod: envelope.paymentMethod,
+      sourceTransactionId: content.sourceTransactionId ?? null,
+    });
+    if (operationType === 'Release' && status === 'Success' && content.sourceTransactionId) {
+      // A released pre-authorisation no longer holds the order.
+      await transactions.update(
+        { transactionId: content.sourceTransactionId, orderId: order.id },
+        { status: 'Canceled' },
+      );
+    }
+
+    const all = await transactions.findBy({ orderId: order.id });
+    const before = order.status;
+    order.status = deriveOrderStatus({
+      canceledAt: order.canceledAt,
+      expiredAt: order.expiredAt,
+      transactions: all,
+    });
+    order.lastTransactionId = content.transactionId;
+    order.refundedIsoAmount = sumOf(all, ['Refund'], 'Success');
+    if (order.status === 'paid' && before !== 'paid' && before !== 'refunded') {
+      const paying = all.filter(
+        (t) => (t.operationType === 'Payment' || t.operationType === 'Capture') && t.status === 'Success',
+      );
+      order.paymentId =
+        paying.find((t) => t.transactionId === content.transactionId)?.transactionId ??
+        paying[0].transactionId;
+    }
+    await manager.save(order);
+
+    const change = eventForTransition(before, order.status);
+    if (change) await this.events.record(manager, order, change, envelope.paymentMethod);
+    if (status === 'TemporaryFailed')
+      await this.events.record(manager, order, OrderEvents.TemporaryFailed, envelope.paymentMethod);
+  }
+}

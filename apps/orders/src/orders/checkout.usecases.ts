@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import {
+  OrderEvents,
+  isGuid,
+  toDecimalAmount,
+  type OrderAccessRequest,
+  type OrderCancelResult,
+  type OrderSummary,
+  type PaymentMethod,
+  type TokenOptions,
+} from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+import { Order } from './order.entity.js';
+import { OrderEventRecorder } from './order-events.js';
+
+/** Finds an order by id and checkout key; a wrong key answers like a missing order. */
+async function findByCheckoutKey(
+  manager: EntityManager,
+  request: OrderAccessRequest,
+  lock = false,
+): Promise<Order> {
+  const order =
+    isGuid(request?.orderId) && isGuid(request?.checkoutKey)
+      ? await manager.getRepository(Order).findOne({
+          where: { id: request.orderId, checkoutKey: request.checkoutKey },
+          ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+        })
+      : null;
+  if (!order) throw ApiError.notFound(`Order ${String(request?.orderId)}`);
+  return order;
+}
+
+/** rpc.orders.get: what the hosted form needs to render an order, for the holder of its checkout key. */
+@Injectable()
+export class GetCheckoutOrder {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(request: OrderAccessRequest): Promise<OrderSummary> {
+    const order = await findByCheckoutKey(this.dataSource.manager, request);
+    const paymentOptions = (order.paymentOptions ?? {}) as OrderSummaryOptions;
+    return {
+      orderId: order.id,
+      merchantId: order.merchantId,
+      merchantName: order.merchantName,
+      status: order.status,
+      amount: toDecimalAmount(order.isoAmount, order.currency),
+      isoAmount: order.isoAmount,
+      currency: order.currency,
+      orderRef: order.orderRef,
+      expiresAt: order.expiresAt.toISOString(),
+      merchantMode: order.merchantMode,
+      redirectUrl: (order.orderOptions?.redirectUrl as string | undefined) ?? null,
+      allowedPaymentMethods: paymentOptions.allowedPaymentMethods ?? [],
+      tokenOptions: paymentOptions.tokenOptions ?? null,
+      isPreAuth: paymentOptions.cardOptions?.isPreAuth ?? false,
+    };
+  }
+}
+
+type OrderSummaryOptions = {
+  allowedPaymentMethods?: PaymentMethod[];
+  tokenOptions?: TokenOptions;
+  cardOptions?: { isPreAuth?: boolean };
+};
+
+/** rpc.orders.cancel: the hosted form's cancel button. Refused once money is involved. */
+@Injectable()
+export class CancelCheckoutOrder {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: OrderEventRecorder,
+  ) {}
+
+  async execute(request: OrderAccessRequest): Promise<OrderCancelResult> {
+    const result = await this.dataSource.transaction(async (manager) => {
+      const order = await findByCheckoutKey(manager, request, true);
+      if (order.status === 'canceled') return order;
+      if (order.status !== 'created' && order.status !== 'pending') {
+        throw new ApiError(ErrorKind.BusinessRule, `A ${order.status} order cannot be canceled`, {
+          code: 'BYRD205',
+        });
+      }
+      const authorised: unknown[] = await manager.query(
+        `SELECT 1 FROM order_transactions WHERE order_id = $1 AND status = 'Success' LIMIT 1`,
+        [order.id],
+      );
+      if (authorised.length > 0) {
+        throw new ApiError(
+          ErrorKind.BusinessRule,
+          'The order holds an authorised payment; release it first',
+          {
+            code: 'BYRD205',
+          },
+        );
+      }
+      order.status = 'canceled';
+      order.canceledAt = new Date();
+      await manager.save(order);
+      await this.events.record(manager, order, OrderEvents.Canceled);
+      return order;
+    });
+    this.events.flush();
+    return { orderId: result.id, status: result.status };
+  }
+}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import {
+  DEFAULT_ORDER_EXPIRES_IN_MS,
+  OrderEvents,
+  parseExpiresIn,
+  reconcileAmounts,
+  type CreateOrderRequest,
+} from '@byrd/contracts';
+import { ApiError, type MerchantContext } from '@byrd/platform';
+import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
+import { Order } from './order.entity.js';
+import { OrderEventRecorder } from './order-events.js';
+import { presentOrder } from './order.presenter.js';
+
+const MINUTE_MS = 60_000;
+
+@Injectable()
+export class CreateOrder {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: OrderEventRecorder,
+    @Inject(ORDERS_CONFIG) private readonly config: OrdersConfig,
+  ) {}
+
+  async execute(merchant: MerchantContext, request: CreateOrderRequest) {
+    const amount = reconcileAmounts(request, request.currency);
+    if (!amount.ok)
+      throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
+    if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
+
+    const now = new Date();
+    const order = this.dataSource.getRepository(Order).create({
+      id: randomUUID(),
+      merchantId: merchant.merchantId,
+      merchantName: merchant.merchantName,
+      merchantMode: merchant.mode,
+      checkoutKey: randomUUID(),
+      orderRef: request.orderRef ?? null,
+      isoAmount: amount.isoAmount,
+      currency: request.currency,
+      status: 'created',
+      shopper: toJson(request.shopper),
+      orderOptions: toJson(request.orderOptions),
+      paymentOptions: toJson(request.paymentOptions),
+      metadata: request.metadata ?? null,
+      expiresAt: new Date(now.getTime() + this.expiresInMs(request.expiresIn)),
+      paymentId: null,
+      lastTransactionId: null,
+      refundedIsoAmount: 0,
+      canceledAt: null,
+      expiredAt: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.dataSource.transaction(async (manager) => {
+      await manager.insert(Order, order as QueryDeepPartialEntity<Order>);
+      await this.events.record(manager, order, OrderEvents.Created);
+    });
+    this.events.flush();
+    return presentOrder(order, this.config.CHECKOUT_URL);
+  }
+
+  /** `expiresIn` counts minutes; ORDER_EXPIRY_UNIT_MS says how long a minute really is (tests shrink it). */
+  private expiresInMs(expiresIn: CreateOrderRequest['expiresIn']): number {
+    const ms =
+      expiresIn === undefined || expiresIn === null ? DEFAULT_ORDER_EXPIRES_IN_MS : parseExpiresIn(expiresIn);
+    return Math.max(1, Math.round((ms / MINUTE_MS) * this.config.ORDER_EXPIRY_UNIT_MS));
+  }
+}
+
+/** Stores nested request objects as plain JSON (class instances carry no extra state). */
+function toJson(value: object | undefined | null): Record<string, unknown> | null {
+  return value ? (JSON.parse(JSON.stringify(value)) as Record<string, unknown>) : null;
+}

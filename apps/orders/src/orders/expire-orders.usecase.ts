@@ -1,0 +1,78 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type BeforeApplicationShutdown,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { OrderEvents } from '@byrd/contracts';
+import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
+import { Order } from './order.entity.js';
+import { OrderEventRecorder } from './order-events.js';
+
+const BATCH_SIZE = 100;
+
+/**
+ * Orders past `expiresAt` with no successful payment become `expired` and announce `order.expired`.
+ * The sweep reads the database, not timers, so it survives restarts; SKIP LOCKED lets replicas share it.
+ */
+@Injectable()
+export class ExpireOrders implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(ExpireOrders.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: OrderEventRecorder,
+    @Inject(ORDERS_CONFIG) private readonly config: OrdersConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.execute()
+        .catch((error: unknown) => this.logger.error(`Expiry sweep failed: ${String(error)}`))
+        .finally(() => (this.running = undefined));
+    }, this.config.ORDER_EXPIRY_SWEEP_MS);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Expires due orders in batches; returns how many expired. */
+  async execute(now = new Date()): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const expired = await this.dataSource.transaction(async (manager) => {
+        const due: Order[] = await manager
+          .getRepository(Order)
+          .createQueryBuilder('o')
+          .where(`o.status IN ('created', 'pending')`)
+          .andWhere('o.expires_at <= :now', { now })
+          .andWhere(
+            `NOT EXISTS (SELECT 1 FROM order_transactions t WHERE t.order_id = o.id AND t.status = 'Success')`,
+          )
+          .orderBy('o.expires_at')
+          .limit(BATCH_SIZE)
+          .setLock('pessimistic_write')
+          .setOnLocked('skip_locked')
+          .getMany();
+        for (const order of due) {
+          order.status = 'expired';
+          order.expiredAt = now;
+          await manager.save(order);
+          await this.events.record(manager, order, OrderEvents.Expired);
+        }
+        return due.length;
+      });
+      total += expired;
+      if (expired < BATCH_SIZE) break;
+    }
+    if (total > 0) this.events.flush();
+    return total;
+  }
+}

@@ -1,0 +1,85 @@
+import {
+  deriveOrderStatus,
+  eventForTransition,
+  mergeTransactionStatus,
+  type TransactionFact,
+} from './order-status.js';
+
+const tx = (
+  operationType: TransactionFact['operationType'],
+  status: TransactionFact['status'],
+  isoAmount = 1000,
+): TransactionFact => ({
+  transactionId: `${operationType}-${status}-${isoAmount}`,
+  operationType,
+  status,
+  isoAmount,
+});
+const open = { canceledAt: null, expiredAt: null };
+
+describe('deriveOrderStatus', () => {
+  it('is created with no transactions or only failed attempts', () => {
+    expect(deriveOrderStatus({ ...open, transactions: [] })).toBe('created');
+    expect(
+      deriveOrderStatus({
+        ...open,
+        transactions: [tx('Payment', 'Denied'), tx('Payment', 'TemporaryFailed')],
+      }),
+    ).toBe('created');
+  });
+
+  it('is pending while a payment runs or a pre-authorisation waits for capture', () => {
+    expect(deriveOrderStatus({ ...open, transactions: [tx('Payment', 'Processing')] })).toBe('pending');
+    expect(deriveOrderStatus({ ...open, transactions: [tx('PreAuth', 'Success')] })).toBe('pending');
+    expect(deriveOrderStatus({ ...open, transactions: [tx('PreAuth', 'Canceled')] })).toBe('created');
+  });
+
+  it('is paid after a successful payment or capture, refunded once refunds cover it', () => {
+    expect(deriveOrderStatus({ ...open, transactions: [tx('Payment', 'Success')] })).toBe('paid');
+    expect(
+      deriveOrderStatus({ ...open, transactions: [tx('PreAuth', 'Success'), tx('Capture', 'Success')] }),
+    ).toBe('paid');
+    const paid = tx('Payment', 'Success', 1000);
+    expect(deriveOrderStatus({ ...open, transactions: [paid, tx('Refund', 'Success', 400)] })).toBe('paid');
+    expect(
+      deriveOrderStatus({
+        ...open,
+        transactions: [paid, tx('Refund', 'Success', 400), tx('Refund', 'Success', 600)],
+      }),
+    ).toBe('refunded');
+    expect(deriveOrderStatus({ ...open, transactions: [paid, tx('Refund', 'Denied', 1000)] })).toBe('paid');
+  });
+
+  it('lets money taken win over cancel and expiry, which otherwise stick', () => {
+    const canceled = { canceledAt: new Date(), expiredAt: null };
+    expect(deriveOrderStatus({ ...canceled, transactions: [] })).toBe('canceled');
+    expect(
+      deriveOrderStatus({
+        canceledAt: null,
+        expiredAt: new Date(),
+        transactions: [tx('Payment', 'Processing')],
+      }),
+    ).toBe('expired');
+    expect(deriveOrderStatus({ ...canceled, transactions: [tx('Payment', 'Success')] })).toBe('paid');
+  });
+});
+
+describe('mergeTransactionStatus', () => {
+  it('never lets a late non-final status undo a final one', () => {
+    expect(mergeTransactionStatus('Success', 'Processing')).toBe('Success');
+    expect(mergeTransactionStatus('Processing', 'Success')).toBe('Success');
+    expect(mergeTransactionStatus('TemporaryFailed', 'Success')).toBe('Success');
+    expect(mergeTransactionStatus('Success', 'Canceled')).toBe('Canceled');
+    expect(mergeTransactionStatus(undefined, 'Created')).toBe('Created');
+  });
+});
+
+describe('eventForTransition', () => {
+  it('announces the statuses merchants act on, and nothing when an order falls back to created', () => {
+    expect(eventForTransition('created', 'pending')).toBe('order.pending');
+    expect(eventForTransition('pending', 'paid')).toBe('order.paid');
+    expect(eventForTransition('paid', 'refunded')).toBe('order.refunded');
+    expect(eventForTransition('pending', 'created')).toBeNull();
+    expect(eventForTransition('paid', 'paid')).toBeNull();
+  });
+});

@@ -1,0 +1,87 @@
+import {
+  OrderEvents,
+  type OrderEventName,
+  type OperationType,
+  type OrderStatus,
+  type TransactionStatus,
+} from '@byrd/contracts';
+
+export interface TransactionFact {
+  transactionId: string;
+  operationType: OperationType;
+  status: TransactionStatus;
+  isoAmount: number;
+}
+
+export interface OrderFacts {
+  canceledAt: Date | null;
+  expiredAt: Date | null;
+  transactions: TransactionFact[];
+}
+
+const IN_PROGRESS: readonly TransactionStatus[] = ['Created', 'Processing', 'PendingMerchantAction'];
+const TERMINAL: readonly TransactionStatus[] = ['Success', 'Denied', 'Error', 'Canceled'];
+
+function rank(status: TransactionStatus): number {
+  if (TERMINAL.includes(status)) return 3;
+  if (status === 'TemporaryFailed') return 2;
+  return status === 'Created' ? 0 : 1;
+}
+
+/**
+ * Events can arrive out of order (redeliveries, two producers): a late "pending" must never undo a
+ * final outcome. A final outcome may still follow another (a released pre-auth: Success → Canceled).
+ */
+export function mergeTransactionStatus(
+  current: TransactionStatus | undefined,
+  incoming: TransactionStatus,
+): TransactionStatus {
+  if (current === undefined) return incoming;
+  return rank(incoming) >= rank(current) ? incoming : current;
+}
+
+export function sumOf(
+  transactions: TransactionFact[],
+  operations: OperationType[],
+  status: TransactionStatus,
+): number {
+  return transactions
+    .filter((t) => operations.includes(t.operationType) && t.status === status)
+    .reduce((total, t) => total + t.isoAmount, 0);
+}
+
+/**
+ * The order status follows from what happened to its transactions, so it is the same whatever
+ * order the events came in. Money taken wins over cancel and expiry: the merchant must see it.
+ */
+export function deriveOrderStatus(order: OrderFacts): OrderStatus {
+  const { transactions } = order;
+  const paid = sumOf(transactions, ['Payment', 'Capture'], 'Success');
+  if (paid > 0) return sumOf(transactions, ['Refund'], 'Success') >= paid ? 'refunded' : 'paid';
+  if (order.canceledAt) return 'canceled';
+  if (order.expiredAt) return 'expired';
+  const authorised = transactions.some((t) => t.operationType === 'PreAuth' && t.status === 'Success');
+  const inProgress = transactions.some(
+    (t) => (t.operationType === 'Payment' || t.operationType === 'PreAuth') && IN_PROGRESS.includes(t.status),
+  );
+  return authorised || inProgress ? 'pending' : 'created';
+}
+
+/** The order event announcing a status change, if the change is one merchants are told about. */
+export function eventForTransition(from: OrderStatus, to: OrderStatus): OrderEventName | null {
+  if (from === to) return null;
+  switch (to) {
+    case 'paid':
+      return OrderEvents.Paid;
+    case 'pending':
+      return OrderEvents.Pending;
+    case 'refunded':
+      return OrderEvents.Refunded;
+    case 'canceled':
+      return OrderEvents.Canceled;
+    case 'expired':
+      return OrderEvents.Expired;
+    case 'created':
+      return null; // every attempt failed: the order is payable again, nothing to announce
+  }
+}

@@ -1,0 +1,58 @@
+import { buildCheckoutUrl, toDecimalAmount, type OrderEventContent } from '@byrd/contracts';
+import type { Order, OrderTransaction } from './order.entity.js';
+
+/** The order as the gateway returns it on create (API-FACTS.md "Orders"). */
+export function presentOrder(order: Order, checkoutBase: string) {
+  return {
+    orderId: order.id,
+    orderDate: order.createdAt.toISOString(),
+    expiresAt: order.expiresAt.toISOString(),
+    checkoutUrl: buildCheckoutUrl(checkoutBase, { checkoutKey: order.checkoutKey, orderId: order.id }),
+    checkoutKey: order.checkoutKey,
+    status: order.status,
+    amount: toDecimalAmount(order.isoAmount, order.currency),
+    isoAmount: order.isoAmount,
+    currency: order.currency,
+    orderRef: order.orderRef,
+    shopper: order.shopper,
+    orderOptions: order.orderOptions,
+    paymentOptions: order.paymentOptions,
+    metadata: order.metadata,
+    code: 'BYRD200',
+    description: 'Operation successfully completed',
+  };
+}
+
+/** GET adds what happened to the order since. */
+export function presentOrderDetails(order: Order, transactions: OrderTransaction[], checkoutBase: string) {
+  return {
+    ...presentOrder(order, checkoutBase),
+    paymentId: order.paymentId,
+    lastTransactionId: order.lastTransactionId,
+    refundedAmount: toDecimalAmount(order.refundedIsoAmount, order.currency),
+    isoRefundedAmount: order.refundedIsoAmount,
+    canceledAt: order.canceledAt?.toISOString() ?? null,
+    transactions: transactions.map((t) => ({
+      transactionId: t.transactionId,
+      status: t.status,
+      operationType: t.operationType,
+      amount: toDecimalAmount(t.isoAmount, order.currency),
+      isoAmount: t.isoAmount,
+      paymentMethod: t.paymentMethod,
+      createdAt: t.createdAt.toISOString(),
+    })),
+  };
+}
+
+/** Content of every order.* event (API-FACTS.md "Delivery body"). */
+export function orderEventContent(order: Order): OrderEventContent {
+  return {
+    orderId: order.id,
+    orderRef: order.orderRef,
+    status: order.status,
+    paymentId: order.paymentId,
+    transactionId: order.lastTransactionId,
+    amount: toDecimalAmount(order.isoAmount, order.currency),
+    currency: order.currency,
+  };
+}

@@ -1,0 +1,26 @@
+import { Module } from '@nestjs/common';
+import { OrdersController } from './orders.controller.js';
+import { CreateOrder } from './create-order.usecase.js';
+import { GetOrder } from './get-order.usecase.js';
+import { ApplyTransactionEvent } from './apply-transaction-event.usecase.js';
+import { TransactionEventsConsumer } from './transaction-events.consumer.js';
+import { ExpireOrders } from './expire-orders.usecase.js';
+import { CancelCheckoutOrder, GetCheckoutOrder } from './checkout.usecases.js';
+import { OrdersRpcHandlers } from './orders.rpc.js';
+import { OrderEventRecorder } from './order-events.js';
+
+@Module({
+  controllers: [OrdersController],
+  providers: [
+    OrderEventRecorder,
+    CreateOrder,
+    GetOrder,
+    ApplyTransactionEvent,
+    TransactionEventsConsumer,
+    ExpireOrders,
+    GetCheckoutOrder,
+    CancelCheckoutOrder,
+    OrdersRpcHandlers,
+  ],
+})
+export class OrdersModule {}

@@ -1,0 +1,19 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { RpcSubjects } from '@byrd/contracts';
+import { Rpc } from '@byrd/platform';
+import { CancelCheckoutOrder, GetCheckoutOrder } from './checkout.usecases.js';
+
+/** NATS request/reply handlers for the hosted form backend. */
+@Injectable()
+export class OrdersRpcHandlers implements OnModuleInit {
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly getCheckoutOrder: GetCheckoutOrder,
+    private readonly cancelCheckoutOrder: CancelCheckoutOrder,
+  ) {}
+
+  onModuleInit(): void {
+    this.rpc.serve(RpcSubjects.OrdersGet, (request) => this.getCheckoutOrder.execute(request));
+    this.rpc.serve(RpcSubjects.OrdersCancel, (request) => this.cancelCheckoutOrder.execute(request));
+  }
+}

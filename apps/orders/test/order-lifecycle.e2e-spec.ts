@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import type { EventCollector } from '@byrd/platform/testing';
+import { Rpc } from '@byrd/platform';
+import { OrdersHarness } from './harness.js';
+
+/** The order state machine, driven by transaction.* events on the real stream. */
+describe('order lifecycle', () => {
+  let h: OrdersHarness;
+  let events: EventCollector;
+
+  beforeAll(async () => {
+    // One minute of expiresIn lasts 300 ms here, so expiry runs in about a second.
+    h = await OrdersHarness.start({ ORDER_EXPIRY_UNIT_MS: '300', ORDER_EXPIRY_SWEEP_MS: '100' });
+    events = await h.env.collect('order.>');
+  });
+  afterAll(() => h?.stop());
+
+  const orderEvents = (orderId: string) =>
+    events.events
+      .filter((e) => (e.envelope.data as { orderId: string }).orderId === orderId)
+      .map((e) => e.envelope.type);
+
+  it('pending → paid with paymentId and transactionId, announced once even when the outcome arrives twice', async () => {
+    const { body: order } = await h.createOrder();
+    const transactionId = randomUUID();
+
+    await h.publishTransaction('transaction.payment.pending', order, { transactionId, status: 'Processing' });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+    await events.waitFor((e) => e.type === 'order.pending' && (e.data as any).orderId === order.orderId);
+
+    const success = await h.publishTransaction('transaction.payment.success', order, { transactionId });
+    await h.env.publish({ ...success, id: randomUUID() }); // a second copy under another id
+    const paid = await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+    expect(paid).toMatchObject({ paymentId: transactionId, lastTransactionId: transactionId });
+    expect(paid.transactions).toEqual([
+      expect.objectContaining({
+        transactionId,
+        status: 'Success',
+        operationType: 'Payment',
+        amount: '25.00',
+      }),
+    ]);
+
+    const paidEvent = await events.waitFor(
+      (e) => e.type === 'order.paid' && (e.data as any).orderId === order.orderId,
+    );
+    expect(paidEvent.envelope).toMatchObject({
+      paymentMethod: 'card',
+      referenceIds: [order.orderId, transactionId],
+      data: { status: 'paid', paymentId: transactionId, transactionId, amount: '25.00', currency: 'EUR' },
+    });
+
+    // A late "pending" cannot undo the payment.
+    await h.publishTransaction('transaction.payment.pending', order, { transactionId, status: 'Processing' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await h.request('GET', `/api/v2/orders/${order.orderId}`)).body.status).toBe('paid');
+    expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.pending', 'order.paid']);
+  });
+
+  it('stays created when every attempt fails, and announces a temporary failure', async () => {
+    const { body: order } = await h.createOrder();
+    await h.publishTransaction('transaction.payment.failed', order, {
+      transactionId: randomUUID(),
+      status: 'Denied',
+      code: 'BYRD205',
+    });
+    await h.publishTransaction('transaction.payment.error', order, {
+      transactionId: randomUUID(),
+      status: 'TemporaryFailed',
+      code: 'BYRD203',
+    });
+    await events.waitFor(
+      (e) => e.type === 'order.temporaryfailed' && (e.data as any).orderId === order.orderId,
+    );
+    const after = await h.waitForOrder(order.orderId, (o) => o.transactions.length === 2);
+    expect(after.status).toBe('created');
+    expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.temporaryfailed']);
+  });
+
+  it('pre-auth → pending, capture → paid, partial refund keeps paid, full refund → refunded', async () => {
+    const { body: order } = await h.createOrder({ amount: '40.00' });
+    const preauth = randomUUID();
+    const capture = randomUUID();
+    await h.publishTransaction('transaction.preauth.success', order, {
+      transactionId: preauth,
+      operationType: 'PreAuth',
+      amount: '40.00',
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+
+    await h.publishTransaction('transaction.capture.success', order, {
+      transactionId: capture,
+      operationType: 'Capture',
+      amount: '40.00',
+      sourceTransactionId: preauth,
+    });
+    const paid = await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+    expect(paid.paymentId).toBe(capture);
+
+    await h.publishTransaction('transaction.refund.success', order, {
+      transactionId: randomUUID(),
+      operationType: 'Refund',
+      amount: '15.00',
+    });
+    const partly = await h.waitForOrder(order.orderId, (o) => o.refundedAmount === '15.00');
+    expect(partly.status).toBe('paid');
+
+    await h.publishTransaction('transaction.refund.success', order, {
+      transactionId: randomUUID(),
+      operationType: 'Refund',
+      amount: '25.00',
+    });
+    const refunded = await h.waitForOrder(order.orderId, (o) => o.status === 'refunded');
+    expect(refunded.refundedAmount).toBe('40.00');
+    await events.waitFor((e) => e.type === 'order.refunded' && (e.data as any).orderId === order.orderId);
+    expect(orderEvents(order.orderId)).toEqual([
+      'order.created',
+      'order.pending',
+      'order.paid',
+      'order.refunded',
+    ]);
+  });
+
+  it('expires an unpaid order after expiresAt and announces order.expired; a paid one never expires', async () => {
+    const { body: unpaid } = await h.createOrder({ expiresIn: 2 });
+    const { body: paidOrder } = await h.createOrder({ expiresIn: 2 });
+    await h.publishTransaction('transaction.payment.success', paidOrder, { transactionId: randomUUID() });
+    await h.waitForOrder(paidOrder.orderId, (o) => o.status === 'paid');
+
+    const expired = await h.waitForOrder(unpaid.orderId, (o) => o.status === 'expired');
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expired.expiresAt));
+    await events.waitFor((e) => e.type === 'order.expired' && (e.data as any).orderId === unpaid.orderId);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await h.request('GET', `/api/v2/orders/${paidOrder.orderId}`)).body.status).toBe('paid');
+  });
+
+  describe('hosted form RPC', () => {
+    it('rpc.orders.get returns the summary only to the holder of the checkout key', async () => {
+      const rpc = h.app.get(Rpc);
+      const { body: order } = await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
+
+      const summary = await rpc.call('rpc.orders.get', {
+        orderId: order.orderId,
+        checkoutKey: order.checkoutKey,
+      });
+      expect(summary).toMatchObject({
+        orderId: order.orderId,
+        merchantId: h.merchant.merchantId,
+        merchantName: 'Acme Shop',
+        status: 'created',
+        amount: '25.00',
+        currency: 'EUR',
+        redirectUrl: 'https://shop.example.com/return',
+        isPreAuth: true,
+      });
+      await expect(
+        rpc.call('rpc.orders.get', { orderId: order.orderId, checkoutKey: randomUUID() }),
+      ).rejects.toMatchObject({
+        code: 'BYRD901',
+      });
+    });
+
+    it('rpc.orders.cancel cancels an open order (order.canceled) and refuses a paid one', async () => {
+      const rpc = h.app.get(Rpc);
+      const { body: open } = await h.createOrder();
+      const canceled = await rpc.call('rpc.orders.cancel', {
+        orderId: open.orderId,
+        checkoutKey: open.checkoutKey,
+      });
+      expect(canceled).toEqual({ orderId: open.orderId, status: 'canceled' });
+      const read = await h.request('GET', `/api/v2/orders/${open.orderId}`);
+      expect(read.body.status).toBe('canceled');
+      expect(read.body.canceledAt).toBeTruthy();
+      await events.waitFor((e) => e.type === 'order.canceled' && (e.data as any).orderId === open.orderId);
+
+      const { body: paid } = await h.createOrder();
+      await h.publishTransaction('transaction.payment.success', paid, { transactionId: randomUUID() });
+      await h.waitForOrder(paid.orderId, (o) => o.status === 'paid');
+      await expect(
+        rpc.call('rpc.orders.cancel', { orderId: paid.orderId, checkoutKey: paid.checkoutKey }),
+      ).rejects.toMatchObject({
+        kind: 'BusinessRule',
+      });
+    });
+  });
+});

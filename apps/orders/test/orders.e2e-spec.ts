@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource as DataSourceToken } from 'typeorm';
+import type { EventCollector } from '@byrd/platform/testing';
+import { OrdersHarness } from './harness.js';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('orders over HTTP', () => {
+  let h: OrdersHarness;
+  let events: EventCollector;
+
+  beforeAll(async () => {
+    h = await OrdersHarness.start();
+    events = await h.env.collect('order.>');
+  });
+  afterAll(() => h?.stop());
+
+  describe('POST /api/v2/orders', () => {
+    it('creates an order with a checkout key and announces order.created on the EVENTS stream', async () => {
+      const before = Date.now();
+      const { status, body } = await h.createOrder({ orderRef: 'order-42', metadata: { cart: 7 } });
+
+      expect(status).toBe(201);
+      expect(body).toMatchObject({
+        status: 'created',
+        amount: '25.00',
+        isoAmount: 2500,
+        currency: 'EUR',
+        orderRef: 'order-42',
+        shopper: { firstName: 'Ana', email: 'ana@example.com' },
+        orderOptions: { redirectUrl: 'https://shop.example.com/return' },
+        metadata: { cart: 7 },
+        code: 'BYRD200',
+      });
+      expect(body.orderId).toMatch(GUID);
+      expect(body.checkoutKey).toMatch(GUID);
+      expect(body.checkoutUrl).toBe(
+        `http://127.0.0.1:8080/checkout/#/payment?checkoutKey=${body.checkoutKey}&orderId=${body.orderId}`,
+      );
+      const ttl = Date.parse(body.expiresAt) - before;
+      expect(ttl).toBeGreaterThan(14 * 60_000);
+      expect(ttl).toBeLessThanOrEqual(15 * 60_000 + 5_000);
+
+      const event = await events.waitFor(
+        (e) => e.type === 'order.created' && (e.data as any).orderId === body.orderId,
+      );
+      expect(event.subject).toBe(`${h.env.id}.order.created`);
+      expect(event.msgId).toBe(event.envelope.id);
+      expect(event.envelope).toMatchObject({
+        type: 'order.created',
+        merchantId: h.merchant.merchantId,
+        paymentMethod: null,
+        referenceIds: [body.orderId],
+        data: {
+          orderId: body.orderId,
+          orderRef: 'order-42',
+          status: 'created',
+          amount: '25.00',
+          currency: 'EUR',
+        },
+      });
+      expect(event.envelope.id).toMatch(GUID);
+      expect(Number.isNaN(Date.parse(event.envelope.occurredAt))).toBe(false);
+    });
+
+    it('accepts isoAmount (also as a numeric string) and formats amounts with the currency exponent', async () => {
+      const jpy = await h.createOrder({ amount: undefined, isoAmount: '1000', currency: 'JPY' });
+      expect(jpy.status).toBe(201);
+      expect(jpy.body).toMatchObject({ amount: '1000', isoAmount: 1000, currency: 'JPY' });
+
+      const kwd = await h.createOrder({ amount: '1.5', currency: 'KWD' });
+      expect(kwd.body).toMatchObject({ amount: '1.500', isoAmount: 1500 });
+    });
+
+    it('takes expiresIn as an hh:mm:ss timespan or as minutes', async () => {
+      const span = await h.createOrder({ expiresIn: '01:30:00' });
+      const minutes = await h.createOrder({ expiresIn: 5 });
+      const ttl = (o: { body: { orderDate: string; expiresAt: string } }) =>
+        Date.parse(o.body.expiresAt) - Date.parse(o.body.orderDate);
+      expect(ttl(span)).toBe(90 * 60_000);
+      expect(ttl(minutes)).toBe(5 * 60_000);
+    });
+
+    it('refuses an invalid body with 400 BYRD900 naming each field', async () => {
+      const { status, body } = await h.request('POST', '/api/v2/orders', {
+        amount: 'ten',
+        currency: 'EURO',
+        expiresIn: '99 days',
+        orderOptions: { redirectUrl: 'not a url' },
+      });
+      expect(status).toBe(400);
+      expect(body).toMatchObject({ code: 'BYRD900', description: 'Invalid input' });
+      expect(body.requestId).toBeTruthy();
+      const fields = body.errors.map((e: { field: string }) => e.field);
+      expect(fields).toEqual(
+        expect.arrayContaining(['amount', 'currency', 'expiresIn', 'orderOptions.redirectUrl']),
+      );
+      expect(body.message).toContain('currency');
+    });
+
+    it('refuses an amount with more decimals than the currency has, and disagreeing amount/isoAmount', async () => {
+      const tooPrecise = await h.createOrder({ amount: '10.001' });
+      expect(tooPrecise.status).toBe(400);
+      expect(tooPrecise.body.errors[0].field).toBe('amount');
+
+      const mismatch = await h.createOrder({ amount: '10.00', isoAmount: 999 });
+      expect(mismatch.status).toBe(400);
+      expect(mismatch.body.code).toBe('BYRD900');
+    });
+
+    it('answers 413 to a body over 1 MB and 400 to malformed JSON, never with a stack trace', async () => {
+      const huge = await h.request(
+        'POST',
+        '/api/v2/orders',
+        JSON.stringify({ orderRef: 'x'.repeat(1_100_000) }),
+      );
+      expect(huge.status).toBe(413);
+      expect(huge.body.code).toBe('BYRD900');
+
+      const broken = await h.request('POST', '/api/v2/orders', '{"amount":');
+      expect(broken.status).toBe(400);
+      expect(broken.body.code).toBe('BYRD900');
+      expect(JSON.stringify(broken.body)).not.toMatch(/at .*\.(js|ts):\d+/);
+    });
+  });
+
+  describe('authentication and merchant isolation', () => {
+    it('answers 401 BYRD401 without a key or with an unknown key', async () => {
+      const missing = await h.request('GET', `/api/v2/orders/${randomUUID()}`, undefined, {
+        'x-api-key': '',
+      });
+      expect(missing.status).toBe(401);
+      expect(missing.body.code).toBe('BYRD401');
+
+      const unknown = await h.createOrder({}, { 'x-api-key': randomUUID() });
+      expect(unknown.status).toBe(401);
+      expect(unknown.body).toMatchObject({ code: 'BYRD401', description: 'Unauthorized' });
+    });
+
+    it("answers 404 BYRD901 for another merchant's order and for ids that are not GUIDs", async () => {
+      const { body: order } = await h.createOrder();
+      const other = await h.env.createMerchant('Other Shop');
+
+      const foreign = await h.request('GET', `/api/v2/orders/${order.orderId}`, undefined, {
+        'x-api-key': other.apiKey,
+      });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.code).toBe('BYRD901');
+
+      const own = await h.request('GET', `/api/v2/orders/${order.orderId}`);
+      expect(own.status).toBe(200);
+      expect((await h.request('GET', '/api/v2/orders/not-a-guid')).status).toBe(404);
+    });
+
+    it('stops accepting a revoked key within a second', async () => {
+      const merchant = await h.env.createMerchant('Short-lived');
+      const headers = { 'x-api-key': merchant.apiKey };
+      expect((await h.createOrder({}, headers)).status).toBe(201);
+
+      await h.env.revokeKey(merchant.apiKey);
+      await new Promise((r) => setTimeout(r, 1_000));
+      const after = await h.createOrder({}, headers);
+      expect(after.status).toBe(401);
+    });
+
+    it('answers unknown routes with 404 in the error body', async () => {
+      const { status, body } = await h.request('GET', '/api/v2/nothing-here');
+      expect(status).toBe(404);
+      expect(body.code).toBe('BYRD901');
+    });
+  });
+
+  describe('idempotency-key', () => {
+    it('creates exactly one order for concurrent identical requests and replays the answer', async () => {
+      const key = randomUUID();
+      const payload = { amount: '12.00', currency: 'EUR', orderRef: `idem-${key}` };
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          h.request('POST', '/api/v2/orders', payload, { 'idempotency-key': key }),
+        ),
+      );
+      const created = answers.filter((a) => a.status === 201);
+      expect(created.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(created.map((a) => a.body.orderId)).size).toBe(1);
+      expect(answers.every((a) => a.status === 201 || a.status === 409)).toBe(true);
+
+      const replay = await h.request('POST', '/api/v2/orders', payload, { 'idempotency-key': key });
+      expect(replay.status).toBe(201);
+      expect(replay.body.orderId).toBe(created[0].body.orderId);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+
+      const rows = await h.app
+        .get(DataSourceToken)
+        .query('SELECT count(*)::int AS n FROM orders WHERE order_ref = $1', [payload.orderRef]);
+      expect(rows[0].n).toBe(1);
+    });
+
+    it('refuses the same key with a different body (422)', async () => {
+      const key = randomUUID();
+      expect((await h.createOrder({ amount: '10.00' }, { 'idempotency-key': key })).status).toBe(201);
+      const reuse = await h.createOrder({ amount: '11.00' }, { 'idempotency-key': key });
+      expect(reuse.status).toBe(422);
+      expect(reuse.body.message).toMatch(/idempotency-key/);
+    });
+  });
+
+  describe('service endpoints', () => {
+    it('reports readiness and serves its OpenAPI description', async () => {
+      const ready = await fetch(`${h.baseUrl}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ok', database: 'up', nats: 'up' });
+
+      const docs = await fetch(`${h.baseUrl}/docs/json`);
+      const spec = (await docs.json()) as { paths: Record<string, unknown> };
+      expect(Object.keys(spec.paths)).toEqual(
+        expect.arrayContaining(['/api/v2/orders', '/api/v2/orders/{orderId}']),
+      );
+    });
+  });
+});
