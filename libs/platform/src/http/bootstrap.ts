@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { Logger } from 'nestjs-pino';
 import type { BaseConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
@@ -39,7 +41,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
       .addSecurityRequirements('api-key')
       .build(),
   );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
+  SwaggerModule.setup('docs', app, withDtoSchemas(document), { jsonDocumentUrl: 'docs/json' });
   return app;
 }
 
@@ -75,4 +77,21 @@ export async function startHttpService(
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   return app;
+}
+
+/**
+ * The request DTOs live in @byrd/contracts with class-validator rules and no Swagger decorators;
+ * their OpenAPI schemas are generated from those same rules, so the description cannot drift.
+ */
+function withDtoSchemas(document: OpenAPIObject): OpenAPIObject {
+  const generated = validationMetadatasToSchemas({
+    refPointerPrefix: '#/components/schemas/',
+    classTransformerMetadataStorage: defaultMetadataStorage as never,
+  });
+  const schemas = { ...(document.components?.schemas ?? {}) };
+  for (const [name, schema] of Object.entries(generated)) {
+    const current = schemas[name] as { properties?: object } | undefined;
+    if (!current?.properties || Object.keys(current.properties).length === 0) schemas[name] = schema as never;
+  }
+  return { ...document, components: { ...document.components, schemas } };
 }

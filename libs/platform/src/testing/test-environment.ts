@@ -7,7 +7,12 @@ import { dropDatabase, ensureDatabase } from '../database/data-source.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
 
+import pg from 'pg';
+
 const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Leftovers of runs that died before cleanup are removed once they are this old. */
+const STALE_AFTER_MS = 2 * 3_600_000;
+let staleSwept = false;
 const NATS_URL = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
 export interface TestMerchant {
@@ -34,6 +39,10 @@ export class TestEnvironment {
   static async create(): Promise<TestEnvironment> {
     const id = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
     const nats = await NatsContext.open({ url: NATS_URL, name: `test-${id}` }, `${id}.`);
+    if (!staleSwept) {
+      staleSwept = true;
+      await sweepStaleRuns(nats);
+    }
     await ensureEventsStream(nats.jsm, `EVENTS_${id}`, `${id}.`);
     const directory = new MerchantDirectory(
       await nats.kv(`MERCHANTS_${id}`),
@@ -158,5 +167,38 @@ export class EventCollector {
   async stop(): Promise<void> {
     await this.messages.close();
     await this.done.catch(() => undefined);
+  }
+}
+
+/** The creation time encoded in a run id (`t<base36 ms><hex>`), or null for other names. */
+function runStartedAt(name: string): number | null {
+  const match = /(?:^|_)t([0-9a-z]{8})[0-9a-f]{6}(?:_|$)/.exec(name);
+  return match ? parseInt(match[1], 36) : null;
+}
+
+function isStale(name: string): boolean {
+  const started = runStartedAt(name);
+  return started !== null && Date.now() - started > STALE_AFTER_MS;
+}
+
+/** Drops databases and streams of test runs that crashed long ago, so they never pile up. */
+async function sweepStaleRuns(nats: NatsContext): Promise<void> {
+  for await (const name of nats.jsm.streams.names()) {
+    if (/^(EVENTS|KV_API_KEYS|KV_MERCHANTS)_t/.test(name) && isStale(name)) {
+      await nats.jsm.streams.delete(name).catch(() => undefined);
+    }
+  }
+  const client = new pg.Client({ connectionString: PG_BASE });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname LIKE 'byrd\\_t%'`,
+    );
+    for (const { datname } of rows) {
+      if (isStale(datname))
+        await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+    }
+  } finally {
+    await client.end();
   }
 }

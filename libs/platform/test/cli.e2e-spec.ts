@@ -1,0 +1,73 @@
+import { runCli } from '../src/cli/main.js';
+import { ApiKeyStore } from '@byrd/platform';
+import { TestEnvironment } from '@byrd/platform/testing';
+
+/** `npm run cli -- …` against the real NATS KV buckets of this test run. */
+describe('operator CLI', () => {
+  let env: TestEnvironment;
+  let cliEnv: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    env = await TestEnvironment.create();
+    const vars = await env.serviceEnv('cli');
+    cliEnv = {
+      NATS_URL: vars.NATS_URL,
+      API_KEYS_BUCKET: vars.API_KEYS_BUCKET,
+      MERCHANTS_BUCKET: vars.MERCHANTS_BUCKET,
+      EVENTS_STREAM: vars.EVENTS_STREAM,
+      NATS_SUBJECT_PREFIX: vars.NATS_SUBJECT_PREFIX,
+    };
+  });
+  afterAll(() => env?.cleanup());
+
+  async function cli(...argv: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(argv, cliEnv, { log: (l) => out.push(l), error: (l) => err.push(l) });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  }
+
+  it('creates a merchant with a GUID key, verifies it, and revokes it', async () => {
+    const created = await cli('merchants', 'create', '--name', 'Padaria Lisboa', '--mode', 'live', '--json');
+    expect(created.code).toBe(0);
+    const { merchantId, apiKey, mode } = JSON.parse(created.out);
+    expect(apiKey).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(mode).toBe('live');
+
+    const store = new ApiKeyStore(await env.nats.kv(cliEnv.API_KEYS_BUCKET!));
+    expect(await store.find(apiKey)).toMatchObject({
+      merchantId,
+      merchantName: 'Padaria Lisboa',
+      mode: 'live',
+    });
+
+    expect((await cli('keys', 'verify', apiKey)).code).toBe(0);
+    expect((await cli('merchants', 'list')).out).toContain(merchantId);
+
+    const revoked = await cli('keys', 'revoke', apiKey);
+    expect(revoked).toMatchObject({ code: 0, out: 'Key revoked.' });
+    expect(await store.find(apiKey)).toBeNull();
+    expect((await cli('keys', 'verify', apiKey)).code).toBe(1);
+    expect((await cli('keys', 'revoke', apiKey)).err).toBe('No such API key');
+  });
+
+  it('issues a second key for an existing merchant only', async () => {
+    const { out } = await cli('merchants', 'create', '--name', 'Second', '--json');
+    const { merchantId } = JSON.parse(out);
+    const extra = await cli('keys', 'create', '--merchant', merchantId, '--json');
+    expect(extra.code).toBe(0);
+    expect((await cli('keys', 'verify', JSON.parse(extra.out).apiKey)).code).toBe(0);
+    expect((await cli('keys', 'create', '--merchant', 'nobody', '--json')).code).toBe(1);
+  });
+
+  it('explains what it needs instead of failing obscurely', async () => {
+    expect(await cli('merchants', 'create')).toMatchObject({
+      code: 1,
+      err: 'merchants create needs --name <name>',
+    });
+    expect((await cli('merchants', 'create', '--name', 'X', '--mode', 'prod')).err).toBe(
+      '--mode must be sandbox or live',
+    );
+    expect((await cli('frobnicate')).err).toContain('Unknown command');
+  });
+});
