@@ -723,7 +723,8 @@ function startServices(services, config) {
       NATS_URL: config.nats.url,
       PUBLIC_BASE_URL: config.edgeUrl,
       CHECKOUT_URL: `${config.edgeUrl}/checkout`,
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+      LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
       ...(extraEnv[service.name] ?? {}),
     };
     startLongRunning(service.name, process.execPath, [service.main], {

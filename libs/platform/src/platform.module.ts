@@ -45,7 +45,7 @@ export class PlatformModule {
       module: PlatformModule,
       global: true,
       imports: [
-        LoggerModule.forRoot(loggerParams(serviceName, config.LOG_LEVEL)),
+        LoggerModule.forRoot(loggerParams(serviceName, config.LOG_LEVEL, config.LOG_FORMAT)),
         TypeOrmModule.forRoot(
           dataSourceOptions({
             url: config.DATABASE_URL,

@@ -42,6 +42,8 @@ export const baseConfigSchema = z.object({
     .regex(/^[A-Za-z0-9_-]+$/)
     .default('API_KEYS'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` (one object a line, for collectors) or `pretty` (for people, as npm start uses). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   PUBLIC_BASE_URL: url(['http:', 'https:']).default('http://127.0.0.1:8080'),
   OUTBOX_RELAY_ENABLED: z
     .enum(['true', 'false'])

@@ -28,10 +28,13 @@ export function requestIdOf(req: IncomingMessage): string {
   return id;
 }
 
-export function loggerParams(serviceName: string, level: string): Params {
+export function loggerParams(serviceName: string, level: string, format: 'json' | 'pretty' = 'json'): Params {
   return {
     pinoHttp: {
       level,
+      ...(format === 'pretty'
+        ? { transport: { target: 'pino-pretty', options: { singleLine: true, ignore: 'pid,hostname,service' } } }
+        : {}),
       name: serviceName,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       genReqId: (req: IncomingMessage, res: ServerResponse) => {
