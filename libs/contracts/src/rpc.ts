@@ -39,11 +39,11 @@ export function rpcError<T = never>(code: ReturnCode, message: string): RpcReply
   return { ok: false, error: { code, message } };
 }
 
-/** `rpc.orders.get` and `rpc.orders.cancel` request: the checkout key proves access to the order. */
-export interface OrderAccessRequest {
-  orderId: string;
-  checkoutKey: string;
-}
+/**
+ * `rpc.orders.get` and `rpc.orders.cancel` request: access to an order is proven by its checkout
+ * key (the browser's credential) or by naming its merchant (a service acting for an API key).
+ */
+export type OrderAccessRequest = { orderId: string; checkoutKey: string } | { orderId: string; merchantId: string };
 
 /** `rpc.orders.get` reply data: what the hosted form needs to render an order. */
 export interface OrderSummary {

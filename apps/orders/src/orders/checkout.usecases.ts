@@ -14,16 +14,18 @@ import { ApiError, ErrorKind } from '@byrd/platform';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
 
-/** Finds an order by id and checkout key; a wrong key answers like a missing order. */
-async function findByCheckoutKey(
-  manager: EntityManager,
-  request: OrderAccessRequest,
-  lock = false,
-): Promise<Order> {
+/** Finds an order by id and checkout key (or merchant); a wrong key answers like a missing order. */
+async function findOrder(manager: EntityManager, request: OrderAccessRequest, lock = false): Promise<Order> {
+  const proof =
+    'checkoutKey' in request && isGuid(request.checkoutKey)
+      ? { checkoutKey: request.checkoutKey }
+      : 'merchantId' in request && typeof request.merchantId === 'string'
+        ? { merchantId: request.merchantId }
+        : null;
   const order =
-    isGuid(request?.orderId) && isGuid(request?.checkoutKey)
+    proof && isGuid(request.orderId)
       ? await manager.getRepository(Order).findOne({
-          where: { id: request.orderId, checkoutKey: request.checkoutKey },
+          where: { id: request.orderId, ...proof },
           ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
         })
       : null;
@@ -31,13 +33,13 @@ async function findByCheckoutKey(
   return order;
 }
 
-/** rpc.orders.get: what the hosted form needs to render an order, for the holder of its checkout key. */
+/** rpc.orders.get: what the hosted form (or payments) needs of an order, for the holder of its checkout key or its merchant. */
 @Injectable()
 export class GetCheckoutOrder {
   constructor(private readonly dataSource: DataSource) {}
 
   async execute(request: OrderAccessRequest): Promise<OrderSummary> {
-    const order = await findByCheckoutKey(this.dataSource.manager, request);
+    const order = await findOrder(this.dataSource.manager, request);
     const paymentOptions = (order.paymentOptions ?? {}) as OrderSummaryOptions;
     return {
       orderId: order.id,
@@ -74,7 +76,7 @@ export class CancelCheckoutOrder {
 
   async execute(request: OrderAccessRequest): Promise<OrderCancelResult> {
     const result = await this.dataSource.transaction(async (manager) => {
-      const order = await findByCheckoutKey(manager, request, true);
+      const order = await findOrder(manager, request, true);
       if (order.status === 'canceled') return order;
       if (order.status !== 'created' && order.status !== 'pending') {
         throw new ApiError(ErrorKind.BusinessRule, `A ${order.status} order cannot be canceled`, {

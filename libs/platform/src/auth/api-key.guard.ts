@@ -12,10 +12,16 @@ import type { MerchantContext } from './api-keys.js';
 import { ApiKeyRegistry } from './api-key.registry.js';
 
 const PUBLIC_ROUTE = 'byrd:public';
+const CHECKOUT_KEY_ROUTE = 'byrd:checkout-key';
 const REQUIRED_SCOPE = 'byrd:scope';
 
 /** Marks a route that needs no API key (health, docs, checkout-key routes that check their own credential). */
 export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
+/**
+ * Lets a browser call the route with `?checkoutKey=` instead of an API key; the handler must then
+ * prove access to the order itself (the key belongs to one order). An API key still wins when sent.
+ */
+export const AllowCheckoutKey = () => SetMetadata(CHECKOUT_KEY_ROUTE, true);
 /** Restricts a route to keys holding this scope; keys with no scopes listed may do everything. */
 export const RequireScope = (scope: string) => SetMetadata(REQUIRED_SCOPE, scope);
 
@@ -43,6 +49,10 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const header = request.headers['x-api-key'];
     const apiKey = Array.isArray(header) ? header[0] : header;
+    if (!apiKey && this.reflector.getAllAndOverride<boolean>(CHECKOUT_KEY_ROUTE, targets)) {
+      const checkoutKey = (request.query as Record<string, unknown> | undefined)?.checkoutKey;
+      if (typeof checkoutKey === 'string' && checkoutKey.length > 0) return true;
+    }
     if (!apiKey) throw new ApiError(ErrorKind.Unauthorized, 'The x-api-key header is missing');
     const record = await this.registry.resolve(apiKey);
     if (!record) throw new ApiError(ErrorKind.Unauthorized, 'The API key is not valid');

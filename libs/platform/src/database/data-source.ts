@@ -73,3 +73,24 @@ export async function runMigrations(options: DatabaseOptions): Promise<string[]>
     await dataSource.destroy();
   }
 }
+
+/** A service's migration command: `node dist/migrate.js` with DATABASE_URL set. */
+export async function runMigrationCommand(
+  serviceName: string,
+  options: Omit<DatabaseOptions, 'url'>,
+): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  try {
+    if (!url || !/^postgres(ql)?:\/\//.test(url))
+      throw new Error('Cannot migrate: DATABASE_URL must be set to a postgres:// URL.');
+    const applied = await runMigrations({ ...options, url });
+    console.log(
+      applied.length
+        ? `${serviceName}: applied ${applied.join(', ')}`
+        : `${serviceName}: database is up to date`,
+    );
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
+}

@@ -5,7 +5,8 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { Logger } from 'nestjs-pino';
-import type { BaseConfig } from '../config/config.js';
+import type { z } from 'zod';
+import { ConfigError, loadConfig, type BaseConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -94,4 +95,21 @@ function withDtoSchemas(document: OpenAPIObject): OpenAPIObject {
     if (!current?.properties || Object.keys(current.properties).length === 0) schemas[name] = schema as never;
   }
   return { ...document, components: { ...document.components, schemas } };
+}
+
+/**
+ * A service's `main`: loads its config (a bad variable stops it with a sentence naming it, no
+ * stack trace), then starts it.
+ */
+export async function runHttpService<S extends z.ZodType<BaseConfig>>(
+  schema: S,
+  service: (config: z.infer<S>) => HttpServiceOptions,
+): Promise<void> {
+  try {
+    const config = loadConfig(schema);
+    await startHttpService(service(config), config);
+  } catch (error) {
+    console.error(error instanceof ConfigError ? error.message : error);
+    process.exit(1);
+  }
 }

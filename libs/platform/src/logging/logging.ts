@@ -33,7 +33,12 @@ export function loggerParams(serviceName: string, level: string, format: 'json' 
     pinoHttp: {
       level,
       ...(format === 'pretty'
-        ? { transport: { target: 'pino-pretty', options: { singleLine: true, ignore: 'pid,hostname,service' } } }
+        ? {
+            transport: {
+              target: 'pino-pretty',
+              options: { singleLine: true, ignore: 'pid,hostname,service' },
+            },
+          }
         : {}),
       name: serviceName,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },

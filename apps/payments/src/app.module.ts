@@ -1,0 +1,34 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { PlatformModule } from '@byrd/platform';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from './config.js';
+import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from './database.js';
+import { PaymentsModule } from './payments.module.js';
+
+export const SERVICE_NAME = 'payments';
+
+@Module({})
+class ConfigHolder {}
+
+@Module({})
+export class AppModule {
+  static forRoot(config: PaymentsConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        PlatformModule.forRoot({
+          serviceName: SERVICE_NAME,
+          config,
+          entities: PAYMENTS_ENTITIES,
+          migrations: PAYMENTS_MIGRATIONS,
+        }),
+        {
+          module: ConfigHolder,
+          global: true,
+          providers: [{ provide: PAYMENTS_CONFIG, useValue: config }],
+          exports: [PAYMENTS_CONFIG],
+        },
+        PaymentsModule,
+      ],
+    };
+  }
+}

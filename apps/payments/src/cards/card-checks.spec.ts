@@ -1,0 +1,58 @@
+import { ApiError } from '@byrd/platform';
+import { checkCard, maskCardNumber } from './card-checks.js';
+
+const now = new Date('2026-11-22T00:00:00Z');
+const fieldsOf = (fn: () => unknown): string[] => {
+  try {
+    fn();
+  } catch (error) {
+    return ((error as ApiError).errors ?? []).map((e) => e.field);
+  }
+  return [];
+};
+
+describe('checkCard', () => {
+  it.each([
+    ['5448280000000007', 'MASTER'],
+    ['4242424242424242', 'VISA'],
+    ['2720290928104209', 'MASTER'],
+    ['378282246310005', 'AMEX'],
+    ['6011111111111117', 'DISCOVER'],
+    ['3530111333300000', 'JCB'],
+    ['36227206271667', 'DINERS'],
+  ])('recognises %s as %s', (number, brand) => {
+    const cvv = brand === 'AMEX' ? '1234' : '123';
+    expect(checkCard({ number, expiration: '12/30', cvv }, now).brand).toBe(brand);
+  });
+
+  it('masks all but the first six and last four digits', () => {
+    expect(checkCard({ number: '5448 2800 0000 0007', expiration: '12/30', cvv: '123' }, now).masked).toBe(
+      '544828******0007',
+    );
+    expect(maskCardNumber('378282246310005')).toBe('378282*****0005');
+  });
+
+  it('names each failing field', () => {
+    expect(
+      fieldsOf(() => checkCard({ number: '4242424242424241', expiration: '12/30', cvv: '123' }, now)),
+    ).toEqual(['card.number']);
+    expect(
+      fieldsOf(() => checkCard({ number: '4242424242424242', expiration: '10/26', cvv: '123' }, now)),
+    ).toEqual(['card.expiration']);
+    expect(
+      fieldsOf(() => checkCard({ number: '4242424242424242', expiration: '13/30', cvv: '123' }, now)),
+    ).toEqual(['card.expiration']);
+    expect(
+      fieldsOf(() => checkCard({ number: '378282246310005', expiration: '12/30', cvv: '123' }, now)),
+    ).toEqual(['card.cvv']);
+    expect(
+      fieldsOf(() => checkCard({ number: '4242424242424242', expiration: '12/30', cvv: '1234' }, now)),
+    ).toEqual(['card.cvv']);
+  });
+
+  it('accepts a card expiring this month', () => {
+    expect(() =>
+      checkCard({ number: '4242424242424242', expiration: '11/26', cvv: '123' }, now),
+    ).not.toThrow();
+  });
+});

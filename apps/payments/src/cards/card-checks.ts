@@ -1,0 +1,80 @@
+import valid from 'card-validator';
+import type { CardBrand } from '@byrd/contracts';
+import { ApiError, type FieldError } from '@byrd/platform';
+
+/** credit-card-type names (used by card-validator) → the gateway's brand values. */
+const BRANDS: Record<string, CardBrand> = {
+  visa: 'VISA',
+  mastercard: 'MASTER',
+  'american-express': 'AMEX',
+  'diners-club': 'DINERS',
+  discover: 'DISCOVER',
+  jcb: 'JCB',
+  maestro: 'MAESTRO',
+  unionpay: 'UNIONPAY',
+  elo: 'ELO',
+  hipercard: 'HIPERCARD',
+};
+
+export interface CardInput {
+  number: string;
+  expiration: string;
+  cvv?: string;
+  holder?: string | null;
+}
+
+export interface CheckedCard {
+  number: string;
+  brand: CardBrand;
+  /** MM/YY */
+  expiration: string;
+  masked: string;
+}
+
+/** First six and last four digits visible, the rest `*` (PCI DSS display form). */
+export function maskCardNumber(number: string): string {
+  return `${number.slice(0, 6)}${'*'.repeat(Math.max(number.length - 10, 0))}${number.slice(-4)}`;
+}
+
+/**
+ * The card checks a payments engineer expects before anything is sent to an acquirer: Luhn,
+ * brand by BIN (longest prefix wins), expiry in the future, CVV length by brand. Every failure
+ * is reported against its field (`card.number`, `card.expiration`, `card.cvv`).
+ */
+export function checkCard(card: CardInput, now = new Date(), fieldPrefix = 'card'): CheckedCard {
+  const number = card.number.replace(/[\s-]/g, '');
+  const errors: FieldError[] = [];
+  const verification = valid.number(number, { maxLength: 19 });
+  const brand = verification.card ? BRANDS[verification.card.type] : undefined;
+  if (!verification.isValid) {
+    errors.push({
+      field: `${fieldPrefix}.number`,
+      message: 'is not a valid card number (Luhn check or length failed)',
+    });
+  } else if (!brand) {
+    errors.push({ field: `${fieldPrefix}.number`, message: 'belongs to a card brand we do not accept' });
+  }
+
+  const expiry = /^(\d{2})\/(\d{2})$/.exec(card.expiration);
+  const month = expiry ? Number(expiry[1]) : 0;
+  const year = expiry ? 2000 + Number(expiry[2]) : 0;
+  if (!expiry || month < 1 || month > 12) {
+    errors.push({ field: `${fieldPrefix}.expiration`, message: 'must be MM/YY' });
+  } else if (year * 12 + month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1) {
+    errors.push({ field: `${fieldPrefix}.expiration`, message: 'the card has expired' });
+  }
+
+  if (card.cvv !== undefined && brand) {
+    const size = verification.card?.code.size ?? 3;
+    if (!new RegExp(`^\\d{${size}}$`).test(card.cvv)) {
+      errors.push({ field: `${fieldPrefix}.cvv`, message: `must be ${size} digits for ${brand}` });
+    }
+  }
+  if (errors.length > 0 || !brand) {
+    throw ApiError.invalid(
+      `Invalid card: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`,
+      errors,
+    );
+  }
+  return { number, brand, expiration: card.expiration, masked: maskCardNumber(number) };
+}

@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { ACQUIRER } from './acquirer/acquirer.js';
+import { SandboxAcquirer } from './acquirer/sandbox-acquirer.js';
+import { THREE_DS_PROVIDER } from './three-ds/three-ds-provider.js';
+import { SandboxThreeDSProvider } from './three-ds/sandbox-three-ds.provider.js';
+import { CompleteAuthentication } from './three-ds/complete-authentication.usecase.js';
+import { PaymentsController } from './payments/payments.controller.js';
+import { CreatePayment } from './payments/create-payment.usecase.js';
+import { PaymentAuthorizer } from './payments/payment-authorizer.js';
+import { TransactionsController } from './transactions/transactions.controller.js';
+import { QueryTransactions } from './transactions/query-transactions.usecase.js';
+import { TransactionEventRecorder } from './transactions/transaction-events.js';
+
+/** Card payments, their 3DS authentication and the transaction reads. */
+@Module({
+  controllers: [PaymentsController, TransactionsController],
+  providers: [
+    // The sandbox is the only acquirer and 3DS server shipped; ACQUIRER / THREE_DS_PROVIDER pick them.
+    { provide: ACQUIRER, useClass: SandboxAcquirer },
+    { provide: THREE_DS_PROVIDER, useClass: SandboxThreeDSProvider },
+    TransactionEventRecorder,
+    PaymentAuthorizer,
+    CreatePayment,
+    CompleteAuthentication,
+    QueryTransactions,
+  ],
+  exports: [ACQUIRER, THREE_DS_PROVIDER, TransactionEventRecorder, PaymentAuthorizer, CompleteAuthentication],
+})
+export class PaymentsModule {}

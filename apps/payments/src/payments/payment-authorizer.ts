@@ -1,0 +1,43 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { describe as describeCode, type ReturnCode, type TransactionStatus } from '@byrd/contracts';
+import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
+import type { AuthenticationResult } from '../three-ds/three-ds-provider.js';
+import type { Transaction } from '../transactions/transaction.entity.js';
+
+export function applyOutcome(transaction: Transaction, status: TransactionStatus, code: ReturnCode): void {
+  transaction.status = status;
+  transaction.code = code;
+  transaction.description = describeCode(code);
+}
+
+/**
+ * Turns a 3DS result into a payment outcome: an authenticated (or not enrolled) shopper's card goes
+ * to the acquirer; a failed authentication is denied without one; a shopper who gave up is canceled.
+ */
+@Injectable()
+export class PaymentAuthorizer {
+  constructor(@Inject(ACQUIRER) private readonly acquirer: Acquirer) {}
+
+  async settle(
+    transaction: Transaction,
+    card: { number: string; expiration: string; cvv?: string } | null,
+    authentication: AuthenticationResult & { dsTransactionId: string },
+  ): Promise<void> {
+    if ((authentication.status === 'Authorized' || authentication.status === 'NotEnrolled') && card) {
+      const result = await this.acquirer.authorize({
+        transactionId: transaction.id,
+        merchantMode: transaction.merchantMode,
+        operation: transaction.isPreAuth ? 'PreAuth' : 'Payment',
+        isoAmount: transaction.isoAmount,
+        currency: transaction.currency,
+        card,
+        authentication,
+      });
+      applyOutcome(transaction, result.outcome, result.code);
+    } else if (authentication.transStatusReason === '19') {
+      applyOutcome(transaction, 'Canceled', 'BYRD208');
+    } else {
+      applyOutcome(transaction, 'Denied', 'BYRD205');
+    }
+  }
+}

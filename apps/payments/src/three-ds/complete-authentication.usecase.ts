@@ -1,0 +1,104 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { DataSource, LessThan } from 'typeorm';
+import { isGuid } from '@byrd/contracts';
+import { ApiError } from '@byrd/platform';
+import { CardSeal } from '../cards/card-seal.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { ThreeDSSession } from './three-ds-session.entity.js';
+import { THREE_DS_PROVIDER, type AuthenticationResult, type ThreeDSProvider } from './three-ds-provider.js';
+
+/** What ended a challenge: the shopper's answer, or giving up / running out of time. */
+export type ChallengeEnding = { answer: string } | { abandoned: 'canceled' | 'expired' };
+
+const EXPIRY_SWEEP_MS = 15_000;
+
+/**
+ * Ends a 3DS challenge: checks the answer with the issuer, authorises the payment when the shopper
+ * is authenticated, wipes the sealed card, and records the outcome with its transaction.* event.
+ * Idempotent: a session already ended is returned as it is.
+ */
+@Injectable()
+export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(CompleteAuthentication.name);
+  private readonly seal: CardSeal;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly authorizer: PaymentAuthorizer,
+    private readonly events: TransactionEventRecorder,
+    @Inject(THREE_DS_PROVIDER) private readonly provider: ThreeDSProvider,
+    @Inject(PAYMENTS_CONFIG) config: PaymentsConfig,
+  ) {
+    this.seal = new CardSeal(config.CARD_SEAL_KEY);
+  }
+
+  async execute(
+    sessionId: string,
+    ending: ChallengeEnding,
+  ): Promise<{ session: ThreeDSSession; transaction: Transaction }> {
+    if (!isGuid(sessionId)) throw ApiError.notFound(`3DS authentication ${String(sessionId)}`);
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      const session = await manager.findOne(ThreeDSSession, {
+        where: { id: sessionId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!session) throw ApiError.notFound(`3DS authentication ${sessionId}`);
+      const transaction = await manager.findOneByOrFail(Transaction, { id: session.transactionId });
+      if (session.status !== 'Created') return { session, transaction };
+
+      const card = session.sealedCard ? this.seal.open(session.sealedCard, session.id) : null;
+      let result: AuthenticationResult;
+      if (!card) result = this.provider.abandoned(transaction.brand!, 'expired');
+      else if ('answer' in ending)
+        result = await this.provider.answerChallenge(
+          { number: card.number, brand: transaction.brand! },
+          ending.answer,
+        );
+      else result = this.provider.abandoned(transaction.brand!, ending.abandoned);
+
+      await this.authorizer.settle(transaction, card, {
+        ...result,
+        dsTransactionId: session.dsTransactionId,
+      });
+      Object.assign(session, result, { challengeCompletedAt: new Date(), sealedCard: null });
+      await manager.save(session);
+      await manager.save(transaction);
+      await this.events.record(manager, transaction);
+      return { session, transaction };
+    });
+    this.events.flush();
+    return outcome;
+  }
+
+  /** Challenges nobody answered in time end as expired, so their payments and orders move on. */
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.expireAbandoned(), EXPIRY_SWEEP_MS);
+  }
+
+  beforeApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  async expireAbandoned(now = new Date()): Promise<number> {
+    try {
+      const due = await this.dataSource
+        .getRepository(ThreeDSSession)
+        .find({ select: { id: true }, where: { status: 'Created', expiresAt: LessThan(now) }, take: 100 });
+      for (const { id } of due) await this.execute(id, { abandoned: 'expired' });
+      return due.length;
+    } catch (error) {
+      this.logger.error(`3DS expiry sweep failed: ${String(error)}`);
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import {
+  createEnvelope,
+  toDecimalAmount,
+  transactionEventName,
+  type OperationType,
+  type TransactionEventKind,
+  type TransactionEventName,
+  type TransactionEventOutcome,
+  type TransactionStatus,
+} from '@byrd/contracts';
+import { Outbox } from '@byrd/platform';
+import type { Transaction } from './transaction.entity.js';
+
+const KIND: Record<OperationType, TransactionEventKind> = {
+  Payment: 'payment',
+  PreAuth: 'preauth',
+  Capture: 'capture',
+  Refund: 'refund',
+  // A release ends a pre-authorisation: announced as transaction.preauth.canceled.
+  Release: 'preauth',
+};
+
+const OUTCOME: Record<TransactionStatus, TransactionEventOutcome> = {
+  Created: 'pending',
+  Processing: 'pending',
+  PendingMerchantAction: 'pending',
+  Success: 'success',
+  Denied: 'failed',
+  Error: 'error',
+  TemporaryFailed: 'error',
+  Canceled: 'canceled',
+};
+
+export function eventNameOf(
+  transaction: Pick<Transaction, 'operationType' | 'status'>,
+): TransactionEventName {
+  if (transaction.operationType === 'Release') {
+    return transactionEventName('preauth', transaction.status === 'Success' ? 'canceled' : 'error');
+  }
+  return transactionEventName(KIND[transaction.operationType], OUTCOME[transaction.status]);
+}
+
+/** Writes transaction.* events to the outbox, in the transaction that changed the money. */
+@Injectable()
+export class TransactionEventRecorder {
+  constructor(private readonly outbox: Outbox) {}
+
+  async record(manager: EntityManager, transaction: Transaction): Promise<void> {
+    const type = eventNameOf(transaction);
+    await this.outbox.append(
+      manager,
+      createEnvelope(type, {
+        merchantId: transaction.merchantId,
+        paymentMethod: transaction.paymentMethod,
+        referenceIds: [transaction.orderId, transaction.id, transaction.sourceTransactionId].filter(
+          (id): id is string => Boolean(id),
+        ),
+        data: {
+          transactionId: transaction.id,
+          orderId: transaction.orderId,
+          orderRef: transaction.orderRef,
+          status: transaction.status,
+          operationType: transaction.operationType,
+          amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
+          isoAmount: transaction.isoAmount,
+          currency: transaction.currency,
+          code: transaction.code,
+          description: transaction.description,
+          sourceTransactionId: transaction.sourceTransactionId,
+          paymentMethod: transaction.paymentMethod,
+          initiatedFrom: transaction.initiatedFrom,
+        },
+      }),
+    );
+  }
+
+  /** Publishes what was just committed without waiting for the next relay poll. */
+  flush(): void {
+    this.outbox.wake();
+  }
+}

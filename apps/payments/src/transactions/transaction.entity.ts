@@ -1,0 +1,119 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type {
+  CardBrand,
+  InitiatedFrom,
+  MerchantMode,
+  OperationType,
+  PaymentMethod,
+  ReturnCode,
+  TransactionMode,
+  TransactionStatus,
+} from '@byrd/contracts';
+
+/** bigint columns hold minor units; they stay far below 2^53, so a JS number is exact. */
+export const minorUnits = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
+
+/**
+ * One money movement: a payment, pre-auth, capture, refund or release. Captures, refunds and
+ * releases point at their source; the source keeps the running balances. No card number is stored:
+ * only its masked form and brand.
+ */
+@Entity({ name: 'transactions' })
+export class Transaction {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'merchant_id', type: 'text' })
+  merchantId: string;
+
+  @Column({ name: 'merchant_mode', type: 'text' })
+  merchantMode: MerchantMode;
+
+  @Column({ name: 'order_id', type: 'uuid', nullable: true })
+  orderId: string | null;
+
+  @Column({ name: 'order_ref', type: 'text', nullable: true })
+  orderRef: string | null;
+
+  @Column({ name: 'operation_type', type: 'text' })
+  operationType: OperationType;
+
+  @Column({ name: 'source_transaction_id', type: 'uuid', nullable: true })
+  sourceTransactionId: string | null;
+
+  @Column({ name: 'payment_method', type: 'text' })
+  paymentMethod: PaymentMethod;
+
+  @Column({ type: 'text' })
+  status: TransactionStatus;
+
+  @Column({ type: 'text' })
+  code: ReturnCode;
+
+  @Column({ type: 'text' })
+  description: string;
+
+  @Column({ name: 'iso_amount', type: 'bigint', transformer: minorUnits })
+  isoAmount: number;
+
+  @Column({ type: 'char', length: 3 })
+  currency: string;
+
+  @Column({ name: 'captured_iso_amount', type: 'bigint', transformer: minorUnits })
+  capturedIsoAmount: number;
+
+  @Column({ name: 'refunded_iso_amount', type: 'bigint', transformer: minorUnits })
+  refundedIsoAmount: number;
+
+  @Column({ name: 'released_iso_amount', type: 'bigint', transformer: minorUnits })
+  releasedIsoAmount: number;
+
+  @Column({ type: 'text', nullable: true })
+  brand: CardBrand | null;
+
+  @Column({ name: 'masked_card_number', type: 'text', nullable: true })
+  maskedCardNumber: string | null;
+
+  @Column({ name: 'card_expiration', type: 'text', nullable: true })
+  cardExpiration: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  holder: string | null;
+
+  @Column({ name: 'token_id', type: 'uuid', nullable: true })
+  tokenId: string | null;
+
+  @Column({ name: 'is_pre_auth', type: 'boolean' })
+  isPreAuth: boolean;
+
+  @Column({ name: 'transaction_mode', type: 'text' })
+  transactionMode: TransactionMode;
+
+  @Column({ name: 'initiated_from', type: 'text' })
+  initiatedFrom: InitiatedFrom;
+
+  @Column({ type: 'text' })
+  acquirer: string;
+
+  @Column({ name: 'redirect_url', type: 'text', nullable: true })
+  redirectUrl: string | null;
+
+  @Column({ name: 'request_id', type: 'uuid' })
+  requestId: string;
+
+  @Column({ type: 'uuid' })
+  fingerprint: string;
+
+  /** Async methods: what the shopper needs to pay (multibanco entity/reference, mbway phone). */
+  @Column({ name: 'async_details', type: 'jsonb', nullable: true })
+  asyncDetails: Record<string, unknown> | null;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

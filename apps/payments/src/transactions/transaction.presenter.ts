@@ -1,0 +1,83 @@
+import {
+  describe as describeCode,
+  toDecimalAmount,
+  type PaymentResponse,
+  type TransactionResponse,
+} from '@byrd/contracts';
+import type { Transaction } from './transaction.entity.js';
+import type { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+
+/** `GET /api/v2/transactions/{id}`: the transaction with its 3DS result. */
+export function presentTransaction(
+  transaction: Transaction,
+  session: ThreeDSSession | null,
+): TransactionResponse {
+  return {
+    transactionId: transaction.id,
+    orderId: transaction.orderId,
+    orderRef: transaction.orderRef,
+    status: transaction.status,
+    operationType: transaction.operationType,
+    brand: transaction.brand,
+    paymentMethod: transaction.paymentMethod,
+    code: transaction.code,
+    description: transaction.description,
+    amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
+    isoAmount: transaction.isoAmount,
+    currency: transaction.currency,
+    acquirer: transaction.acquirer,
+    transactionMode: transaction.transactionMode,
+    isPreAuth: transaction.isPreAuth,
+    initiatedFrom: transaction.initiatedFrom,
+    sourceTransactionId: transaction.sourceTransactionId,
+    maskedCardNumber: transaction.maskedCardNumber,
+    tokenId: transaction.tokenId,
+    threeDSecure: session
+      ? {
+          id: session.id,
+          status: session.status,
+          transStatus: session.transStatus,
+          transStatusReason: session.transStatusReason,
+          eci: session.eci,
+          protocolVersion: session.protocolVersion,
+          verificationMethod: 'ThreeDSecure',
+        }
+      : null,
+    createdAt: transaction.createdAt.toISOString(),
+    updatedAt: transaction.updatedAt.toISOString(),
+  };
+}
+
+/** `POST /api/v2/payment` answer (SPEC.md "Payment - response"). */
+export function presentPayment(
+  transaction: Transaction,
+  session: ThreeDSSession | null,
+  actionUrl: string | null,
+): PaymentResponse {
+  return {
+    type: 'card',
+    currency: transaction.currency,
+    orderRef: transaction.orderRef,
+    acquirer: transaction.acquirer,
+    brand: transaction.brand,
+    paymentMethod: transaction.paymentMethod,
+    redirectUrl: transaction.redirectUrl,
+    fingerprint: transaction.fingerprint,
+    action: actionUrl ? { type: 'redirect', url: actionUrl } : null,
+    code: transaction.code,
+    description: transaction.description || describeCode(transaction.code),
+    status: transaction.status,
+    requestId: transaction.requestId,
+    expiresAt: transaction.expiresAt.toISOString(),
+    acceptTokenization: transaction.paymentMethod === 'card',
+    transactionMode: transaction.transactionMode,
+    transactionId: transaction.id,
+    amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
+    isoAmount: transaction.isoAmount,
+    isPreAuth: transaction.isPreAuth,
+    orderId: transaction.orderId,
+    threeDSecure: session
+      ? { id: session.id, verificationMethod: 'ThreeDSecure', channel: 'Browser', status: session.status }
+      : null,
+  };
+}

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createHttpApp, loadConfig, runMigrations } from '@byrd/platform';
+import { TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
+import { AppModule, SERVICE_NAME } from '../src/app.module.js';
+import { paymentsConfigSchema } from '../src/config.js';
+import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
+import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
+import { ordersConfigSchema } from '../../orders/src/config.js';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function startApp(
+  module: unknown,
+  name: string,
+): Promise<{ app: NestFastifyApplication; url: string }> {
+  const app = await createHttpApp({ module, serviceName: name, description: 'test' });
+  await app.listen(0, '127.0.0.1');
+  return { app, url: await app.getUrl() };
+}
+
+/**
+ * Payments and orders running side by side on this run's own databases, stream and key bucket,
+ * reached over real HTTP, as a merchant's backend (or a shopper's browser) would reach them.
+ */
+export class PaymentsHarness {
+  private constructor(
+    readonly env: TestEnvironment,
+    readonly payments: NestFastifyApplication,
+    readonly orders: NestFastifyApplication,
+    readonly paymentsUrl: string,
+    readonly ordersUrl: string,
+    readonly merchant: TestMerchant,
+  ) {}
+
+  static async start(extraEnv: Record<string, string> = {}): Promise<PaymentsHarness> {
+    const env = await TestEnvironment.create();
+    const ordersVars = await env.serviceEnv('orders');
+    const ordersConfig = loadConfig(ordersConfigSchema, ordersVars);
+    await runMigrations({
+      url: ordersConfig.DATABASE_URL,
+      entities: ORDERS_ENTITIES,
+      migrations: ORDERS_MIGRATIONS,
+    });
+    const orders = await startApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
+
+    const paymentsVars = await env.serviceEnv('payments', extraEnv);
+    const paymentsConfig = loadConfig(paymentsConfigSchema, {
+      ...paymentsVars,
+      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+      ...extraEnv,
+    });
+    await runMigrations({
+      url: paymentsConfig.DATABASE_URL,
+      entities: PAYMENTS_ENTITIES,
+      migrations: PAYMENTS_MIGRATIONS,
+    });
+    const payments = await startApp(AppModule.forRoot(paymentsConfig), SERVICE_NAME);
+    const merchant = await env.createMerchant('Acme Shop');
+    return new PaymentsHarness(env, payments.app, orders.app, payments.url, orders.url, merchant);
+  }
+
+  async stop(): Promise<void> {
+    await this.payments.close();
+    await this.orders.close();
+    await this.env.cleanup();
+  }
+
+  async call(
+    base: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<HttpAnswer> {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        'x-api-key': this.merchant.apiKey,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // HTML pages stay text
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+
+  request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    return this.call(this.paymentsUrl, method, path, body, headers);
+  }
+
+  createOrder(overrides: Record<string, unknown> = {}) {
+    return this.call(this.ordersUrl, 'POST', '/api/v2/orders', {
+      amount: '25.00',
+      currency: 'EUR',
+      orderRef: `ref-${randomUUID().slice(0, 8)}`,
+      orderOptions: { redirectUrl: 'https://shop.example.com/return' },
+      ...overrides,
+    });
+  }
+
+  getOrder(orderId: string) {
+    return this.call(this.ordersUrl, 'GET', `/api/v2/orders/${orderId}`);
+  }
+
+  /** A card payment as a merchant backend sends it. */
+  pay(card: string, overrides: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    return this.request(
+      'POST',
+      '/api/v2/payment',
+      {
+        type: 'card',
+        amount: '25.00',
+        currency: 'EUR',
+        orderRef: `pay-${randomUUID().slice(0, 8)}`,
+        redirectUrl: 'https://shop.example.com/return',
+        card: { number: card, expiration: '12/30', cvv: '123', holder: 'Ana Silva' },
+        ...overrides,
+      },
+      headers,
+    );
+  }
+
+  /** Polls the order until `predicate` holds (orders follows payments through events). */
+  async waitForOrder(orderId: string, predicate: (order: any) => boolean, timeoutMs = 10_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { body } = await this.getOrder(orderId);
+      if (predicate(body)) return body;
+      if (Date.now() > deadline) throw new Error(`Order never matched; last seen: ${JSON.stringify(body)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import type { EventCollector } from '@byrd/platform/testing';
+import { PaymentsHarness } from './harness.js';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('card payments over HTTP', () => {
+  let h: PaymentsHarness;
+  let events: EventCollector;
+
+  beforeAll(async () => {
+    h = await PaymentsHarness.start();
+    events = await h.env.collect('transaction.>');
+  });
+  afterAll(() => h?.stop());
+
+  it('authorises a frictionless card at once (BYRD200) and announces transaction.payment.success', async () => {
+    const { status, body } = await h.pay('5448280000000007', { orderRef: 'frictionless-1' });
+    expect(status).toBe(201);
+    expect(body).toMatchObject({
+      type: 'card',
+      code: 'BYRD200',
+      description: 'Operation successfully completed',
+      status: 'Success',
+      brand: 'MASTER',
+      paymentMethod: 'card',
+      acquirer: 'SIMULATED',
+      amount: '25.00',
+      isoAmount: 2500,
+      currency: 'EUR',
+      orderRef: 'frictionless-1',
+      isPreAuth: false,
+      transactionMode: 'None',
+      action: null,
+      threeDSecure: { verificationMethod: 'ThreeDSecure', channel: 'Browser', status: 'Authorized' },
+    });
+    expect(body.transactionId).toMatch(GUID);
+    expect(body.requestId).toBeTruthy();
+    expect(body.fingerprint).toMatch(GUID);
+
+    const event = await events.waitFor(
+      (e) => e.type === 'transaction.payment.success' && (e.data as any).transactionId === body.transactionId,
+    );
+    expect(event.envelope).toMatchObject({
+      paymentMethod: 'card',
+      data: {
+        status: 'Success',
+        operationType: 'Payment',
+        amount: '25.00',
+        currency: 'EUR',
+        code: 'BYRD200',
+      },
+    });
+
+    const read = await h.request('GET', `/api/v2/transactions/${body.transactionId}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({
+      status: 'Success',
+      operationType: 'Payment',
+      brand: 'MASTER',
+      code: 'BYRD200',
+      maskedCardNumber: '544828******0007',
+      threeDSecure: { status: 'Authorized', transStatus: 'Y', eci: '02' },
+    });
+  });
+});
