@@ -3,6 +3,7 @@ import { PlatformModule } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from './config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from './database.js';
 import { PaymentsModule } from './payments.module.js';
+import { OperationsModule } from './operations/operations.module.js';
 
 export const SERVICE_NAME = 'payments';
 
@@ -28,6 +29,7 @@ export class AppModule {
           exports: [PAYMENTS_CONFIG],
         },
         PaymentsModule,
+        OperationsModule,
       ],
     };
   }

@@ -1,0 +1,84 @@
+import type { ReturnCode } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+import type { Transaction } from '../transactions/transaction.entity.js';
+
+export type FollowUpOperation = 'Capture' | 'Refund' | 'Release';
+
+/** A refused operation: 422 with the return code a payments client expects. */
+function refuse(message: string, code: ReturnCode = 'BYRD205'): ApiError {
+  return new ApiError(ErrorKind.BusinessRule, message, { code });
+}
+
+/** What is still held by a pre-authorisation (neither captured nor released). */
+export function heldOf(preAuth: Transaction): number {
+  return preAuth.isoAmount - preAuth.capturedIsoAmount - preAuth.releasedIsoAmount;
+}
+
+/** What can still be refunded of a payment, a capture, or a pre-authorisation's captures. */
+export function refundableOf(source: Transaction): number {
+  const base = source.operationType === 'PreAuth' ? source.capturedIsoAmount : source.isoAmount;
+  return base - source.refundedIsoAmount;
+}
+
+/**
+ * The state rules of follow-up operations. Returns the amount to use (the whole remaining balance
+ * when none was asked for); throws the refusal a merchant would expect otherwise.
+ * `root` is the payment or pre-auth the money came from; for a refund of a capture, `source` is the
+ * capture and `root` its pre-auth, and both balances must allow the refund.
+ */
+export function checkOperation(
+  operation: FollowUpOperation,
+  source: Transaction,
+  root: Transaction,
+  requested: number | undefined,
+): number {
+  if (source.status !== 'Success') {
+    throw refuse(
+      `Transaction ${source.id} is ${source.status}; only a successful transaction can be ${pastTense(operation)}`,
+    );
+  }
+  switch (operation) {
+    case 'Capture': {
+      if (source.operationType !== 'PreAuth') throw refuse('Only a pre-authorisation can be captured');
+      const held = heldOf(source);
+      if (held === 0)
+        throw refuse('Nothing is left to capture: the pre-authorisation was fully captured or released');
+      return within(requested ?? held, held, 'capture');
+    }
+    case 'Release': {
+      if (source.operationType !== 'PreAuth') throw refuse('Only a pre-authorisation can be released');
+      if (source.capturedIsoAmount > 0)
+        throw refuse('A captured pre-authorisation cannot be released; refund it instead');
+      const held = heldOf(source);
+      if (held === 0) throw refuse('The pre-authorisation was already released');
+      return within(requested ?? held, held, 'release');
+    }
+    case 'Refund': {
+      if (source.operationType === 'Refund' || source.operationType === 'Release') {
+        throw refuse('Only a payment, a capture or a captured pre-authorisation can be refunded');
+      }
+      const refundable = Math.min(refundableOf(source), refundableOf(root));
+      if (source.operationType === 'PreAuth' && source.capturedIsoAmount === 0) {
+        throw refuse('Nothing was captured on this pre-authorisation; release it instead');
+      }
+      if (refundable <= 0) throw refuse('The payment is already fully refunded', 'BYRD230');
+      const amount = requested ?? refundable;
+      if (amount > refundable) {
+        throw refuse(
+          `The refund amount exceeds the remaining balance (${refundable} minor units)`,
+          'BYRD231',
+        );
+      }
+      return amount;
+    }
+  }
+}
+
+function within(amount: number, limit: number, verb: string): number {
+  if (amount > limit) throw refuse(`Cannot ${verb} more than the ${limit} minor units still held`);
+  return amount;
+}
+
+function pastTense(operation: FollowUpOperation): string {
+  return { Capture: 'captured', Refund: 'refunded', Release: 'released' }[operation];
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { PaymentsModule } from '../payments.module.js';
+import { OperationsController } from './operations.controller.js';
+import { RunOperation } from './run-operation.usecase.js';
+
+/** Capture, refund and release of earlier transactions. */
+@Module({
+  imports: [PaymentsModule],
+  controllers: [OperationsController],
+  providers: [RunOperation],
+})
+export class OperationsModule {}

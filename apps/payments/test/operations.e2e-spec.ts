@@ -1,0 +1,179 @@
+import type { EventCollector } from '@byrd/platform/testing';
+import { PaymentsHarness } from './harness.js';
+
+/** Capture, refund and release with balances, state rules and concurrency. */
+describe('operations', () => {
+  let h: PaymentsHarness;
+  let events: EventCollector;
+
+  beforeAll(async () => {
+    h = await PaymentsHarness.start();
+    events = await h.env.collect('transaction.>');
+  });
+  afterAll(() => h?.stop());
+
+  const preAuth = async (amount = '100.00', orderId?: string) => {
+    const { body } = await h.pay('4242424242424242', {
+      amount,
+      isPreAuth: true,
+      ...(orderId ? { orderId } : {}),
+    });
+    expect(body).toMatchObject({ status: 'Success', isPreAuth: true });
+    return body.transactionId as string;
+  };
+
+  it('pre-auth → partial capture → partial refund → over-refund (BYRD231), with correct balances', async () => {
+    const { body: order } = await h.createOrder({ amount: '100.00' });
+    const id = await preAuth('100.00', order.orderId);
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+
+    const capture = await h.request('POST', `/api/v2/capture/${id}`, { isoAmount: 6000 });
+    expect(capture.status).toBe(200);
+    expect(capture.body).toMatchObject({
+      code: 'BYRD200',
+      status: 'Success',
+      amount: '60.00',
+      isoAmount: 6000,
+      sourceTransaction: {
+        transactionId: id,
+        amount: '100.00',
+        capturedAmount: '60.00',
+        remainingAmount: '40.00',
+      },
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+
+    const refund = await h.request('POST', `/api/v2/refund/${capture.body.transactionId}`, {
+      amount: '35.00',
+    });
+    expect(refund.status).toBe(200);
+    expect(refund.body).toMatchObject({
+      code: 'BYRD200',
+      amount: '35.00',
+      sourceTransaction: {
+        transactionId: capture.body.transactionId,
+        refundedAmount: '35.00',
+        remainingAmount: '25.00',
+        isoRemainingAmount: 2500,
+      },
+    });
+
+    const over = await h.request('POST', `/api/v2/refund/${capture.body.transactionId}`, { isoAmount: 3100 });
+    expect(over.status).toBe(422);
+    expect(over.body).toMatchObject({
+      code: 'BYRD231',
+      description: 'The refund amount exceeds the remaining balance of the original payment',
+    });
+    // The same money cannot be refunded again through the pre-auth either.
+    expect((await h.request('POST', `/api/v2/refund/${id}`, { isoAmount: 3100 })).body.code).toBe('BYRD231');
+
+    await events.waitFor(
+      (e) =>
+        e.type === 'transaction.refund.success' &&
+        (e.data as any).sourceTransactionId === capture.body.transactionId,
+    );
+    expect((await h.request('GET', `/api/v2/transactions/${refund.body.transactionId}`)).body).toMatchObject({
+      operationType: 'Refund',
+      status: 'Success',
+      sourceTransactionId: capture.body.transactionId,
+    });
+  });
+
+  it('refunds a payment fully, then answers BYRD230; the order becomes refunded', async () => {
+    const { body: order } = await h.createOrder({ amount: '50.00' });
+    const { body: payment } = await h.pay('4242424242424242', { amount: '50.00', orderId: order.orderId });
+    const full = await h.request('POST', `/api/v2/refund/${payment.transactionId}`, {});
+    expect(full.body).toMatchObject({
+      status: 'Success',
+      amount: '50.00',
+      sourceTransaction: { remainingAmount: '0.00' },
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'refunded');
+    const again = await h.request('POST', `/api/v2/refund/${payment.transactionId}`, { isoAmount: 100 });
+    expect(again.status).toBe(422);
+    expect(again.body.code).toBe('BYRD230');
+  });
+
+  it('applies the sandbox amount rules to captures and refunds (a denied refund changes no balance)', async () => {
+    const id = await preAuth('100.00');
+    const denied = await h.request('POST', `/api/v2/capture/${id}`, { amount: '20.00' });
+    expect(denied.status).toBe(200);
+    expect(denied.body).toMatchObject({
+      code: 'BYRD205',
+      status: 'Denied',
+      sourceTransaction: { capturedAmount: '0.00', remainingAmount: '100.00' },
+    });
+    expect((await h.request('POST', `/api/v2/capture/${id}`, { amount: '20.01' })).body).toMatchObject({
+      status: 'TemporaryFailed',
+      code: 'BYRD203',
+    });
+    const captured = await h.request('POST', `/api/v2/capture/${id}`, { amount: '50.00' });
+    expect(captured.body.status).toBe('Success');
+    const refundDenied = await h.request('POST', `/api/v2/refund/${captured.body.transactionId}`, {
+      amount: '30.00',
+    });
+    expect(refundDenied.body).toMatchObject({
+      status: 'Denied',
+      sourceTransaction: { refundedAmount: '0.00', remainingAmount: '50.00' },
+    });
+  });
+
+  it('releases an uncaptured pre-auth, then refuses to capture or release it again', async () => {
+    const { body: order } = await h.createOrder({ amount: '80.00' });
+    const id = await preAuth('80.00', order.orderId);
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+    const release = await h.request('POST', `/api/v2/release/${id}`, {});
+    expect(release.status).toBe(200);
+    expect(release.body).toMatchObject({
+      code: 'BYRD200',
+      amount: '80.00',
+      sourceTransaction: { releasedAmount: '80.00', remainingAmount: '0.00' },
+    });
+    await events.waitFor(
+      (e) => e.type === 'transaction.preauth.canceled' && (e.data as any).sourceTransactionId === id,
+    );
+    await h.waitForOrder(order.orderId, (o) => o.status === 'created');
+
+    expect((await h.request('POST', `/api/v2/capture/${id}`, { isoAmount: 100 })).status).toBe(422);
+    expect((await h.request('POST', `/api/v2/release/${id}`, {})).status).toBe(422);
+  });
+
+  it('refuses: capture of a denied pre-auth, release after capture, capture beyond the hold, refund of a pre-auth never captured', async () => {
+    const { body: deniedPreAuth } = await h.pay('4000000000000002', { isPreAuth: true });
+    expect((await h.request('POST', `/api/v2/capture/${deniedPreAuth.transactionId}`, {})).status).toBe(422);
+
+    const id = await preAuth('100.00');
+    expect((await h.request('POST', `/api/v2/refund/${id}`, {})).status).toBe(422);
+    expect((await h.request('POST', `/api/v2/capture/${id}`, { isoAmount: 10_001 })).status).toBe(422);
+    expect((await h.request('POST', `/api/v2/capture/${id}`, { isoAmount: 5000 })).body.status).toBe(
+      'Success',
+    );
+    const release = await h.request('POST', `/api/v2/release/${id}`, {});
+    expect(release.status).toBe(422);
+    expect(release.body.message).toMatch(/captured/);
+  });
+
+  it('serialises concurrent refunds so the balance never goes negative', async () => {
+    const { body: payment } = await h.pay('4242424242424242', { amount: '100.00' });
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        h.request('POST', `/api/v2/refund/${payment.transactionId}`, { amount: '40.00' }),
+      ),
+    );
+    const succeeded = answers.filter((a) => a.status === 200 && a.body.status === 'Success');
+    expect(succeeded).toHaveLength(2);
+    expect(answers.filter((a) => a.status === 422).every((a) => a.body.code === 'BYRD231')).toBe(true);
+    const remaining = succeeded.map((a) => a.body.sourceTransaction.isoRemainingAmount).sort((a, b) => a - b);
+    expect(remaining).toEqual([2000, 6000]);
+  });
+
+  it("answers 404 for another merchant's transaction", async () => {
+    const id = await preAuth();
+    const other = await h.env.createMerchant('Other');
+    const answer = await h.request('POST', `/api/v2/capture/${id}`, {}, { 'x-api-key': other.apiKey });
+    expect(answer.status).toBe(404);
+    expect(
+      (await h.request('GET', `/api/v2/transactions/${id}`, undefined, { 'x-api-key': other.apiKey })).status,
+    ).toBe(404);
+  });
+});
