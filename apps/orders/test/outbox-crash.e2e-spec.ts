@@ -1,41 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { runMigrations } from '@byrd/platform';
-import { TestEnvironment, type EventCollector, type TestMerchant } from '@byrd/platform/testing';
+import {
+  freePort,
+  startServiceProcess,
+  TestEnvironment,
+  type EventCollector,
+  type ServiceProcess,
+  type TestMerchant,
+} from '@byrd/platform/testing';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The built service as its own process, as it runs in production. */
-async function startService(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, ...env }, stdio: 'ignore' });
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`orders exited with ${child.exitCode}`);
-    const ready = await fetch(`http://127.0.0.1:${env.HTTP_PORT}/health/ready`).catch(() => null);
-    if (ready?.status === 200) return child;
-    if (Date.now() > deadline) throw new Error('orders never became ready');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) =>
-    child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code)),
-  );
 
 /** DESIGN.md: "A crash between commit and publish loses nothing." */
 describe('orders process killed between commit and publish', () => {
@@ -43,7 +21,7 @@ describe('orders process killed between commit and publish', () => {
   let vars: Record<string, string>;
   let merchant: TestMerchant;
   let events: EventCollector;
-  let child: ChildProcess | undefined;
+  let service: ServiceProcess | undefined;
 
   beforeAll(async () => {
     if (!existsSync(MAIN))
@@ -55,13 +33,13 @@ describe('orders process killed between commit and publish', () => {
     events = await env.collect('order.>');
   });
   afterAll(async () => {
-    child?.kill('SIGKILL');
+    service?.child.kill('SIGKILL');
     await env?.cleanup();
   });
 
   it('publishes order.created exactly once after a restart', async () => {
     // The relay is held off, so the process dies with the event committed but never published.
-    child = await startService({ ...vars, OUTBOX_RELAY_ENABLED: 'false' });
+    service = await startServiceProcess(MAIN, { ...vars, OUTBOX_RELAY_ENABLED: 'false' });
     const response = await fetch(`http://127.0.0.1:${vars.HTTP_PORT}/api/v2/orders`, {
       method: 'POST',
       headers: { 'x-api-key': merchant.apiKey, 'content-type': 'application/json' },
@@ -69,8 +47,8 @@ describe('orders process killed between commit and publish', () => {
     });
     expect(response.status).toBe(201);
     const { orderId } = (await response.json()) as { orderId: string };
-    child.kill('SIGKILL');
-    await exited(child);
+    service.child.kill('SIGKILL');
+    await service.exited();
 
     await new Promise((r) => setTimeout(r, 300));
     expect(events.ofType('order.created')).toHaveLength(0);
@@ -80,7 +58,7 @@ describe('orders process killed between commit and publish', () => {
     await db.end();
     expect(pending.rows[0].n).toBe(1);
 
-    child = await startService(vars);
+    service = await startServiceProcess(MAIN, vars);
     const published = await events.waitFor(
       (e) => e.type === 'order.created' && (e.data as { orderId: string }).orderId === orderId,
     );
@@ -88,7 +66,7 @@ describe('orders process killed between commit and publish', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(events.ofType('order.created')).toHaveLength(1);
 
-    child.kill('SIGTERM');
-    expect(await exited(child)).toBe(0);
+    service.child.kill('SIGTERM');
+    expect(await service.exited()).toBe(0);
   });
 });

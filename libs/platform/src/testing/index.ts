@@ -1,1 +1,2 @@
 export * from './test-environment.js';
+export * from './service-process.js';

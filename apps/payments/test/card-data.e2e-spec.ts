@@ -1,0 +1,161 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runMigrations } from '@byrd/platform';
+import {
+  freePort,
+  startServiceProcess,
+  TestEnvironment,
+  type ServiceProcess,
+  type TestMerchant,
+} from '@byrd/platform/testing';
+import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const PAYMENTS_MAIN = path.resolve(here, '../dist/main.js');
+const ORDERS_MAIN = path.resolve(here, '../../orders/dist/main.js');
+
+const CARDS = [
+  '5448280000000007',
+  '4242424242424242',
+  '5555341244441115',
+  '4000000000000002',
+  '378282246310005',
+  '5105105105105100',
+];
+const CVVS = ['987', '6543'];
+
+/**
+ * PCI DSS requirement 3, checked the way an auditor would: after a full run of payments (with logs
+ * at trace level), no card number and no CVV appears in the databases, the logs or the events.
+ */
+describe('card data at rest', () => {
+  let env: TestEnvironment;
+  let merchant: TestMerchant;
+  let payments: ServiceProcess;
+  let orders: ServiceProcess;
+  const databases: string[] = [];
+
+  beforeAll(async () => {
+    for (const main of [PAYMENTS_MAIN, ORDERS_MAIN]) {
+      if (!existsSync(main)) throw new Error(`${main} is missing: run "npx turbo run build" first`);
+    }
+    env = await TestEnvironment.create();
+    const ordersVars = await env.serviceEnv('orders', {
+      HTTP_PORT: String(await freePort()),
+      LOG_LEVEL: 'trace',
+    });
+    const paymentsVars = await env.serviceEnv('payments', {
+      HTTP_PORT: String(await freePort()),
+      LOG_LEVEL: 'trace',
+    });
+    await runMigrations({
+      url: ordersVars.DATABASE_URL,
+      entities: ORDERS_ENTITIES,
+      migrations: ORDERS_MIGRATIONS,
+    });
+    await runMigrations({
+      url: paymentsVars.DATABASE_URL,
+      entities: PAYMENTS_ENTITIES,
+      migrations: PAYMENTS_MIGRATIONS,
+    });
+    databases.push(ordersVars.DATABASE_URL, paymentsVars.DATABASE_URL);
+    orders = await startServiceProcess(ORDERS_MAIN, ordersVars);
+    payments = await startServiceProcess(PAYMENTS_MAIN, paymentsVars);
+    merchant = await env.createMerchant();
+  });
+  afterAll(async () => {
+    payments?.child.kill('SIGKILL');
+    orders?.child.kill('SIGKILL');
+    await env?.cleanup();
+  });
+
+  const post = async (base: string, pathname: string, body: unknown) => {
+    const response = await fetch(`${base}${pathname}`, {
+      method: 'POST',
+      headers: { 'x-api-key': merchant.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  it('keeps no card number or CVV in the databases, logs or events after a full run', async () => {
+    const { body: order } = await post(orders.url, '/api/v2/orders', { amount: '100.00', currency: 'EUR' });
+    const card = (number: string, cvv = CVVS[0]) => ({
+      number,
+      expiration: '12/30',
+      cvv,
+      holder: 'Ana Silva',
+    });
+    const pay = (number: string, extra: object = {}) =>
+      post(payments.url, '/api/v2/payment', {
+        type: 'card',
+        amount: '100.00',
+        currency: 'EUR',
+        card: card(number),
+        ...extra,
+      });
+
+    const preAuth = await pay(CARDS[0], { orderId: order.orderId, isPreAuth: true });
+    expect(preAuth.body.status).toBe('Success');
+    const capture = await post(payments.url, `/api/v2/capture/${preAuth.body.transactionId}`, {
+      isoAmount: 6000,
+    });
+    await post(payments.url, `/api/v2/refund/${capture.body.transactionId}`, { isoAmount: 3500 });
+    expect((await pay(CARDS[1])).body.status).toBe('Success');
+    expect((await pay(CARDS[2])).body.code).toBe('BYRD207'); // sealed while the shopper is challenged
+    expect((await pay(CARDS[3])).body.status).toBe('Denied');
+    expect(
+      (
+        await post(payments.url, '/api/v2/payment', {
+          type: 'card',
+          amount: '100.00',
+          currency: 'EUR',
+          card: card(CARDS[4], CVVS[1]),
+        })
+      ).body.status,
+    ).toBe('Success');
+    // Invalid requests are logged too: their card data must be redacted as well.
+    expect((await pay('5105105105105101')).status).toBe(400);
+    expect(
+      (
+        await post(payments.url, '/api/v2/payment', {
+          type: 'card',
+          amount: 'x',
+          currency: 'EUR',
+          card: card(CARDS[5]),
+        })
+      ).status,
+    ).toBe(400);
+    await new Promise((r) => setTimeout(r, 500)); // let the outbox drain
+
+    const dumps = databases.map((url) =>
+      execFileSync('pg_dump', ['--data-only', '--no-owner', url], { encoding: 'utf8' }),
+    );
+    const streamed: string[] = [];
+    const collector = await env.collect('>');
+    await collector.waitFor(() => false, 1_000).catch(() => undefined);
+    for (const event of collector.events) streamed.push(JSON.stringify(event.envelope));
+    expect(streamed.length).toBeGreaterThan(5);
+
+    const places = {
+      database: dumps.join('\n'),
+      logs: payments.output() + orders.output(),
+      events: streamed.join('\n'),
+    };
+    expect(places.logs.length).toBeGreaterThan(1_000); // trace logging really ran
+    for (const [place, text] of Object.entries(places)) {
+      for (const number of [...CARDS, '5105105105105101'])
+        expect({ place, found: text.includes(number) }).toEqual({ place, found: false });
+      for (const cvv of CVVS)
+        expect({ place, cvv: new RegExp(`cvv\\W{0,6}${cvv}`, 'i').test(text) }).toEqual({
+          place,
+          cvv: false,
+        });
+    }
+    // The masked form is what is kept.
+    expect(places.database).toContain('544828******0007');
+  });
+});
