@@ -59,7 +59,9 @@ describe('card payments over HTTP', () => {
       brand: 'MASTER',
       code: 'BYRD200',
       maskedCardNumber: '544828******0007',
-      threeDSecure: { status: 'Authorized', transStatus: 'Y', eci: '02' },
+      threeDSecure: { status: 'Authorized', transStatus: 'Y', eci: '02', protocolVersion: '2.2.0' },
     });
+    expect(read.body.threeDSecure.aav).toMatch(/^[A-Za-z0-9+/]{27}=$/);
+    expect(read.body.threeDSecure.dsTransactionId).toMatch(GUID);
   });
 });

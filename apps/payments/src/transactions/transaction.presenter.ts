@@ -1,6 +1,8 @@
 import {
   describe as describeCode,
   toDecimalAmount,
+  type MbWayDetails,
+  type MultibancoReference,
   type PaymentResponse,
   type TransactionResponse,
 } from '@byrd/contracts';
@@ -39,13 +41,37 @@ export function presentTransaction(
           transStatus: session.transStatus,
           transStatusReason: session.transStatusReason,
           eci: session.eci,
+          aav: session.aav,
+          dsTransactionId: session.dsTransactionId,
           protocolVersion: session.protocolVersion,
           verificationMethod: 'ThreeDSecure',
         }
       : null,
     createdAt: transaction.createdAt.toISOString(),
     updatedAt: transaction.updatedAt.toISOString(),
+    ...presentAsyncDetails(transaction),
   };
+}
+
+/** The `multibanco` or `mbway` block of an async payment, from what was stored at its creation. */
+export function presentAsyncDetails(transaction: Transaction): {
+  multibanco?: MultibancoReference;
+  mbway?: MbWayDetails;
+} {
+  const details = transaction.asyncDetails;
+  if (!details) return {};
+  if (transaction.paymentMethod === 'multibanco') {
+    return {
+      multibanco: {
+        entity: String(details.entity),
+        reference: String(details.reference),
+        amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
+        expiresAt: transaction.expiresAt.toISOString(),
+      },
+    };
+  }
+  if (transaction.paymentMethod === 'mbway') return { mbway: { phoneNumber: String(details.phoneNumber) } };
+  return {};
 }
 
 /** `POST /api/v2/payment` answer (SPEC.md "Payment - response"). */

@@ -12,6 +12,7 @@ import type {
   TransStatus,
 } from '../enums.js';
 import { PageQuery, type ListEnvelope } from './common.dto.js';
+import type { MbWayDetails, MultibancoReference } from './payments.dto.js';
 
 /** 3DS result of a transaction. */
 export interface TransactionThreeDSecure {
@@ -25,6 +26,10 @@ export interface TransactionThreeDSecure {
   transStatusReason: string | null;
   /** Electronic commerce indicator. */
   eci: string | null;
+  /** Authentication value (CAVV/AAV) of an authenticated shopper. */
+  aav: string | null;
+  /** Directory server transaction id. */
+  dsTransactionId: string | null;
   /** 3DS protocol version, e.g. 2.2.0. */
   protocolVersion: string | null;
   /** `ThreeDSecure`. */
@@ -73,6 +78,10 @@ export interface TransactionResponse {
   tokenId: string | null;
   /** 3DS result, when 3DS ran. */
   threeDSecure: TransactionThreeDSecure | null;
+  /** Multibanco payments: the entity and reference to pay. */
+  multibanco?: MultibancoReference;
+  /** MB WAY payments: where the request went. */
+  mbway?: MbWayDetails;
   /** Creation time, ISO 8601 UTC. */
   createdAt: string;
   /** Last change, ISO 8601 UTC. */
