@@ -3,6 +3,9 @@ import { PlatformModule } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from './config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from './database.js';
 import { PaymentsModule } from './payments.module.js';
+import { AsyncPaymentsModule } from './async/async-payments.module.js';
+import { SandboxModule } from './sandbox/sandbox.module.js';
+import { ChargebacksModule } from './chargebacks/chargebacks.module.js';
 import { OperationsModule } from './operations/operations.module.js';
 
 export const SERVICE_NAME = 'payments';
@@ -29,6 +32,9 @@ export class AppModule {
           exports: [PAYMENTS_CONFIG],
         },
         PaymentsModule,
+        AsyncPaymentsModule,
+        SandboxModule,
+        ChargebacksModule,
         OperationsModule,
       ],
     };

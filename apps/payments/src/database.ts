@@ -1,6 +1,13 @@
 import { Transaction } from './transactions/transaction.entity.js';
 import { ThreeDSSession } from './three-ds/three-ds-session.entity.js';
+import { Chargeback } from './chargebacks/chargeback.entity.js';
 import { Payments1763800000200 } from './migrations/1763800000200-payments.js';
+import { AsyncPayments1763800000400 } from './migrations/1763800000400-async-payments.js';
+import { Chargebacks1763800000410 } from './migrations/1763800000410-chargebacks.js';
 
-export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession];
-export const PAYMENTS_MIGRATIONS = [Payments1763800000200];
+export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
+export const PAYMENTS_MIGRATIONS = [
+  Payments1763800000200,
+  AsyncPayments1763800000400,
+  Chargebacks1763800000410,
+];

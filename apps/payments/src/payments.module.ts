@@ -10,15 +10,19 @@ import { PaymentAuthorizer } from './payments/payment-authorizer.js';
 import { TransactionsController } from './transactions/transactions.controller.js';
 import { QueryTransactions } from './transactions/query-transactions.usecase.js';
 import { TransactionEventRecorder } from './transactions/transaction-events.js';
+import { PayerResolver } from './payments/payer.js';
+import { AsyncPaymentsModule } from './async/async-payments.module.js';
 
 /** Card payments, their 3DS authentication and the transaction reads. */
 @Module({
+  imports: [AsyncPaymentsModule], // POST /api/v2/payment hands multibanco and mbway over to it
   controllers: [PaymentsController, TransactionsController],
   providers: [
     // The sandbox is the only acquirer and 3DS server shipped; ACQUIRER / THREE_DS_PROVIDER pick them.
     { provide: ACQUIRER, useClass: SandboxAcquirer },
     { provide: THREE_DS_PROVIDER, useClass: SandboxThreeDSProvider },
     TransactionEventRecorder,
+    PayerResolver,
     PaymentAuthorizer,
     CreatePayment,
     CompleteAuthentication,

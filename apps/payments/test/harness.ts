@@ -143,4 +143,41 @@ export class PaymentsHarness {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+
+  /** A multibanco or mbway payment as a merchant backend sends it (mbway with a Portuguese mobile). */
+  payAsync(
+    type: 'multibanco' | 'mbway',
+    overrides: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
+    return this.request(
+      'POST',
+      '/api/v2/payment',
+      {
+        type,
+        amount: '25.00',
+        currency: 'EUR',
+        orderRef: `${type}-${randomUUID().slice(0, 8)}`,
+        redirectUrl: 'https://shop.example.com/return',
+        ...(type === 'mbway' ? { mbway: { phoneNumber: '912345678' } } : {}),
+        ...overrides,
+      },
+      headers,
+    );
+  }
+
+  /** Acts as the shopper of a pending async payment: `pay`, `refuse` or `expire`. */
+  simulate(transactionId: string, action: string, headers: Record<string, string> = {}) {
+    return this.request('POST', `/api/v2/sandbox/payments/${transactionId}/${action}`, undefined, headers);
+  }
+
+  /** Opens a chargeback through the sandbox, as a card scheme would. */
+  openChargeback(body: Record<string, unknown>, headers: Record<string, string> = {}) {
+    return this.request('POST', '/api/v2/sandbox/chargebacks', body, headers);
+  }
+
+  /** Moves a chargeback: `disputing`, `pendingaction`, `won`, `lost` or `closed`. */
+  moveChargeback(chargebackId: string, action: string, headers: Record<string, string> = {}) {
+    return this.request('POST', `/api/v2/sandbox/chargebacks/${chargebackId}/${action}`, undefined, headers);
+  }
 }

@@ -6,6 +6,7 @@ import { IsUrl, MaxLength, ValidateBy, buildMessage, type ValidationOptions } fr
 import { isOneOf, REQUEST_TRANSACTION_MODES } from './enums.js';
 import { tryParseExpiresIn } from './expires-in.js';
 import { isGuid } from './ids.js';
+import { normalizeMbWayPhone } from './phone.js';
 import {
   currencyExponent,
   DECIMAL_AMOUNT_PATTERN,
@@ -277,6 +278,52 @@ export function OnlyWhen(property: string, expected: string, options?: Validatio
       },
     },
     options,
+  );
+}
+
+/** Fails when this property is sent while `property` is one of `values` (e.g. a card on an MB WAY payment). */
+export function ForbiddenWhen(
+  property: string,
+  values: readonly string[],
+  options?: ValidationOptions,
+): PropertyDecorator {
+  const current = (args?: { object?: object }) =>
+    (args?.object as Record<string, unknown> | undefined)?.[property];
+  return ValidateBy(
+    {
+      name: 'forbiddenWhen',
+      constraints: [property, values],
+      validator: {
+        validate: (value: unknown, args) => value == null || !isOneOf(values, current(args)),
+        defaultMessage: (args) =>
+          `${args?.property ?? 'property'} is not allowed when ${property} is "${String(current(args))}"`,
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * A phone number MB WAY can reach: a Portuguese mobile or an international E.164 number,
+ * normalised to E.164 (`+351912345678`); see `normalizeMbWayPhone`.
+ */
+export function IsMbWayPhoneNumber(options?: ValidationOptions): PropertyDecorator {
+  return composeDecorators(
+    Transform(({ value }: { value: unknown }) => normalizeMbWayPhone(value) ?? value),
+    ValidateBy(
+      {
+        name: 'isMbWayPhoneNumber',
+        validator: {
+          validate: (value: unknown) => normalizeMbWayPhone(value) !== null,
+          defaultMessage: buildMessage(
+            (each) =>
+              `${each}$property must be a Portuguese mobile number (912345678, +351 912345678) or an international number in E.164 form (+447700900123)`,
+            options,
+          ),
+        },
+      },
+      options,
+    ),
   );
 }
 

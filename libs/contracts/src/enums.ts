@@ -78,10 +78,25 @@ export const PaymentMethod = {
 export type PaymentMethod = ValueOf<typeof PaymentMethod>;
 export const PAYMENT_METHODS = valuesOf(PaymentMethod);
 
-/** `type` of a payment request: only card payments (including token payments) exist. */
-export const PaymentType = { Card: 'card' } as const;
+/**
+ * `type` of a payment request: card payments (including token payments), and the async methods
+ * whose outcome arrives later, when the shopper pays a Multibanco reference or accepts in MB WAY.
+ */
+export const PaymentType = { Card: 'card', Multibanco: 'multibanco', MbWay: 'mbway' } as const;
 export type PaymentType = ValueOf<typeof PaymentType>;
 export const PAYMENT_TYPES = valuesOf(PaymentType);
+
+/** Payment types answered `BYRD201` Processing: the shopper completes them outside our pages. */
+export type AsyncPaymentType = Exclude<PaymentType, 'card'>;
+export const ASYNC_PAYMENT_TYPES: readonly AsyncPaymentType[] = Object.freeze([
+  PaymentType.Multibanco,
+  PaymentType.MbWay,
+]);
+
+/** True for `multibanco` and `mbway`. */
+export function isAsyncPaymentType(value: unknown): value is AsyncPaymentType {
+  return isOneOf(ASYNC_PAYMENT_TYPES, value);
+}
 
 /** `Type` of a token request: only card tokens exist. */
 export const TokenType = { Card: 'Card' } as const;

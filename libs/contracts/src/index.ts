@@ -7,6 +7,7 @@ export * from './codes.js';
 export * from './money.js';
 export * from './ids.js';
 export * from './expires-in.js';
+export * from './phone.js';
 export * from './decorators.js';
 export * from './validate.js';
 
@@ -23,5 +24,6 @@ export * from './dto/transactions.dto.js';
 export * from './dto/webhooks.dto.js';
 export * from './dto/hosted-form.dto.js';
 export * from './dto/three-ds.dto.js';
+export * from './dto/sandbox.dto.js';
 
 export * from './rpc.js';

@@ -2,14 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import {
-  reconcileAmounts,
-  type CreatePaymentRequest,
-  type InitiatedFrom,
-  type OrderSummary,
-  type PaymentResponse,
-} from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc, type MerchantContext } from '@byrd/platform';
+import type { CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { checkCard } from '../cards/card-checks.js';
 import { CardSeal } from '../cards/card-seal.js';
@@ -20,11 +14,9 @@ import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
 import { applyOutcome, PaymentAuthorizer } from './payment-authorizer.js';
+import { amountToPay, PayerResolver, type PaymentActor } from './payer.js';
 
-/** Who is paying: a merchant's backend (API key) or a browser holding an order's checkout key. */
-export type PaymentActor = { merchant: MerchantContext } | { checkoutKey: string };
-
-const PAYABLE_ORDER_STATUSES = ['created', 'pending'];
+export type { PaymentActor };
 
 @Injectable()
 export class CreatePayment {
@@ -32,7 +24,7 @@ export class CreatePayment {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly rpc: Rpc,
+    private readonly payer: PayerResolver,
     private readonly events: TransactionEventRecorder,
     private readonly authorizer: PaymentAuthorizer,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
@@ -53,8 +45,8 @@ export class CreatePayment {
         'token payments need the card vault (gateway-tokens), which is not installed',
       );
     }
-    const { merchantId, mode, order, initiatedFrom } = await this.resolvePayer(actor, request);
-    const isoAmount = this.amountOf(request, order);
+    const { merchantId, mode, order, initiatedFrom } = await this.payer.resolve(actor, request);
+    const isoAmount = amountToPay(request, order);
     const card = checkCard(request.card);
 
     const now = new Date();
@@ -150,47 +142,5 @@ export class CreatePayment {
   /** The hosted 3DS page that runs the whole flow and returns the shopper to `redirectUrl`. */
   private actionUrl(sessionId: string): string {
     return `${this.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/3ds/authenticate/${sessionId}`;
-  }
-
-  private async resolvePayer(actor: PaymentActor, request: CreatePaymentRequest) {
-    let order: OrderSummary | null = null;
-    let initiatedFrom: InitiatedFrom = 'Server';
-    if ('checkoutKey' in actor) {
-      if (!request.orderId)
-        throw ApiError.invalidField('orderId', 'is required when paying with a checkoutKey');
-      order = await this.rpc.call('rpc.orders.get', {
-        orderId: request.orderId,
-        checkoutKey: actor.checkoutKey,
-      });
-      initiatedFrom = 'HostedForm';
-    } else if (request.orderId) {
-      order = await this.rpc.call('rpc.orders.get', {
-        orderId: request.orderId,
-        merchantId: actor.merchant.merchantId,
-      });
-    }
-    if (order && !PAYABLE_ORDER_STATUSES.includes(order.status)) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
-        `Order ${order.orderId} is ${order.status} and cannot be paid`,
-        {
-          code: 'BYRD205',
-        },
-      );
-    }
-    const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
-    const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
-    return { merchantId, mode, order, initiatedFrom };
-  }
-
-  private amountOf(request: CreatePaymentRequest, order: OrderSummary | null): number {
-    const amount = reconcileAmounts(request, request.currency);
-    if (!amount.ok)
-      throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
-    if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
-    if (order && (order.currency !== request.currency || order.isoAmount !== amount.isoAmount)) {
-      throw ApiError.invalidField('amount', `must be the order's amount, ${order.amount} ${order.currency}`);
-    }
-    return amount.isoAmount;
   }
 }

@@ -1,19 +1,24 @@
 import { Body, Controller, HttpCode, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CreatePaymentQuery, CreatePaymentRequest } from '@byrd/contracts';
+import { CreatePaymentQuery, CreatePaymentRequest, isAsyncPaymentType } from '@byrd/contracts';
 import { AllowCheckoutKey, ApiError, ErrorKind, type AuthenticatedRequest } from '@byrd/platform';
 import { CreatePayment } from './create-payment.usecase.js';
+import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
 
 @ApiTags('payments')
 @Controller('api/v2/payment')
 export class PaymentsController {
-  constructor(private readonly createPayment: CreatePayment) {}
+  constructor(
+    private readonly createPayment: CreatePayment,
+    private readonly createAsyncPayment: CreateAsyncPayment,
+  ) {}
 
   @Post()
   @HttpCode(201)
   @AllowCheckoutKey()
   @ApiOperation({
-    summary: 'Create a card payment (BYRD207 with a 3DS redirect when the shopper must authenticate)',
+    summary:
+      'Create a payment: card (BYRD207 with a 3DS redirect when the shopper must authenticate), or multibanco / mbway (BYRD201 Processing until the shopper pays)',
   })
   create(
     @Req() request: AuthenticatedRequest,
@@ -26,6 +31,7 @@ export class PaymentsController {
         ? { checkoutKey: query.checkoutKey }
         : null;
     if (!actor) throw new ApiError(ErrorKind.Unauthorized, 'The x-api-key header is missing');
-    return this.createPayment.execute(actor, body, String(request.id));
+    const useCase = isAsyncPaymentType(body.type) ? this.createAsyncPayment : this.createPayment;
+    return useCase.execute(actor, body, String(request.id));
   }
 }

@@ -66,10 +66,50 @@ describe('CreatePaymentRequest', () => {
   });
 
   it('validates type, transaction mode and ids', () => {
-    expect(fieldsOf({ ...cardPayment, type: 'mbway' })).toEqual(['type']);
+    expect(fieldsOf({ ...cardPayment, type: 'paypal' })).toEqual(['type']);
     expect(fieldsOf({ ...cardPayment, transactionMode: 'None' })).toEqual(['transactionMode']);
     expect(fieldsOf({ ...cardPayment, orderId: 'order-1' })).toEqual(['orderId']);
     expect(fieldsOf({ ...cardPayment, isoAmount: undefined })).toEqual(['amount']);
+  });
+});
+
+describe('CreatePaymentRequest for async methods', () => {
+  const multibanco = { type: 'multibanco', amount: '25.00', currency: 'EUR' };
+  const mbway = { type: 'mbway', amount: '25.00', currency: 'EUR', mbway: { phoneNumber: '912 345 678' } };
+
+  it('takes a multibanco payment without a card', () => {
+    expect(validateDto(CreatePaymentRequest, multibanco).ok).toBe(true);
+  });
+
+  it('takes an mbway payment with the phone normalised to E.164', () => {
+    const result = validateDto(CreatePaymentRequest, mbway);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.mbway?.phoneNumber).toBe('+351912345678');
+    expect(result.value.card).toBeUndefined();
+  });
+
+  it('requires the mbway phone and names the field when it is not a mobile MB WAY can reach', () => {
+    expect(validateDto(CreatePaymentRequest, { ...mbway, mbway: undefined })).toEqual({
+      ok: false,
+      errors: [{ field: 'mbway', message: 'mbway.phoneNumber is required for type mbway' }],
+    });
+    expect(fieldsOf({ ...mbway, mbway: {} })).toEqual(['mbway.phoneNumber']);
+    expect(fieldsOf({ ...mbway, mbway: { phoneNumber: '212345678' } })).toEqual(['mbway.phoneNumber']);
+    expect(fieldsOf({ ...mbway, mbway: { phoneNumber: '12345' } })).toEqual(['mbway.phoneNumber']);
+  });
+
+  it('refuses card fields on async types and mbway details on others', () => {
+    expect(validateDto(CreatePaymentRequest, { ...multibanco, card })).toEqual({
+      ok: false,
+      errors: [{ field: 'card', message: 'card is not allowed when type is "multibanco"' }],
+    });
+    expect(fieldsOf({ ...mbway, tokenId })).toEqual(['tokenId']);
+    expect(fieldsOf({ ...multibanco, transactionMode: 'initialRecurring' })).toEqual(['transactionMode']);
+    expect(fieldsOf({ ...multibanco, mbway: { phoneNumber: '912345678' } })).toEqual(['mbway']);
+    expect(
+      fieldsOf({ type: 'card', isoAmount: 1100, currency: 'EUR', card, mbway: { phoneNumber: '912345678' } }),
+    ).toEqual(['mbway']);
   });
 });
 

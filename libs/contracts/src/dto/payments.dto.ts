@@ -11,6 +11,7 @@ import {
 import type { ReturnCode } from '../codes.js';
 import {
   ExclusiveWith,
+  ForbiddenWhen,
   IsCardExpiration,
   IsCardNumber,
   IsCurrencyCode,
@@ -19,16 +20,20 @@ import {
   IsGuid,
   IsHttpUrl,
   IsIsoAmount,
+  IsMbWayPhoneNumber,
   IsOneOf,
   IsRequestTransactionMode,
+  OnlyWhen,
   ToBoolean,
   Trim,
 } from '../decorators.js';
 import {
+  ASYNC_PAYMENT_TYPES,
+  isAsyncPaymentType,
   PAYMENT_TYPES,
+  PaymentType,
   type CardBrand,
   type PaymentMethod,
-  type PaymentType,
   type RequestTransactionMode,
   type ThreeDSecureChannel,
   type ThreeDSecureStatus,
@@ -60,12 +65,24 @@ export class PaymentCardDto {
   holder?: string;
 }
 
+/** `mbway` of a payment request. */
+export class MbWayPaymentDto {
+  /**
+   * The shopper's MB WAY number, where the app asks them to accept: a Portuguese mobile
+   * ("912345678", "+351 912 345 678") or an international E.164 number. Normalised to E.164.
+   */
+  @IsMbWayPhoneNumber()
+  phoneNumber: string;
+}
+
 /**
  * `POST /api/v2/payment` body: a card payment (`card`) or a token payment (`tokenId`, with
- * `transactionMode`); exactly one of the two. `amount` or `isoAmount` is required.
+ * `transactionMode`); exactly one of the two. `amount` or `isoAmount` is required. The async
+ * types take no card: `multibanco` answers an entity and reference to pay, `mbway` needs the
+ * shopper's phone in `mbway.phoneNumber`.
  */
 export class CreatePaymentRequest {
-  /** Payment kind: `card` (token payments too). */
+  /** Payment kind: `card` (token payments too), `multibanco` or `mbway`. */
   @IsOneOf(PAYMENT_TYPES)
   type: PaymentType;
 
@@ -95,23 +112,37 @@ export class CreatePaymentRequest {
   @IsHttpUrl()
   redirectUrl?: string;
 
-  /** Card details; required unless `tokenId` is sent. */
-  @ValidateIf((payment: CreatePaymentRequest) => payment.tokenId == null)
+  /** Card details; required for card payments unless `tokenId` is sent; refused on async types. */
+  @ValidateIf(
+    (payment: CreatePaymentRequest) =>
+      payment.tokenId == null && (!isAsyncPaymentType(payment.type) || payment.card != null),
+  )
   @IsDefined({ message: 'card or tokenId is required' })
   @ValidateNested()
   @Type(() => PaymentCardDto)
+  @ForbiddenWhen('type', ASYNC_PAYMENT_TYPES)
   card?: PaymentCardDto;
 
   /** Stored card to charge instead of `card`. */
   @IsOptional()
   @IsGuid()
   @ExclusiveWith('card')
+  @ForbiddenWhen('type', ASYNC_PAYMENT_TYPES)
   tokenId?: string;
 
   /** Credential-on-file mode (token payments, or a card payment that tokenizes). */
   @IsOptional()
   @IsRequestTransactionMode()
+  @ForbiddenWhen('type', ASYNC_PAYMENT_TYPES)
   transactionMode?: RequestTransactionMode;
+
+  /** MB WAY details; required for type `mbway`, refused on other types. */
+  @ValidateIf((payment: CreatePaymentRequest) => payment.type === PaymentType.MbWay || payment.mbway != null)
+  @IsDefined({ message: 'mbway.phoneNumber is required for type mbway' })
+  @ValidateNested()
+  @Type(() => MbWayPaymentDto)
+  @OnlyWhen('type', PaymentType.MbWay)
+  mbway?: MbWayPaymentDto;
 
   /** Pre-authorise only; "true"/"false" accepted. */
   @IsOptional()
@@ -163,7 +194,25 @@ export interface ThreeDSecureInfo {
   status: ThreeDSecureStatus;
 }
 
-/** `POST /api/v2/payment` → 201 (also while 3DS is pending, with BYRD207). */
+/** `multibanco` of a payment or transaction: what the shopper pays at an ATM or in home banking. */
+export interface MultibancoReference {
+  /** Entity, 5 digits. */
+  entity: string;
+  /** Reference, 9 digits; unique among the merchant's pending references. */
+  reference: string;
+  /** Decimal amount to pay. */
+  amount: string;
+  /** When the reference stops accepting payment, ISO 8601 UTC. */
+  expiresAt: string;
+}
+
+/** `mbway` of a payment or transaction. */
+export interface MbWayDetails {
+  /** Phone the MB WAY request was sent to, E.164. */
+  phoneNumber: string;
+}
+
+/** `POST /api/v2/payment` → 201 (also while 3DS is pending, with BYRD207; async types answer BYRD201). */
 export interface PaymentResponse {
   /** Payment kind. */
   type: PaymentType;
@@ -209,4 +258,8 @@ export interface PaymentResponse {
   orderId: string | null;
   /** 3DS authentication, when one was started. */
   threeDSecure: ThreeDSecureInfo | null;
+  /** Multibanco payments: the entity and reference to pay. */
+  multibanco?: MultibancoReference;
+  /** MB WAY payments: where the request went. */
+  mbway?: MbWayDetails;
 }

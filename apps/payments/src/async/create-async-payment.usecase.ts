@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, QueryFailedError } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import type { AsyncPaymentType, CreatePaymentRequest, OrderSummary, PaymentResponse } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+import { applyOutcome } from '../payments/payment-authorizer.js';
+import { amountToPay, PayerResolver, type Payer, type PaymentActor } from '../payments/payer.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { presentAsyncDetails, presentPayment } from '../transactions/transaction.presenter.js';
+import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
+
+/** The partial unique index keeping a merchant's pending Multibanco references distinct (migration 1763800000400). */
+export const PENDING_REFERENCE_INDEX = 'transactions_pending_multibanco_reference_idx';
+/** A 9-digit reference collides rarely; a few fresh draws always find a free one. */
+const REFERENCE_ATTEMPTS = 5;
+
+/**
+ * `POST /api/v2/payment` with `type: multibanco | mbway`: the shopper pays later, outside our pages,
+ * so the payment answers BYRD201 Processing at once and announces transaction.payment.pending.
+ */
+@Injectable()
+export class CreateAsyncPayment {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly payer: PayerResolver,
+    private readonly events: TransactionEventRecorder,
+    @Inject(ASYNC_PAYMENT_PROVIDER) private readonly provider: AsyncPaymentProvider,
+  ) {}
+
+  async execute(
+    actor: PaymentActor,
+    request: CreatePaymentRequest,
+    requestId: string,
+  ): Promise<PaymentResponse> {
+    const type = request.type as AsyncPaymentType;
+    if (request.isPreAuth) {
+      throw ApiError.invalidField(
+        'isPreAuth',
+        `${type} payments settle when the shopper pays; they cannot pre-authorise`,
+      );
+    }
+    // Both methods run on the Portuguese SIBS network, which settles in euros only.
+    if (request.currency !== 'EUR')
+      throw ApiError.invalidField('currency', `${type} payments are in EUR only`);
+    const payer = await this.payer.resolve(actor, request);
+    const isoAmount = amountToPay(request, payer.order);
+    this.checkOrderAccepts(payer.order, type);
+    if (!this.provider.supports(payer.mode)) {
+      throw new ApiError(
+        ErrorKind.BusinessRule,
+        'No live processor is configured for async methods; use a sandbox key',
+        { code: 'BYRD291' },
+      );
+    }
+
+    const transaction = this.newTransaction(type, request, payer, isoAmount, requestId);
+    const providerRequest = {
+      merchantId: payer.merchantId,
+      transactionId: transaction.id,
+      isoAmount,
+      currency: request.currency,
+      expiresAt: transaction.expiresAt,
+    };
+    if (type === 'mbway') {
+      // Asked first: if the processor cannot reach the phone, nothing is recorded and the caller sees why.
+      const phoneNumber = request.mbway!.phoneNumber;
+      await this.provider.requestMbWay({ ...providerRequest, phoneNumber });
+      transaction.asyncDetails = { phoneNumber };
+      await this.save(transaction);
+    } else {
+      await this.saveWithFreshReference(transaction, () =>
+        this.provider.multibancoReference(providerRequest),
+      );
+    }
+    this.events.flush();
+    return { ...presentPayment(transaction, null, null), type, ...presentAsyncDetails(transaction) };
+  }
+
+  /** An order may restrict the methods its shopper is offered (`allowedPaymentMethods`; empty means all). */
+  private checkOrderAccepts(order: OrderSummary | null, type: AsyncPaymentType): void {
+    const allowed = order?.allowedPaymentMethods ?? [];
+    if (allowed.length > 0 && !allowed.includes(type)) {
+      throw new ApiError(
+        ErrorKind.BusinessRule,
+        `Order ${order!.orderId} does not accept ${type}; it accepts ${allowed.join(', ')}`,
+        { code: 'BYRD292' },
+      );
+    }
+  }
+
+  private newTransaction(
+    type: AsyncPaymentType,
+    request: CreatePaymentRequest,
+    { merchantId, mode, order, initiatedFrom }: Payer,
+    isoAmount: number,
+    requestId: string,
+  ): Transaction {
+    const now = new Date();
+    // The shopper cannot pay after the order stops accepting payments.
+    const lifetimeEnd = now.getTime() + this.provider.lifetimeMs(type);
+    const expiresAt = new Date(order ? Math.min(lifetimeEnd, Date.parse(order.expiresAt)) : lifetimeEnd);
+    const transaction = this.dataSource.getRepository(Transaction).create({
+      id: randomUUID(),
+      merchantId,
+      merchantMode: mode,
+      orderId: order?.orderId ?? null,
+      orderRef: request.orderRef ?? order?.orderRef ?? null,
+      operationType: 'Payment',
+      sourceTransactionId: null,
+      paymentMethod: type,
+      isoAmount,
+      currency: request.currency,
+      capturedIsoAmount: 0,
+      refundedIsoAmount: 0,
+      releasedIsoAmount: 0,
+      brand: null,
+      maskedCardNumber: null,
+      cardExpiration: null,
+      holder: null,
+      tokenId: null,
+      isPreAuth: false,
+      transactionMode: 'None',
+      initiatedFrom,
+      acquirer: this.provider.name,
+      redirectUrl: request.redirectUrl ?? order?.redirectUrl ?? null,
+      requestId,
+      fingerprint: randomUUID(),
+      asyncDetails: null,
+      expiresAt,
+      createdAt: now,
+      updatedAt: now,
+    });
+    applyOutcome(transaction, 'Processing', 'BYRD201');
+    return transaction;
+  }
+
+  /** The row and its pending event commit together (outbox), so the order always hears of it. */
+  private async save(transaction: Transaction): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
+      await this.events.record(manager, transaction);
+    });
+  }
+
+  /**
+   * The database decides uniqueness (a partial unique index over pending references), so two
+   * concurrent payments can never be handed the same reference; a collision draws a new one.
+   */
+  private async saveWithFreshReference(
+    transaction: Transaction,
+    draw: () => Promise<{ entity: string; reference: string }>,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const { entity, reference } = await draw();
+      transaction.asyncDetails = { entity, reference };
+      try {
+        await this.save(transaction);
+        return;
+      } catch (error) {
+        if (attempt >= REFERENCE_ATTEMPTS || !isUniqueViolation(error, PENDING_REFERENCE_INDEX)) throw error;
+      }
+    }
+  }
+}
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; constraint?: string };
+  return driverError.code === '23505' && driverError.constraint === constraint;
+}

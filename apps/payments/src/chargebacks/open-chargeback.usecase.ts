@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import {
+  reconcileAmounts,
+  toDecimalAmount,
+  type ChargebackResponse,
+  type OpenChargebackRequest,
+} from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { Chargeback } from './chargeback.entity.js';
+import { ChargebackEventRecorder } from './chargeback-events.js';
+import { presentChargeback } from './chargeback.presenter.js';
+
+/** Only money that reached the merchant can be charged back: a settled payment, or a capture. */
+const CHARGEABLE_OPERATIONS = ['Payment', 'Capture'];
+
+/**
+ * A scheme opens a chargeback on a settled payment or capture (in the sandbox, on request). The
+ * disputed amount defaults to, and may not exceed, what was neither refunded nor already disputed.
+ */
+@Injectable()
+export class OpenChargeback {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: ChargebackEventRecorder,
+  ) {}
+
+  async execute(merchantId: string, request: OpenChargebackRequest): Promise<ChargebackResponse> {
+    const chargeback = await this.dataSource.transaction(async (manager) => {
+      // Locked so two chargebacks (or a refund) on one payment cannot both spend the same balance.
+      const transaction = await manager.getRepository(Transaction).findOne({
+        where: { id: request.transactionId, merchantId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!transaction) throw ApiError.notFound(`Transaction ${request.transactionId}`);
+      if (!CHARGEABLE_OPERATIONS.includes(transaction.operationType) || transaction.status !== 'Success') {
+        throw new ApiError(
+          ErrorKind.BusinessRule,
+          `Transaction ${transaction.id} is a ${transaction.status} ${transaction.operationType}; only a successful payment or capture can be charged back`,
+          { code: 'BYRD205' },
+        );
+      }
+      const disputable = await this.disputableAmount(manager, transaction);
+      const isoAmount = this.amountOf(request, transaction, disputable);
+
+      const now = new Date();
+      const opened = manager.getRepository(Chargeback).create({
+        id: randomUUID(),
+        merchantId,
+        transactionId: transaction.id,
+        orderId: transaction.orderId,
+        status: 'Created',
+        resolution: null,
+        paymentMethod: transaction.paymentMethod,
+        isoAmount,
+        currency: transaction.currency,
+        reason: request.reason || null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await manager.insert(Chargeback, opened);
+      await this.events.record(manager, opened);
+      return opened;
+    });
+    this.events.flush();
+    return presentChargeback(chargeback);
+  }
+
+  /** What is still the merchant's: not refunded, not held by another chargeback (a won one gave its money back). */
+  private async disputableAmount(manager: EntityManager, transaction: Transaction): Promise<number> {
+    const [{ disputed }] = await manager.query<{ disputed: string }[]>(
+      `SELECT coalesce(sum(iso_amount), 0) AS disputed FROM chargebacks
+        WHERE transaction_id = $1 AND merchant_id = $2 AND resolution IS DISTINCT FROM 'Won'`,
+      [transaction.id, transaction.merchantId],
+    );
+    return transaction.isoAmount - transaction.refundedIsoAmount - Number(disputed);
+  }
+
+  private amountOf(request: OpenChargebackRequest, transaction: Transaction, disputable: number): number {
+    const money = (isoAmount: number) =>
+      `${toDecimalAmount(isoAmount, transaction.currency)} ${transaction.currency}`;
+    if (disputable <= 0) {
+      throw new ApiError(
+        ErrorKind.BusinessRule,
+        `Nothing of transaction ${transaction.id} is left to charge back: it is refunded or already disputed`,
+        { code: 'BYRD205' },
+      );
+    }
+    if (request.amount == null && request.isoAmount == null) return disputable;
+    const amount = reconcileAmounts(request, transaction.currency);
+    if (!amount.ok)
+      throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
+    if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
+    if (amount.isoAmount > disputable) {
+      throw new ApiError(
+        ErrorKind.BusinessRule,
+        `${money(amount.isoAmount)} exceeds the ${money(disputable)} of transaction ${transaction.id} that can still be charged back`,
+        { code: 'BYRD205' },
+      );
+    }
+    return amount.isoAmount;
+  }
+}

@@ -1,0 +1,28 @@
+import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ASYNC_PAYMENT_SIMULATIONS, type AsyncPaymentSimulation } from '@byrd/contracts';
+import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { SettleAsyncPayment } from '../async/settle-async-payment.usecase.js';
+import { ParseActionPipe } from './one-of.pipe.js';
+import { SandboxOnlyGuard } from './sandbox-only.guard.js';
+
+@ApiTags('sandbox')
+@Controller('api/v2/sandbox/payments')
+@UseGuards(SandboxOnlyGuard)
+export class SandboxPaymentsController {
+  constructor(private readonly settle: SettleAsyncPayment) {}
+
+  @Post(':transactionId/:action')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'Act as the shopper of a pending multibanco / mbway payment: pay (BYRD200), refuse in MB WAY (BYRD208) or let it expire (BYRD205)',
+  })
+  simulate(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('transactionId') transactionId: string,
+    @Param('action', new ParseActionPipe(ASYNC_PAYMENT_SIMULATIONS)) action: AsyncPaymentSimulation,
+  ) {
+    return this.settle.execute(merchant.merchantId, transactionId, action);
+  }
+}
