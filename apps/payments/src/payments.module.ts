@@ -6,6 +6,8 @@ import { SandboxThreeDSProvider } from './three-ds/sandbox-three-ds.provider.js'
 import { CompleteAuthentication } from './three-ds/complete-authentication.usecase.js';
 import { PaymentsController } from './payments/payments.controller.js';
 import { CreatePayment } from './payments/create-payment.usecase.js';
+import { CardCharge } from './payments/card-charge.js';
+import { PayPayment } from './payments/pay-payment.usecase.js';
 import { PaymentAuthorizer } from './payments/payment-authorizer.js';
 import { TransactionsController } from './transactions/transactions.controller.js';
 import { QueryTransactions } from './transactions/query-transactions.usecase.js';
@@ -24,7 +26,9 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
     TransactionEventRecorder,
     PayerResolver,
     PaymentAuthorizer,
+    CardCharge,
     CreatePayment,
+    PayPayment,
     CompleteAuthentication,
     QueryTransactions,
   ],

@@ -64,4 +64,72 @@ describe('card payments over HTTP', () => {
     expect(read.body.threeDSecure.aav).toMatch(/^[A-Za-z0-9+/]{27}=$/);
     expect(read.body.threeDSecure.dsTransactionId).toMatch(GUID);
   });
+
+  it('takes a two-step payment: created without a card, charged by /pay (checkout key or API key)', async () => {
+    const { body: order } = await h.createOrder();
+    const created = await h.request(
+      'POST',
+      `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+      {
+        type: 'card',
+        amount: '25.00',
+        currency: 'EUR',
+        orderId: order.orderId,
+      },
+      { 'x-api-key': '' },
+    );
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      status: 'Created',
+      code: 'BYRD010',
+      brand: null,
+      threeDSecure: null,
+      action: null,
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+
+    const card = { number: '5555341244441115', expiration: '12/30', cvv: '123' };
+    const other = await h.env.createMerchant('Other');
+    expect(
+      (
+        await h.request(
+          'POST',
+          `/api/v2/payment/${created.body.transactionId}/pay`,
+          { card },
+          { 'x-api-key': other.apiKey },
+        )
+      ).status,
+    ).toBe(404);
+
+    const paid = await h.request(
+      'POST',
+      `/api/v2/payment/${created.body.transactionId}/pay?checkoutKey=${order.checkoutKey}`,
+      { card },
+      { 'x-api-key': '' },
+    );
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({
+      transactionId: created.body.transactionId,
+      code: 'BYRD207',
+      status: 'Created',
+      brand: 'MASTER',
+      action: { type: 'redirect' },
+    });
+
+    const again = await h.request('POST', `/api/v2/payment/${created.body.transactionId}/pay`, { card });
+    expect(again.status).toBe(422);
+
+    const { body: direct } = await h.request('POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '30.00',
+      currency: 'EUR',
+    });
+    const charged = await h.request('POST', `/api/v2/payment/${direct.transactionId}/pay`, {
+      card: { ...card, number: '4242424242424242' },
+    });
+    expect(charged.body).toMatchObject({ status: 'Success', code: 'BYRD200', brand: 'VISA' });
+    expect(
+      (await h.request('POST', `/api/v2/payment/${direct.transactionId}/pay`, {})).body.errors[0].field,
+    ).toBe('card');
+  });
 });

@@ -1,8 +1,14 @@
-import { Body, Controller, HttpCode, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CreatePaymentQuery, CreatePaymentRequest, isAsyncPaymentType } from '@byrd/contracts';
+import {
+  CompletePaymentRequest,
+  CreatePaymentQuery,
+  CreatePaymentRequest,
+  isAsyncPaymentType,
+} from '@byrd/contracts';
 import { AllowCheckoutKey, ApiError, ErrorKind, type AuthenticatedRequest } from '@byrd/platform';
-import { CreatePayment } from './create-payment.usecase.js';
+import { CreatePayment, type PaymentActor } from './create-payment.usecase.js';
+import { PayPayment } from './pay-payment.usecase.js';
 import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
 
 @ApiTags('payments')
@@ -11,6 +17,7 @@ export class PaymentsController {
   constructor(
     private readonly createPayment: CreatePayment,
     private readonly createAsyncPayment: CreateAsyncPayment,
+    private readonly payPayment: PayPayment,
   ) {}
 
   @Post()
@@ -25,13 +32,27 @@ export class PaymentsController {
     @Query() query: CreatePaymentQuery,
     @Body() body: CreatePaymentRequest,
   ) {
-    const actor = request.merchant
-      ? { merchant: request.merchant }
-      : query.checkoutKey
-        ? { checkoutKey: query.checkoutKey }
-        : null;
-    if (!actor) throw new ApiError(ErrorKind.Unauthorized, 'The x-api-key header is missing');
     const useCase = isAsyncPaymentType(body.type) ? this.createAsyncPayment : this.createPayment;
-    return useCase.execute(actor, body, String(request.id));
+    return useCase.execute(actorOf(request, query), body, String(request.id));
   }
+
+  @Post(':transactionId/pay')
+  @HttpCode(200)
+  @AllowCheckoutKey()
+  @ApiOperation({ summary: 'Second step of a card payment created without a card: the card is charged now' })
+  pay(
+    @Req() request: AuthenticatedRequest,
+    @Query() query: CreatePaymentQuery,
+    @Param('transactionId') transactionId: string,
+    @Body() body: CompletePaymentRequest,
+  ) {
+    return this.payPayment.execute(actorOf(request, query), transactionId, body);
+  }
+}
+
+/** A merchant's backend (API key), or a browser holding an order's checkout key. */
+function actorOf(request: AuthenticatedRequest, query: CreatePaymentQuery): PaymentActor {
+  if (request.merchant) return { merchant: request.merchant };
+  if (query.checkoutKey) return { checkoutKey: query.checkoutKey };
+  throw new ApiError(ErrorKind.Unauthorized, 'The x-api-key header is missing');
 }

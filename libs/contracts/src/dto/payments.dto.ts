@@ -112,12 +112,11 @@ export class CreatePaymentRequest {
   @IsHttpUrl()
   redirectUrl?: string;
 
-  /** Card details; required for card payments unless `tokenId` is sent; refused on async types. */
-  @ValidateIf(
-    (payment: CreatePaymentRequest) =>
-      payment.tokenId == null && (!isAsyncPaymentType(payment.type) || payment.card != null),
-  )
-  @IsDefined({ message: 'card or tokenId is required' })
+  /**
+   * Card details, or `tokenId`; refused on async types. A card payment sent with neither is created
+   * and waits for `POST /api/v2/payment/{transactionId}/pay` (two-step payment).
+   */
+  @IsOptional()
   @ValidateNested()
   @Type(() => PaymentCardDto)
   @ForbiddenWhen('type', ASYNC_PAYMENT_TYPES)

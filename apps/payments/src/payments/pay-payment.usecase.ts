@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { isGuid, type CompletePaymentRequest, type PaymentResponse } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { presentPayment } from '../transactions/transaction.presenter.js';
+import { CardCharge } from './card-charge.js';
+import { PayerResolver, type PaymentActor } from './payer.js';
+
+/** `POST /api/v2/payment/{transactionId}/pay`: the second step of a payment created without a card. */
+@Injectable()
+export class PayPayment {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly payer: PayerResolver,
+    private readonly events: TransactionEventRecorder,
+    private readonly charge: CardCharge,
+  ) {}
+
+  async execute(
+    actor: PaymentActor,
+    transactionId: string,
+    request: CompletePaymentRequest,
+  ): Promise<PaymentResponse> {
+    if (request.tokenId) {
+      throw ApiError.invalidField(
+        'tokenId',
+        'token payments need the card vault (gateway-tokens), which is not installed',
+      );
+    }
+    if (!request.card) throw ApiError.invalidField('card', 'is required');
+    const found = isGuid(transactionId)
+      ? await this.dataSource.getRepository(Transaction).findOneBy({ id: transactionId })
+      : null;
+    if (!found || !(await this.owns(actor, found))) throw ApiError.notFound(`Payment ${transactionId}`);
+    const card = request.card;
+
+    const answer = await this.dataSource.transaction(async (manager) => {
+      const transaction = await manager.findOneOrFail(Transaction, {
+        where: { id: found.id },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (
+        transaction.paymentMethod !== 'card' ||
+        transaction.status !== 'Created' ||
+        transaction.maskedCardNumber
+      ) {
+        throw new ApiError(ErrorKind.BusinessRule, `Payment ${transaction.id} is not waiting for a card`, {
+          code: 'BYRD205',
+        });
+      }
+      const { session, actionUrl } = await this.charge.start(transaction, card);
+      await manager.save(transaction);
+      await manager.insert(ThreeDSSession, session as QueryDeepPartialEntity<ThreeDSSession>);
+      await this.events.record(manager, transaction);
+      return presentPayment(transaction, session, actionUrl);
+    });
+    this.events.flush();
+    return answer;
+  }
+
+  /** The caller must own the payment: its merchant's key, or the checkout key of its order. */
+  private async owns(actor: PaymentActor, transaction: Transaction): Promise<boolean> {
+    if ('merchant' in actor) return actor.merchant.merchantId === transaction.merchantId;
+    if (!transaction.orderId) return false;
+    const payer = await this.payer.resolve(actor, { orderId: transaction.orderId });
+    return payer.merchantId === transaction.merchantId;
+  }
+}
