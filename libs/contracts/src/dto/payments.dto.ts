@@ -29,7 +29,6 @@ import {
 } from '../decorators.js';
 import {
   ASYNC_PAYMENT_TYPES,
-  isAsyncPaymentType,
   PAYMENT_TYPES,
   PaymentType,
   type CardBrand,
