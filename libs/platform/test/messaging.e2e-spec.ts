@@ -31,8 +31,8 @@ describe('outbox and durable consumers', () => {
     dataSource = await new DataSource(
       dataSourceOptions({ url: config.DATABASE_URL, entities: [], migrations: [] }),
     ).initialize();
-    outbox = new Outbox(dataSource, env.nats, config);
     consumers = new EventConsumers(dataSource, env.nats, config);
+    outbox = new Outbox(dataSource, env.nats, config, consumers);
     await dataSource.query('CREATE TABLE effects (event_id uuid PRIMARY KEY)');
   });
   afterAll(async () => {

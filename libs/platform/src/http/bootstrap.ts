@@ -25,6 +25,9 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req: IncomingMessage) => requestIdOf(req),
     trustProxy: true,
+    // While closing, still serve requests on open connections (answered with Connection: close)
+    // instead of Fastify's bare 503: a rolling deploy must not fail a request it already accepted.
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module as never, adapter, {
     bufferLogs: true,
@@ -67,13 +70,17 @@ export async function startHttpService(
       logger.error(`Shutdown took longer than ${config.SHUTDOWN_GRACE_MS} ms; exiting`);
       process.exit(1);
     }, config.SHUTDOWN_GRACE_MS).unref();
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error(`Shutdown failed: ${String(error)}`);
-        process.exit(1);
-      },
-    );
+    // HTTP first: in-flight requests finish (and commit) before consumers and the outbox relay
+    // drain, so their events are still published by this process.
+    Promise.resolve(app.getHttpAdapter().close())
+      .then(() => app.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error(`Shutdown failed: ${String(error)}`);
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -60,11 +60,20 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     for (const consumer of this.consumers) await this.start(consumer);
   }
 
-  /** Stops pulling, lets the message in hand finish (and be acked), then returns. */
-  async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(this.running.map(({ messages }) => messages.close()));
-    await Promise.all(this.running.map(({ loop }) => loop));
-    this.running.length = 0;
+  private stopping?: Promise<void>;
+
+  /** Stops pulling, lets the message in hand finish (and be acked), then returns. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await Promise.all(this.running.map(({ messages }) => messages.close()));
+      await Promise.all(this.running.map(({ loop }) => loop));
+      this.running.length = 0;
+    })();
+    return this.stopping;
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.stop();
   }
 
   private async start(consumer: EventConsumer): Promise<void> {

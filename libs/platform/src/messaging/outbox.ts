@@ -11,6 +11,7 @@ import { OutboxMessage } from '../database/platform.entities.js';
 import type { BaseConfig } from '../config/config.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
 import type { NatsContext } from './nats.js';
+import { EventConsumers } from './consumers.js';
 
 const BATCH_SIZE = 200;
 const PUBLISHED_RETENTION = '1 day';
@@ -32,6 +33,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     private readonly dataSource: DataSource,
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
     @Inject(PLATFORM_CONFIG) private readonly config: BaseConfig,
+    private readonly consumers: EventConsumers,
   ) {}
 
   /**
@@ -56,10 +58,17 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     this.schedule(0);
   }
 
+  /** Runs after HTTP has closed: waits for the consumers, then publishes what is left. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    await this.consumers.stop();
+    if (this.config.OUTBOX_RELAY_ENABLED) {
+      await this.pass().catch((error: unknown) =>
+        this.logger.warn(`Final outbox pass failed: ${String(error)}`),
+      );
+    }
   }
 
   /** Publishes soon instead of at the next poll. */
@@ -93,7 +102,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     for (;;) {
       const published = await this.publishBatch();
       total += published;
-      if (published < BATCH_SIZE || this.stopped) break;
+      if (published < BATCH_SIZE) break;
     }
     if (total > 0) await this.prunePublished();
     return total;
