@@ -1,0 +1,205 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { runMigrations } from '@byrd/platform';
+import { TestEnvironment, type EventCollector, type TestMerchant } from '@byrd/platform/testing';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+
+/** The stream of order creations: TOTAL requests spread over SPREAD_MS, at most IN_FLIGHT at once. */
+const TOTAL = 300;
+const IN_FLIGHT = 20;
+const SPREAD_MS = 2_000;
+/** SIGTERM goes out right after this many requests have been sent. */
+const SIGTERM_AFTER = 150;
+/** A request sent this long before SIGTERM has surely reached the service (it is in flight or done). */
+const REACHED_MS = 10;
+/** Connection-level failures of a request the server never took (listener closed, idle keep-alive socket closed). */
+const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+interface Outcome {
+  orderRef: string;
+  sentAt: number;
+  status?: number;
+  body?: string;
+  orderId?: string;
+  error?: string;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Service {
+  child: ChildProcess;
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+/** The built service as its own process, as it runs in a container (node is the process that gets SIGTERM). */
+async function startService(env: Record<string, string>): Promise<Service> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`orders exited with ${child.exitCode}:\n${output.join('')}`);
+    const ready = await fetch(`http://127.0.0.1:${env.HTTP_PORT}/health/ready`).catch(() => null);
+    if (ready?.status === 200) return { child, output, exited };
+    if (Date.now() > deadline) throw new Error(`orders never became ready:\n${output.join('')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function errorCode(error: unknown): string {
+  const e = error as { cause?: { code?: string; message?: string }; code?: string; message?: string };
+  return e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(error);
+}
+
+/**
+ * Fires the stream; `onSent(n)` runs after the n-th request has been sent (fetch called).
+ * Resolves with every request's outcome once all have settled.
+ */
+async function fireStream(url: string, apiKey: string, onSent: (sent: number) => void): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  const pending = new Set<Promise<void>>();
+  const started = Date.now();
+  for (let i = 0; i < TOTAL; i++) {
+    const due = started + (i * SPREAD_MS) / TOTAL;
+    if (Date.now() < due) await new Promise((r) => setTimeout(r, due - Date.now()));
+    while (pending.size >= IN_FLIGHT) await Promise.race(pending);
+    const outcome: Outcome = { orderRef: `drain-${i}`, sentAt: performance.now() };
+    outcomes.push(outcome);
+    const request = fetch(url, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: '12.50', currency: 'EUR', orderRef: outcome.orderRef }),
+    })
+      .then(async (response) => {
+        outcome.status = response.status;
+        outcome.body = await response.text();
+        if (response.status === 201)
+          outcome.orderId = (JSON.parse(outcome.body) as { orderId: string }).orderId;
+      })
+      .catch((error: unknown) => {
+        outcome.error = errorCode(error);
+      })
+      .finally(() => pending.delete(request));
+    pending.add(request);
+    if (i + 1 === SIGTERM_AFTER) onSent(i + 1);
+  }
+  await Promise.all(pending);
+  return outcomes;
+}
+
+/**
+ * README: "On SIGTERM a service stops taking requests, finishes in-flight ones, drains its consumers
+ * and RPC handlers, closes its pools and exits 0." Under load, no request fails and no event is lost.
+ */
+describe('orders under load receives SIGTERM', () => {
+  let env: TestEnvironment;
+  let vars: Record<string, string>;
+  let merchant: TestMerchant;
+  let events: EventCollector;
+  let db: pg.Client;
+  const started: Service[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN))
+      throw new Error(`${MAIN} is missing: run "npx turbo run build --filter=@byrd/orders" first`);
+    env = await TestEnvironment.create();
+    vars = await env.serviceEnv('orders', { HTTP_PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+    await runMigrations({ url: vars.DATABASE_URL, entities: ORDERS_ENTITIES, migrations: ORDERS_MIGRATIONS });
+    merchant = await env.createMerchant();
+    events = await env.collect('order.>');
+    db = new pg.Client({ connectionString: vars.DATABASE_URL });
+    await db.connect();
+  });
+  afterAll(async () => {
+    for (const service of started) service.child.kill('SIGKILL');
+    await db?.end();
+    await env?.cleanup();
+  });
+
+  it('answers every request it took, refuses the rest before taking them, exits 0 and loses no event', async () => {
+    const service = await startService(vars);
+    started.push(service);
+    let sigtermAt = Infinity;
+    const outcomes = await fireStream(
+      `http://127.0.0.1:${vars.HTTP_PORT}/api/v2/orders`,
+      merchant.apiKey,
+      () => {
+        sigtermAt = performance.now();
+        service.child.kill('SIGTERM');
+      },
+    );
+    const exitCode = await service.exited;
+    const log = service.output.join('');
+
+    expect({ exitCode, log: exitCode === 0 ? '' : log }).toEqual({ exitCode: 0, log: '' });
+
+    const { rows } = await db.query<{ order_ref: string; id: string }>(
+      `SELECT order_ref, id FROM orders WHERE merchant_id = $1`,
+      [merchant.merchantId],
+    );
+    const stored = new Map<string, string[]>();
+    for (const row of rows) stored.set(row.order_ref, [...(stored.get(row.order_ref) ?? []), row.id]);
+
+    // No HTTP error at all: a request the service took is answered 201 (no 5xx, no 503 while closing).
+    const answeredOtherwise = outcomes.filter((o) => o.status !== undefined && o.status !== 201);
+    expect(answeredOtherwise.map((o) => `${o.orderRef}: ${o.status} ${o.body}`)).toEqual([]);
+    // Every request that had reached the service when SIGTERM arrived is finished, with its order.
+    const reached = outcomes.filter((o) => o.sentAt <= sigtermAt - REACHED_MS);
+    expect(reached.length).toBeGreaterThan(SIGTERM_AFTER / 2);
+    expect(reached.filter((o) => o.status !== 201).map((o) => `${o.orderRef}: ${o.error}`)).toEqual([]);
+    // A request that failed did so at connection level, before the service took it: no order exists
+    // for it (an order without its 201 would be an accepted request whose answer was lost).
+    const failed = outcomes.filter((o) => o.error !== undefined);
+    expect(failed.filter((o) => !REFUSED.has(o.error!)).map((o) => `${o.orderRef}: ${o.error}`)).toEqual([]);
+    expect(failed.filter((o) => stored.has(o.orderRef)).map((o) => `${o.orderRef}: ${o.error}`)).toEqual([]);
+    // Each 201 is exactly one stored order, the one it announced.
+    const created = outcomes.filter((o) => o.status === 201);
+    for (const o of created)
+      expect({ ref: o.orderRef, ids: stored.get(o.orderRef) }).toEqual({ ref: o.orderRef, ids: [o.orderId] });
+    expect(rows).toHaveLength(created.length);
+
+    // Events: whatever the relay had not published before exit is published after a restart, once.
+    const restarted = await startService(vars);
+    started.push(restarted);
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const pending = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL`,
+      );
+      const seen = new Set(
+        events.ofType('order.created').map((e) => (e.envelope.data as { orderId: string }).orderId),
+      );
+      if (pending.rows[0].n === 0 && created.every((o) => seen.has(o.orderId!))) break;
+      if (Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 300)); // time for a duplicate to show up, were there one
+    const announced = events
+      .ofType('order.created')
+      .map((e) => (e.envelope.data as { orderId: string }).orderId);
+    expect([...announced].sort()).toEqual(created.map((o) => o.orderId).sort());
+    expect(new Set(announced).size).toBe(announced.length);
+
+    restarted.child.kill('SIGTERM');
+    expect(await restarted.exited).toBe(0);
+  });
+});

@@ -1,0 +1,171 @@
+{{/*
+Names and labels.
+*/}}
+{{- define "byrd.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "byrd.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Objects of one service are named <fullname>-<service>. Args: root, name. */}}
+{{- define "byrd.serviceFullname" -}}
+{{- printf "%s-%s" (include "byrd.fullname" .root) .name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Args: root, component. */}}
+{{- define "byrd.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "byrd.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* Args: root, component. */}}
+{{- define "byrd.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "byrd.selectorLabels" . }}
+app.kubernetes.io/part-of: byrd
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end -}}
+
+{{/*
+The route table (files/routes.json, a copy of deploy/routes.json that the chart checks keep equal):
+{ services: { <name>: { port, host } }, routes: [ { prefix, service } ] }. Use with fromJson.
+*/}}
+{{- define "byrd.routeTable" -}}
+{{- $raw := .Files.Get "files/routes.json" -}}
+{{- if not $raw -}}
+{{- fail "files/routes.json is missing from the chart: run `npm run sync-routes -w @byrd/charts` (it copies deploy/routes.json)" -}}
+{{- end -}}
+{{- $raw -}}
+{{- end -}}
+
+{{/*
+Deep merge for values: maps are merged key by key, anything else in `override` replaces `base`
+(unlike sprig's merge, false, 0 and "" do override). Args: base, override. Returns YAML.
+*/}}
+{{- define "byrd.deepMerge" -}}
+{{- $merged := deepCopy (.base | default dict) -}}
+{{- range $key, $value := (.override | default dict) -}}
+{{- $current := get $merged $key -}}
+{{- if and (kindIs "map" $value) (kindIs "map" $current) -}}
+{{- $_ := set $merged $key (include "byrd.deepMerge" (dict "base" $current "override" $value) | fromYaml) -}}
+{{- else -}}
+{{- $_ := set $merged $key $value -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $merged -}}
+{{- end -}}
+
+{{/* A service's values: serviceDefaults overlaid by services.<name>. Args: root, name. Use with fromYaml. */}}
+{{- define "byrd.serviceValues" -}}
+{{- $override := get .root.Values.services .name | default dict -}}
+{{- include "byrd.deepMerge" (dict "base" .root.Values.serviceDefaults "override" $override) -}}
+{{- end -}}
+
+{{/* The HTTP port of a service, from the route table. Args: root, name. */}}
+{{- define "byrd.servicePort" -}}
+{{- $table := include "byrd.routeTable" .root | fromJson -}}
+{{- $entry := get $table.services .name | default dict -}}
+{{- int (get $entry "port") -}}
+{{- end -}}
+
+{{/* Image of a service. Args: root, name, svc (its merged values). */}}
+{{- define "byrd.image" -}}
+{{- $img := .svc.image | default dict -}}
+{{- $repository := $img.repository | default (printf "%s/%s%s" .root.Values.image.registry .root.Values.image.namePrefix .name) -}}
+{{- if $img.digest -}}
+{{- printf "%s@%s" $repository $img.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repository (include "byrd.imageTag" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Tag of a service's image: its own, else image.tag, else the chart's appVersion. Args: root, svc. */}}
+{{- define "byrd.imageTag" -}}
+{{- $img := .svc.image | default dict -}}
+{{- $img.tag | default .root.Values.image.tag | default .root.Chart.AppVersion | toString -}}
+{{- end -}}
+
+{{- define "byrd.scheme" -}}
+{{- if .Values.ingress.tls.enabled -}}https{{- else -}}http{{- end -}}
+{{- end -}}
+
+{{- define "byrd.publicBaseUrl" -}}
+{{- .Values.publicBaseUrl | default (printf "%s://%s" (include "byrd.scheme" .) .Values.ingress.hosts.gateway) -}}
+{{- end -}}
+
+{{/*
+Plain environment of a service (its ConfigMap). Args: root, name, svc. Returns YAML; the Deployment
+hashes it into checksum/config so a change rolls the pods.
+*/}}
+{{- define "byrd.configData" -}}
+{{- $root := .root -}}
+{{- $data := dict
+  "NODE_ENV" "production"
+  "HTTP_HOST" "0.0.0.0"
+  "HTTP_PORT" (include "byrd.servicePort" (dict "root" $root "name" .name))
+  "LOG_LEVEL" (toString .svc.logLevel)
+  "NATS_URL" (toString $root.Values.nats.url)
+  "NATS_SUBJECT_PREFIX" (toString $root.Values.nats.subjectPrefix)
+  "EVENTS_STREAM" (toString $root.Values.nats.eventsStream)
+  "API_KEYS_BUCKET" (toString $root.Values.nats.apiKeysBucket)
+  "MERCHANTS_BUCKET" (toString $root.Values.nats.merchantsBucket)
+  "PUBLIC_BASE_URL" (include "byrd.publicBaseUrl" $root)
+  "SHUTDOWN_GRACE_MS" (toString (int .svc.shutdownGraceMs))
+-}}
+{{- if .svc.database.enabled -}}
+{{- $_ := set $data "DATABASE_POOL_SIZE" (toString (int .svc.database.poolSize)) -}}
+{{- end -}}
+{{- range $key, $value := .svc.env -}}
+{{- $_ := set $data $key (tpl (toString $value) $root) -}}
+{{- end -}}
+{{- toYaml $data -}}
+{{- end -}}
+
+{{/*
+env entries taken from existing Secrets. Args: root, svc, and which to include: database (the
+service's DATABASE_URL), nats (NATS_USER/NATS_PASSWORD when nats.auth.existingSecret is set), extra
+(the service's secretEnv). Returns YAML list items, or nothing.
+*/}}
+{{- define "byrd.secretEnv" -}}
+{{- $entries := list -}}
+{{- if .database -}}
+{{- $entries = append $entries (dict "name" "DATABASE_URL" "secret" .svc.database.existingSecret "key" .svc.database.key) -}}
+{{- end -}}
+{{- if and .nats .root.Values.nats.auth.existingSecret -}}
+{{- $auth := .root.Values.nats.auth -}}
+{{- $entries = append $entries (dict "name" "NATS_USER" "secret" $auth.existingSecret "key" $auth.userKey) -}}
+{{- $entries = append $entries (dict "name" "NATS_PASSWORD" "secret" $auth.existingSecret "key" $auth.passwordKey) -}}
+{{- end -}}
+{{- if .extra -}}
+{{- range $envName, $ref := .svc.secretEnv -}}
+{{- $entries = append $entries (dict "name" $envName "secret" $ref.existingSecret "key" $ref.key) -}}
+{{- end -}}
+{{- end -}}
+{{- range $entries }}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .secret | quote }}
+      key: {{ .key | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* The writable /tmp of services and hook Jobs (the root filesystem is read-only). Args: svc. */}}
+{{- define "byrd.tmpVolume" -}}
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .svc.tmpSizeLimit }}
+{{- end -}}

@@ -1,0 +1,109 @@
+// Shared by the chart checks in test/: helm runs, rendered manifests, the route table.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { helmPath } from '../scripts/helm.mjs';
+
+export const CHARTS = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = resolve(CHARTS, '..');
+export const CHART = join(CHARTS, 'byrd');
+export const ROUTES_FILE = join(ROOT, 'deploy/routes.json');
+export const EXAMPLE_VALUES = {
+  sandbox: join(ROOT, 'deploy/values/sandbox.yaml'),
+  production: join(ROOT, 'deploy/values/production.yaml'),
+};
+/** The installs every check runs over: the chart's defaults and each example. */
+export const VALUE_SETS = { default: [], ...Object.fromEntries(Object.entries(EXAMPLE_VALUES).map(([k, v]) => [k, [v]])) };
+
+const scratch = mkdtempSync(join(tmpdir(), 'byrd-chart-checks-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+let scratchFiles = 0;
+
+export function helm(args) {
+  const result = spawnSync(helmPath(), args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.error) throw result.error;
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A values file for an object (helm reads values from files). */
+function valuesFile(values) {
+  if (typeof values === 'string') return values;
+  const file = join(scratch, `values-${++scratchFiles}.yaml`);
+  writeFileSync(file, stringify(values));
+  return file;
+}
+
+/**
+ * `helm template` of the chart. values: files or objects, applied in order.
+ * Returns { status, stdout, stderr, docs } (docs: the parsed manifests when it rendered).
+ */
+export function render({ chart = CHART, values = [], release = 'byrd', namespace = 'byrd' } = {}) {
+  const args = ['template', release, chart, '--namespace', namespace];
+  for (const v of values) args.push('--values', valuesFile(v));
+  const result = helm(args);
+  return { ...result, docs: result.status === 0 ? parseManifests(result.stdout) : [] };
+}
+
+/** `helm template` that must succeed; returns the manifests. */
+export function renderOk(options) {
+  const result = render(options);
+  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
+  return result.docs;
+}
+
+export function lint({ chart = CHART, values = [] } = {}) {
+  const args = ['lint', '--strict', chart];
+  for (const v of values) args.push('--values', valuesFile(v));
+  return helm(args);
+}
+
+export function parseManifests(text) {
+  return parseAllDocuments(text)
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`rendered YAML is invalid: ${doc.errors[0].message}`);
+      return doc.toJS();
+    })
+    .filter((doc) => doc !== null && doc !== undefined);
+}
+
+/** A copy of the chart in a scratch folder, e.g. to give it another route table. */
+export function chartCopy({ routes, chartYaml } = {}) {
+  const dir = join(scratch, `chart-${++scratchFiles}`, 'byrd');
+  cpSync(CHART, dir, { recursive: true });
+  if (routes) writeFileSync(join(dir, 'files/routes.json'), JSON.stringify(routes, null, 2));
+  if (chartYaml) writeFileSync(join(dir, 'Chart.yaml'), chartYaml(readFileSync(join(dir, 'Chart.yaml'), 'utf8')));
+  return dir;
+}
+
+export const routeTable = () => JSON.parse(readFileSync(ROUTES_FILE, 'utf8'));
+export const chartValues = () => parse(readFileSync(join(CHART, 'values.yaml'), 'utf8'));
+export const readValues = (file) => parse(readFileSync(file, 'utf8')) ?? {};
+
+/** ingress.hosts of an install: the chart's defaults overlaid by the values files. */
+export function ingressHosts(valueFiles) {
+  const hosts = { ...chartValues().ingress.hosts };
+  for (const file of valueFiles) Object.assign(hosts, readValues(file).ingress?.hosts ?? {});
+  return hosts;
+}
+
+export const ofKind = (docs, kind) => docs.filter((d) => d.kind === kind);
+export const named = (docs, kind, name) => docs.find((d) => d.kind === kind && d.metadata.name === name);
+export const component = (doc) => doc.metadata.labels?.['app.kubernetes.io/component'];
+export const hookOf = (doc) => doc.metadata.annotations?.['helm.sh/hook'];
+
+/** Does a label selector (matchLabels) select these labels? */
+export const selects = (selector, labels) =>
+  Object.entries(selector ?? {}).every(([key, value]) => labels?.[key] === value);
+
+const models = new Map();
+/** Validates a manifest with kubernetes-models (types, required fields, enums, formats). */
+export async function validateManifest(doc) {
+  const modulePath = `kubernetes-models/${doc.apiVersion}`;
+  if (!models.has(modulePath)) models.set(modulePath, await import(modulePath));
+  const Model = models.get(modulePath)[doc.kind];
+  if (!Model) throw new Error(`kubernetes-models knows no ${doc.apiVersion} ${doc.kind}`);
+  new Model(doc).validate();
+}

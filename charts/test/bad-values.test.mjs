@@ -1,0 +1,121 @@
+// Bad values are refused before anything is installed, with a sentence naming the value
+// (templates/checks.yaml for rules across values and the route table; values.schema.json for shapes).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chartCopy, render, routeTable } from '../lib/chart.mjs';
+
+/** Renders with `values` (and optionally another chart copy); must fail with every `messages` fragment. */
+function refused({ values = [], chart, messages }) {
+  const result = render({ chart, values });
+  assert.notEqual(result.status, 0, `helm template accepted it:\n${result.stdout.slice(0, 400)}`);
+  for (const message of messages) assert.ok(result.stderr.includes(message), `expected "${message}" in:\n${result.stderr}`);
+  return result.stderr;
+}
+
+test('a service without its database Secret', () => {
+  refused({
+    values: [{ services: { orders: { database: { existingSecret: '' } } } }],
+    messages: ['services.orders.database.existingSecret is empty: name the Secret that holds its PostgreSQL URL under the key "DATABASE_URL"'],
+  });
+});
+
+test('a secretEnv entry without its Secret key (schema)', () => {
+  refused({
+    values: [{ services: { payments: { secretEnv: { ACQUIRER_API_KEY: { existingSecret: 'byrd-acquirer' } } } } }],
+    messages: ['services.payments.secretEnv.ACQUIRER_API_KEY', 'key is required'],
+  });
+});
+
+test('a misspelt service setting (schema)', () => {
+  refused({ values: [{ services: { orders: { replica: 3 } } }], messages: ['Additional property replica is not allowed'] });
+});
+
+test('the mutable image tag "latest"', () => {
+  refused({
+    values: [{ image: { tag: 'latest' } }],
+    messages: ['services.orders: the image tag "latest" is refused', 'services.payments: the image tag "latest" is refused'],
+  });
+});
+
+test('an empty image tag (no tag, no digest, no appVersion)', () => {
+  const chart = chartCopy({ chartYaml: (text) => text.replace(/^appVersion:.*$/m, '') });
+  refused({ chart, messages: ['services.orders: the image tag is empty: set image.tag'] });
+  // A digest is enough.
+  const digest = `sha256:${'a'.repeat(64)}`;
+  const result = render({ chart, values: [{ serviceDefaults: { image: { digest } } }] });
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, new RegExp(`image: ghcr.io/byrd-platform/byrd-orders@${digest}`));
+});
+
+test('a route to a service the route table does not know', () => {
+  const table = routeTable();
+  table.routes.push({ prefix: '/api/v2/ghosts', service: 'ghost' });
+  refused({
+    chart: chartCopy({ routes: table }),
+    messages: ['route /api/v2/ghosts names service "ghost", which is not in the route table\'s services'],
+  });
+});
+
+test('a service of the route table with no values entry', () => {
+  const table = routeTable();
+  table.services.ledger = { port: 3099, host: 'gateway' };
+  table.routes.push({ prefix: '/api/v2/ledger', service: 'ledger' });
+  refused({
+    chart: chartCopy({ routes: table }),
+    messages: ['the route table (deploy/routes.json) has service "ledger", but values have no services.ledger entry'],
+  });
+});
+
+test('a values service missing from the route table, and an unknown public host', () => {
+  const table = routeTable();
+  table.services.orders = { ...table.services.orders, host: 'admin' };
+  refused({
+    chart: chartCopy({ routes: table }),
+    values: [{ services: { ledger: { database: { existingSecret: 'ledger-db' } } } }],
+    messages: [
+      'services.ledger is not in the route table: add it to deploy/routes.json',
+      'gives service "orders" host "admin"; it must be one of gateway, webhooks, checkout',
+    ],
+  });
+});
+
+test('replicas not above the PDB minAvailable (with and without autoscaling)', () => {
+  refused({
+    values: [{ services: { orders: { replicas: 2, pdb: { minAvailable: 3 } } } }],
+    messages: ['services.orders.pdb.minAvailable (3) must be lower than its replicas (2)'],
+  });
+  refused({
+    values: [{ services: { payments: { autoscaling: { enabled: true, minReplicas: 2 }, pdb: { minAvailable: 2 } } } }],
+    messages: ['services.payments.pdb.minAvailable (2) must be lower than its replicas (2, autoscaling.minReplicas)'],
+  });
+  refused({
+    values: [{ services: { orders: { autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } } } }],
+    messages: ['services.orders.autoscaling.minReplicas (5) is above maxReplicas (3)'],
+  });
+});
+
+test('a termination grace period shorter than the drain', () => {
+  refused({
+    values: [{ serviceDefaults: { terminationGracePeriodSeconds: 10, preStopSleepSeconds: 5, shutdownGraceMs: 10000 } }],
+    messages: ['services.orders.terminationGracePeriodSeconds (10) must exceed preStopSleepSeconds (5) plus shutdownGraceMs (10000 ms)'],
+  });
+});
+
+test('a NATS URL that is not NATS, an empty public host, a TLS Secret missing, all named at once', () => {
+  const stderr = refused({
+    values: [{ nats: { url: 'http://nats:4222' }, ingress: { hosts: { gateway: '' }, tls: { secretName: '' } } }],
+    messages: [
+      'nats.url "http://nats:4222" must be a nats://, tls://, ws:// or wss:// URL',
+      'ingress.hosts.gateway is empty, but service orders has public routes on that host',
+      'ingress.tls.secretName is empty',
+    ],
+  });
+  assert.match(stderr, /The byrd chart cannot be installed with these values:/);
+});
+
+test('NATS provisioning from a service that is not deployed', () => {
+  refused({
+    values: [{ nats: { provision: { imageFrom: 'payments' } }, services: { payments: { enabled: false } } }],
+    messages: ['nats.provision.imageFrom "payments" must name an enabled service'],
+  });
+});

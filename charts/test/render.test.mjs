@@ -1,0 +1,248 @@
+// helm lint and helm template of the chart with its defaults and each example install
+// (deploy/values/*.yaml): every manifest valid, every service complete, safe to run and to upgrade.
+import { describe, test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  VALUE_SETS,
+  component,
+  hookOf,
+  lint,
+  named,
+  ofKind,
+  renderOk,
+  routeTable,
+  selects,
+  validateManifest,
+} from '../lib/chart.mjs';
+
+const podSpecs = (docs) => [
+  ...ofKind(docs, 'Deployment').map((d) => ({ name: `Deployment ${d.metadata.name}`, spec: d.spec.template.spec })),
+  ...ofKind(docs, 'Job').map((j) => ({ name: `Job ${j.metadata.name}`, spec: j.spec.template.spec })),
+];
+
+for (const [install, values] of Object.entries(VALUE_SETS)) {
+  describe(`install with ${install} values`, () => {
+    let docs;
+    let deployments;
+    before(() => {
+      docs = renderOk({ values });
+      deployments = ofKind(docs, 'Deployment');
+    });
+
+    test('helm lint --strict finds nothing', () => {
+      const result = lint({ values });
+      assert.equal(result.status, 0, result.stdout + result.stderr);
+      assert.doesNotMatch(result.stdout, /\[(WARNING|ERROR)\]/);
+    });
+
+    test('every rendered manifest is a valid Kubernetes object (kubernetes-models)', async () => {
+      assert.ok(docs.length > 0);
+      for (const doc of docs) {
+        try {
+          await validateManifest(doc);
+        } catch (error) {
+          assert.fail(`${doc.kind} ${doc.metadata?.name}: ${error.message}`);
+        }
+      }
+    });
+
+    test('every service of the route table is deployed with all its objects', () => {
+      const services = Object.keys(routeTable().services).sort();
+      assert.deepEqual(deployments.map(component).sort(), services);
+      for (const name of services) {
+        const objects = docs.filter((d) => component(d) === name).map((d) => d.kind);
+        for (const kind of ['Deployment', 'Service', 'ServiceAccount', 'ConfigMap', 'NetworkPolicy']) {
+          assert.ok(objects.includes(kind), `${name} has no ${kind}`);
+        }
+      }
+      assert.equal(ofKind(docs, 'Secret').length, 0, 'the chart creates no Secret: it references existing ones');
+    });
+
+    test('every Deployment has both probes, resources and the restricted security context', () => {
+      for (const d of deployments) {
+        const pod = d.spec.template.spec;
+        const [container] = pod.containers;
+        const where = `Deployment ${d.metadata.name}`;
+        assert.equal(container.ports[0].name, 'http', where);
+        assert.equal(container.livenessProbe?.httpGet?.path, '/health/live', `${where}: liveness probe`);
+        assert.equal(container.livenessProbe.httpGet.port, 'http', where);
+        assert.equal(container.readinessProbe?.httpGet?.path, '/health/ready', `${where}: readiness probe`);
+        assert.equal(container.readinessProbe.httpGet.port, 'http', where);
+        assert.ok(container.resources?.requests?.cpu && container.resources.requests.memory, `${where}: requests`);
+        assert.ok(container.resources.limits?.memory, `${where}: memory limit`);
+        assert.ok(pod.topologySpreadConstraints?.length > 0, `${where}: topology spread`);
+        for (const constraint of pod.topologySpreadConstraints) {
+          assert.ok(selects(constraint.labelSelector.matchLabels, d.spec.template.metadata.labels), where);
+        }
+        assert.equal(pod.automountServiceAccountToken, false, `${where}: no API token mounted`);
+        assert.ok(named(docs, 'ServiceAccount', pod.serviceAccountName), `${where}: its ServiceAccount`);
+        assert.ok(container.lifecycle?.preStop?.exec, `${where}: preStop before SIGTERM`);
+      }
+    });
+
+    test('services and hook Jobs run restricted: non-root, read-only root with /tmp, no capabilities, RuntimeDefault seccomp', () => {
+      for (const { name, spec } of podSpecs(docs)) {
+        assert.equal(spec.securityContext?.runAsNonRoot, true, `${name}: pod runAsNonRoot`);
+        assert.ok(spec.securityContext.runAsUser > 0, `${name}: numeric non-root uid`);
+        assert.equal(spec.securityContext.seccompProfile?.type, 'RuntimeDefault', `${name}: pod seccomp`);
+        for (const c of spec.containers) {
+          const sc = c.securityContext ?? {};
+          assert.equal(sc.allowPrivilegeEscalation, false, `${name}: allowPrivilegeEscalation`);
+          assert.equal(sc.readOnlyRootFilesystem, true, `${name}: readOnlyRootFilesystem`);
+          assert.deepEqual(sc.capabilities?.drop, ['ALL'], `${name}: drop ALL`);
+          assert.equal(sc.runAsNonRoot, true, `${name}: container runAsNonRoot`);
+          assert.equal(sc.seccompProfile?.type, 'RuntimeDefault', `${name}: container seccomp`);
+          const tmp = c.volumeMounts?.find((m) => m.mountPath === '/tmp');
+          assert.ok(tmp, `${name}: /tmp is mounted`);
+          assert.ok(spec.volumes.find((v) => v.name === tmp.name)?.emptyDir, `${name}: /tmp is an emptyDir`);
+        }
+      }
+    });
+
+    test('each pod listens where its Service, probes and Ingress point, and can drain before it is killed', () => {
+      for (const d of deployments) {
+        const name = component(d);
+        const [container] = d.spec.template.spec.containers;
+        const config = named(docs, 'ConfigMap', container.envFrom[0].configMapRef.name);
+        assert.ok(config, `${name}: its ConfigMap`);
+        assert.equal(Number(config.data.HTTP_PORT), routeTable().services[name].port, `${name}: HTTP_PORT`);
+        assert.equal(container.ports[0].containerPort, routeTable().services[name].port, `${name}: containerPort`);
+        const service = named(docs, 'Service', d.metadata.name);
+        assert.ok(selects(service.spec.selector, d.spec.template.metadata.labels), `${name}: Service selects it`);
+        assert.equal(config.data.NODE_ENV, 'production');
+        const preStopMs = Number(container.lifecycle.preStop.exec.command.at(-1)) * 1000;
+        const budgetMs = d.spec.template.spec.terminationGracePeriodSeconds * 1000;
+        assert.ok(
+          budgetMs > preStopMs + Number(config.data.SHUTDOWN_GRACE_MS),
+          `${name}: terminationGracePeriodSeconds covers preStop + SHUTDOWN_GRACE_MS`,
+        );
+        assert.match(d.spec.template.metadata.annotations['checksum/config'], /^[0-9a-f]{64}$/);
+        assert.equal(d.spec.strategy.rollingUpdate.maxUnavailable, 0, `${name}: rolls without losing capacity`);
+      }
+    });
+
+    test('secrets come only from existing Secrets, by reference', () => {
+      for (const d of deployments) {
+        const [container] = d.spec.template.spec.containers;
+        const database = container.env.find((e) => e.name === 'DATABASE_URL');
+        assert.ok(database?.valueFrom?.secretKeyRef?.name, `${d.metadata.name}: DATABASE_URL from a Secret`);
+        for (const entry of container.env) {
+          assert.equal(entry.value, undefined, `${d.metadata.name}: ${entry.name} is not inline`);
+          assert.ok(entry.valueFrom.secretKeyRef.name && entry.valueFrom.secretKeyRef.key, entry.name);
+        }
+        const config = named(docs, 'ConfigMap', d.metadata.name);
+        for (const key of Object.keys(config.data)) {
+          assert.doesNotMatch(key, /PASSWORD|SECRET|KEY$|DATABASE_URL/, `${key} must not be in a ConfigMap`);
+        }
+      }
+      const payments = named(docs, 'Deployment', deployments.find((d) => component(d) === 'payments')?.metadata.name);
+      if (payments) {
+        const seal = payments.spec.template.spec.containers[0].env.find((e) => e.name === 'CARD_SEAL_KEY');
+        assert.ok(seal?.valueFrom.secretKeyRef, 'payments: CARD_SEAL_KEY (shared by every replica) from a Secret');
+      }
+    });
+
+    test('hooks run NATS provisioning, then every migration, before the Deployments', () => {
+      const jobs = ofKind(docs, 'Job');
+      for (const doc of docs.filter((d) => d.kind !== 'Job')) {
+        assert.equal(hookOf(doc), undefined, `${doc.kind} ${doc.metadata.name} is a regular resource`);
+      }
+      const weight = (job) => Number(job.metadata.annotations['helm.sh/hook-weight']);
+      for (const job of jobs) {
+        // pre-install/pre-upgrade hooks complete before Helm applies the release's other objects.
+        assert.deepEqual(hookOf(job).split(',').sort(), ['pre-install', 'pre-upgrade'], job.metadata.name);
+        assert.equal(job.spec.template.spec.restartPolicy, 'Never');
+      }
+      const provision = jobs.find((j) => component(j) === 'nats-provision');
+      assert.ok(provision, 'the NATS provisioning Job');
+      assert.deepEqual(provision.spec.template.spec.containers[0].command.slice(-2), ['nats', 'provision']);
+      const migrations = jobs.filter((j) => component(j)?.endsWith('-migrations'));
+      assert.deepEqual(
+        migrations.map((j) => component(j).replace(/-migrations$/, '')).sort(),
+        deployments.map(component).sort(),
+        'one migrations Job per service with a database',
+      );
+      for (const job of migrations) {
+        assert.ok(weight(provision) < weight(job), `${job.metadata.name} runs after NATS provisioning`);
+        const deployment = deployments.find((d) => component(d) === component(job).replace(/-migrations$/, ''));
+        const [migrate] = job.spec.template.spec.containers;
+        const [app] = deployment.spec.template.spec.containers;
+        assert.deepEqual(migrate.command, ['node', 'dist/migrate.js']);
+        assert.equal(migrate.image, app.image, `${job.metadata.name}: the same image as the service`);
+        assert.deepEqual(
+          migrate.env.find((e) => e.name === 'DATABASE_URL'),
+          app.env.find((e) => e.name === 'DATABASE_URL'),
+          `${job.metadata.name}: the same database as the service`,
+        );
+      }
+      // The provisioning Job creates what the services use.
+      const env = Object.fromEntries(provision.spec.template.spec.containers[0].env.map((e) => [e.name, e.value ?? e.valueFrom]));
+      for (const d of deployments) {
+        const config = named(docs, 'ConfigMap', d.metadata.name).data;
+        for (const key of ['NATS_URL', 'NATS_SUBJECT_PREFIX', 'EVENTS_STREAM', 'API_KEYS_BUCKET', 'MERCHANTS_BUCKET']) {
+          assert.equal(env[key], config[key], `${key} of the provisioning Job and ${d.metadata.name}`);
+        }
+      }
+    });
+
+    test('autoscaling and disruption budgets never block a node drain', () => {
+      for (const d of deployments) {
+        const hpa = named(docs, 'HorizontalPodAutoscaler', d.metadata.name);
+        const pdb = named(docs, 'PodDisruptionBudget', d.metadata.name);
+        const replicas = hpa ? hpa.spec.minReplicas : d.spec.replicas;
+        if (hpa) {
+          assert.equal(d.spec.replicas, undefined, `${d.metadata.name}: the HPA owns the replica count`);
+          assert.equal(hpa.spec.scaleTargetRef.name, d.metadata.name);
+        }
+        if (pdb) {
+          assert.ok(selects(pdb.spec.selector.matchLabels, d.spec.template.metadata.labels));
+          if (Number.isInteger(pdb.spec.minAvailable)) {
+            assert.ok(pdb.spec.minAvailable < replicas, `${d.metadata.name}: minAvailable below replicas`);
+          }
+        }
+      }
+    });
+
+    test('NetworkPolicies admit only the ingress controller to services with public routes', () => {
+      const publicServices = new Set(routeTable().routes.map((r) => r.service));
+      for (const d of deployments) {
+        const policy = named(docs, 'NetworkPolicy', d.metadata.name);
+        assert.ok(selects(policy.spec.podSelector.matchLabels, d.spec.template.metadata.labels));
+        assert.ok(policy.spec.policyTypes.includes('Ingress'));
+        const allowed = policy.spec.ingress.flatMap((rule) => rule.from);
+        assert.equal(allowed.length > 0, publicServices.has(component(d)), d.metadata.name);
+        for (const rule of policy.spec.ingress) assert.deepEqual(rule.ports, [{ port: 'http', protocol: 'TCP' }]);
+      }
+    });
+  });
+}
+
+test('a config change rolls the pods of that service only (checksum/config)', () => {
+  const checksums = (docs) =>
+    Object.fromEntries(
+      ofKind(docs, 'Deployment').map((d) => [component(d), d.spec.template.metadata.annotations['checksum/config']]),
+    );
+  const before = checksums(renderOk());
+  const after = checksums(renderOk({ values: [{ services: { orders: { logLevel: 'debug' } } }] }));
+  assert.notEqual(after.orders, before.orders);
+  for (const name of Object.keys(before).filter((n) => n !== 'orders')) assert.equal(after[name], before[name], name);
+});
+
+test('probes are overridable key by key', () => {
+  const docs = renderOk({
+    values: [{ services: { orders: { livenessProbe: { periodSeconds: 30 }, readinessProbe: { httpGet: { path: '/ready' } } } } }],
+  });
+  const orders = ofKind(docs, 'Deployment').find((d) => component(d) === 'orders').spec.template.spec.containers[0];
+  assert.equal(orders.livenessProbe.periodSeconds, 30);
+  assert.equal(orders.livenessProbe.httpGet.path, '/health/live');
+  assert.equal(orders.readinessProbe.httpGet.path, '/ready');
+  assert.equal(orders.readinessProbe.httpGet.port, 'http');
+});
+
+test('a disabled service leaves no object and no route behind', () => {
+  const docs = renderOk({ values: [{ services: { payments: { enabled: false } } }] });
+  assert.equal(docs.filter((d) => component(d)?.startsWith('payments')).length, 0);
+  const paths = ofKind(docs, 'Ingress').flatMap((i) => i.spec.rules.flatMap((r) => r.http.paths));
+  assert.ok(paths.every((p) => !p.backend.service.name.endsWith('-payments')));
+  assert.ok(paths.some((p) => p.path === '/api/v2/orders'));
+});
