@@ -7,6 +7,7 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ChargebacksModule } from './chargebacks/chargebacks.module.js';
 import { OperationsModule } from './operations/operations.module.js';
+import { ThreeDSModule } from './three-ds/three-ds.module.js';
 
 export const SERVICE_NAME = 'payments';
 
@@ -36,6 +37,7 @@ export class AppModule {
         SandboxModule,
         ChargebacksModule,
         OperationsModule,
+        ThreeDSModule,
       ],
     };
   }

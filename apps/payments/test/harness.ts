@@ -24,6 +24,14 @@ async function startApp(
   return { app, url: await app.getUrl() };
 }
 
+export interface HarnessOptions {
+  /**
+   * Make PUBLIC_BASE_URL the payments server itself, so the URLs it hands out (`action.url`, the 3DS
+   * pages) work in a browser. Off by default: the other suites expect the unreachable placeholder.
+   */
+  publicBaseIsSelf?: boolean;
+}
+
 /**
  * Payments and orders running side by side on this run's own databases, stream and key bucket,
  * reached over real HTTP, as a merchant's backend (or a shopper's browser) would reach them.
@@ -38,7 +46,10 @@ export class PaymentsHarness {
     readonly merchant: TestMerchant,
   ) {}
 
-  static async start(extraEnv: Record<string, string> = {}): Promise<PaymentsHarness> {
+  static async start(
+    extraEnv: Record<string, string> = {},
+    options: HarnessOptions = {},
+  ): Promise<PaymentsHarness> {
     const env = await TestEnvironment.create();
     const ordersVars = await env.serviceEnv('orders');
     const ordersConfig = loadConfig(ordersConfigSchema, ordersVars);
@@ -61,6 +72,8 @@ export class PaymentsHarness {
       migrations: PAYMENTS_MIGRATIONS,
     });
     const payments = await startApp(AppModule.forRoot(paymentsConfig), SERVICE_NAME);
+    // The port is known only once listening; the services read PUBLIC_BASE_URL from this object per use.
+    if (options.publicBaseIsSelf) paymentsConfig.PUBLIC_BASE_URL = payments.url;
     const merchant = await env.createMerchant('Acme Shop');
     return new PaymentsHarness(env, payments.app, orders.app, payments.url, orders.url, merchant);
   }

@@ -57,8 +57,10 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
       if (session.status !== 'Created') return { session, transaction };
 
       const card = session.sealedCard ? this.seal.open(session.sealedCard, session.id) : null;
+      // Past its deadline a session can only expire, even if the sweep has not reached it yet.
+      const late = session.expiresAt.getTime() <= Date.now();
       let result: AuthenticationResult;
-      if (!card) result = this.provider.abandoned(transaction.brand!, 'expired');
+      if (!card || late) result = this.provider.abandoned(transaction.brand!, 'expired');
       else if ('answer' in ending)
         result = await this.provider.answerChallenge(
           { number: card.number, brand: transaction.brand! },

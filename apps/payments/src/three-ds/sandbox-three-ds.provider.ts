@@ -60,6 +60,11 @@ export class SandboxThreeDSProvider implements ThreeDSProvider {
     };
   }
 
+  acsUrls(threeDSBaseUrl: string): { methodUrl: string; challengeUrl: string } {
+    // The sandbox issuer's pages are served by this service (three-ds/acs.controller.ts).
+    return { methodUrl: `${threeDSBaseUrl}/acs/method`, challengeUrl: `${threeDSBaseUrl}/acs/challenge` };
+  }
+
   abandoned(brand: CardBrand, reason: 'canceled' | 'expired'): AuthenticationResult {
     return {
       status: reason === 'expired' ? 'Expired' : 'Unauthorized',

@@ -20,6 +20,11 @@ export interface ThreeDSProvider {
   answerChallenge(card: { number: string; brand: CardBrand }, answer: string): Promise<AuthenticationResult>;
   /** The result when the shopper gives up or the challenge times out. */
   abandoned(brand: CardBrand, reason: 'canceled' | 'expired'): AuthenticationResult;
+  /**
+   * The issuer's pages the browser is sent to: its 3DS Method (device data, in a hidden iframe)
+   * and its challenge page. `threeDSBaseUrl` is {threeds_url}, where the sandbox ACS is served.
+   */
+  acsUrls(threeDSBaseUrl: string): { methodUrl: string; challengeUrl: string };
 }
 
 export const THREE_DS_PROVIDER = Symbol('THREE_DS_PROVIDER');

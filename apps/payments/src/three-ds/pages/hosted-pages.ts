@@ -1,0 +1,105 @@
+import type { ErrorResponse } from '@byrd/platform';
+import type { SessionWithPayment } from '../authentication-sessions.js';
+import { html, type Page } from './html.js';
+
+// Our 3DS server's own pages: action.url, the notification target, the outcome and errors.
+
+/**
+ * `action.url`: runs the SDK flow in the page, then reloads itself; the ended session then answers
+ * with the redirect to the shop, so the return address is built in one place (the server).
+ */
+export function authenticatePage(session: { sessionId: string; requestId: string }, acsOrigin: string): Page {
+  return {
+    title: 'Verifying your payment',
+    body: html`<main data-session-id="${session.sessionId}" data-request-id="${session.requestId}">
+      <h1>Verifying your payment</h1>
+      <p id="status" role="status" aria-live="polite">Contacting your bank…</p>
+      <div id="challenge" class="frame"></div>
+      <p id="retry" hidden><a href="">Try again</a></p>
+    </main>`,
+    script: `import { authenticate } from '../sdk.js';
+const main = document.querySelector('main');
+const status = document.getElementById('status');
+try {
+  await authenticate({
+    id: main.dataset.sessionId,
+    requestId: main.dataset.requestId,
+    container: document.getElementById('challenge'),
+    onProgress: (step) => {
+      if (step === 'challenge') status.textContent = 'Your bank asks you to confirm the payment.';
+    },
+  });
+  status.textContent = 'Verification finished. Returning to the shop…';
+  location.replace(location.href);
+} catch {
+  status.textContent = 'We could not complete the verification with your bank.';
+  document.getElementById('retry').hidden = false;
+}`,
+    sources: {
+      scripts: ["'self'"],
+      connect: ["'self'"],
+      frames: ["'self'", acsOrigin],
+      formAction: ["'self'", acsOrigin],
+    },
+  };
+}
+
+/** The end of the flow when the payment has no redirectUrl to return to. */
+export function outcomePage({ session, transaction }: SessionWithPayment): Page {
+  const paid = transaction.status === 'Success';
+  return {
+    title: paid ? 'Payment successful' : 'Payment not completed',
+    body: html`<main>
+      <h1 class="${paid ? 'ok' : 'fail'}">${paid ? 'Payment successful' : 'Payment not completed'}</h1>
+      <dl>
+        <dt>Status</dt>
+        <dd>${transaction.status}</dd>
+        <dt>Verification</dt>
+        <dd>${session.status}</dd>
+        <dt>Transaction</dt>
+        <dd>${transaction.id}</dd>
+      </dl>
+      <p>You can close this window.</p>
+    </main>`,
+  };
+}
+
+/**
+ * Our notification URL's answer, inside the SDK's iframe: tells the page that framed it that the
+ * 3DS Method ran or the challenge ended (the SDK still reads the outcome from postAuth).
+ */
+export function notificationPage(message: {
+  type: 'byrd-3ds-method-complete' | 'byrd-3ds-challenge-complete';
+  id: string;
+  transStatus?: string;
+}): Page {
+  const challenge = message.type === 'byrd-3ds-challenge-complete';
+  return {
+    title: challenge ? 'Verification finished' : 'Device check finished',
+    body: html`<main
+      data-type="${message.type}"
+      data-id="${message.id}"
+      data-trans-status="${message.transStatus ?? ''}"
+    >
+      <p role="status">
+        ${challenge ? 'Verification finished. Returning to the shop…' : 'Device check finished.'}
+      </p>
+    </main>`,
+    script: `const { type, id, transStatus } = document.querySelector('main').dataset;
+if (window.parent !== window) {
+  window.parent.postMessage(transStatus ? { type, id, transStatus } : { type, id }, '*');
+}`,
+  };
+}
+
+export function errorPage(error: ErrorResponse): Page {
+  return {
+    status: error.status,
+    title: error.status === 404 ? 'Not found' : 'Something went wrong',
+    body: html`<main>
+      <h1>${error.status === 404 ? 'This verification was not found' : 'Something went wrong'}</h1>
+      <p>${error.body.message}</p>
+      <p class="hint">Reference: ${error.body.requestId}</p>
+    </main>`,
+  };
+}

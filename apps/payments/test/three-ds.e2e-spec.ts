@@ -1,0 +1,454 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { ThreeDSSession } from '../src/three-ds/three-ds-session.entity.js';
+import { PaymentsHarness } from './harness.js';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MASTER_CHALLENGE = '5555341244441115';
+const VISA_CHALLENGE = '4000000000003220';
+const BROWSER = {
+  acceptHeader: 'text/html',
+  javaEnabled: false,
+  javascriptEnabled: true,
+  language: 'pt-PT',
+  colorDepth: 24,
+  screenHeight: 900,
+  screenWidth: 1440,
+  timeZone: -60,
+  userAgent: 'Mozilla/5.0 (test)',
+};
+
+interface Page {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** The 3DS browser SDK protocol and the sandbox issuer's pages, over HTTP as a browser calls them. */
+describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () => {
+  let h: PaymentsHarness;
+  let base: string;
+
+  beforeAll(async () => {
+    h = await PaymentsHarness.start({}, { publicBaseIsSelf: true });
+    base = `${h.paymentsUrl}/3ds`;
+  });
+  afterAll(() => h?.stop());
+
+  /** A browser call: no API key. */
+  const api = (path: string, body?: unknown) =>
+    h.request('POST', `/3ds/api${path}`, body ?? {}, { 'x-api-key': '' });
+
+  async function form(url: string, fields: Record<string, string>): Promise<Page> {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+      redirect: 'manual',
+    });
+    return { status: response.status, headers: response.headers, text: await response.text() };
+  }
+
+  async function challengePayment(card = MASTER_CHALLENGE, overrides: Record<string, unknown> = {}) {
+    const { status, body } = await h.pay(card, overrides);
+    expect(status).toBe(201);
+    expect(body.code).toBe('BYRD207');
+    return body;
+  }
+
+  /** preAuth, auth and the challenge page, as the SDK drives them. */
+  async function openChallenge(id: string) {
+    expect((await api(`/v2/${id}/preAuth`, { browser: BROWSER })).status).toBe(200);
+    const auth = await api(`/v1/${id}/auth`, { threeDSCompInd: 'Y' });
+    expect(auth.status).toBe(200);
+    const creq = Buffer.from(
+      JSON.stringify({
+        threeDSServerTransID: auth.body.processId,
+        acsTransID: auth.body.challengeId,
+        messageVersion: auth.body.challengeVersion,
+        messageType: 'CReq',
+        challengeWindowSize: '05',
+      }),
+    ).toString('base64url');
+    const page = await form(auth.body.challengeUrl, { creq });
+    expect(page.status).toBe(200);
+    const action = /<form method="post" action="([^"]+)"/.exec(page.text)?.[1];
+    return { page, action: action!, auth: auth.body };
+  }
+
+  async function answer(id: string, fields: Record<string, string>) {
+    const { action } = await openChallenge(id);
+    const page = await form(action, { threeDSServerTransID: id, ...fields });
+    expect(page.status).toBe(200);
+    return page;
+  }
+
+  function decodeField(page: string, name: string): any {
+    const value = new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1];
+    return JSON.parse(Buffer.from(value!, 'base64url').toString('utf8'));
+  }
+
+  it('takes a challenge payment from preAuth to an authorised payment and a paid order', async () => {
+    const { body: order } = await h.createOrder();
+    const payment = await challengePayment(MASTER_CHALLENGE, {
+      orderId: order.orderId,
+      orderRef: order.orderRef,
+      redirectUrl: 'https://shop.example.com/return?cart=7',
+    });
+    const id = payment.threeDSecure.id;
+
+    const preAuth = await api(`/v2/${id}/preAuth`, {
+      browser: BROWSER,
+      customer: { name: 'Ana Silva', email: 'ana@example.com' },
+    });
+    expect(preAuth.status).toBe(200);
+    expect(preAuth.body).toEqual({
+      id,
+      processId: id,
+      dsMethodUrl: `${base}/acs/method`,
+      notificationUrl: `${base}/notification`,
+    });
+    const stored = await h.payments.get(DataSource).getRepository(ThreeDSSession).findOneByOrFail({ id });
+    expect(stored.browser).toEqual(BROWSER);
+
+    const auth = await api(`/v1/${id}/auth`, { threeDSCompInd: 'Y' });
+    expect(auth.status).toBe(200);
+    expect(auth.body).toEqual({
+      id,
+      processId: id,
+      challengeId: expect.stringMatching(GUID),
+      challengeVersion: '2.2.0',
+      challengeUrl: `${base}/acs/challenge`,
+    });
+
+    // Unanswered: 409 in the uniform error body, which the SDK retries.
+    const early = await api(`/v2/${id}/postAuth`);
+    expect(early.status).toBe(409);
+    expect(early.body).toMatchObject({
+      code: 'BYRD201',
+      message: expect.any(String),
+      requestId: expect.any(String),
+    });
+
+    const { page, action } = await openChallenge(id);
+    expect(page.text).toContain('25.00 EUR');
+    expect(page.text).toContain('MASTER ending in 1115');
+    expect(page.text).toContain('Acme Shop');
+    expect(page.text).toContain('enter 1234');
+    expect(page.text).not.toContain(MASTER_CHALLENGE);
+    expect(page.text).not.toContain('555534');
+    expect((await api(`/v2/${id}/postAuth`)).status).toBe(409);
+
+    const end = await form(action, { threeDSServerTransID: id, otp: '1234', action: 'submit' });
+    expect(end.status).toBe(200);
+    expect(decodeField(end.text, 'cres')).toEqual({
+      threeDSServerTransID: id,
+      acsTransID: auth.body.challengeId,
+      messageVersion: '2.2.0',
+      messageType: 'CRes',
+      transStatus: 'Y',
+      challengeCompletionInd: 'Y',
+    });
+
+    const result = await api(`/v2/${id}/postAuth`);
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({
+      transactionId: payment.transactionId,
+      callbackUrl: 'https://shop.example.com/return?cart=7',
+      status: 'Authorized',
+      transStatus: 'Y',
+      transStatusReason: null,
+      authenticationData: {
+        threeDsVersion: 'V2',
+        aav: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/),
+        dsTransactionId: expect.stringMatching(GUID),
+        eci: '02',
+        verificationMethod: 'ThreeDSecure',
+        protocolVersion: '2.2.0',
+      },
+      executePayment: true,
+      paymentStatus: 'Success',
+      code: 'BYRD200',
+      message: 'Operation successfully completed',
+    });
+    // Asking again changes nothing.
+    expect((await api(`/v2/${id}/postAuth`)).body).toEqual(result.body);
+
+    const transaction = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+    expect(transaction.body).toMatchObject({
+      status: 'Success',
+      code: 'BYRD200',
+      threeDSecure: { id, status: 'Authorized', transStatus: 'Y', eci: '02' },
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+
+    // action.url now sends the shopper straight back, with the outcome in the query.
+    const landing = await fetch(payment.action.url, { redirect: 'manual' });
+    expect(landing.status).toBe(303);
+    const back = new URL(landing.headers.get('location')!);
+    expect(back.origin + back.pathname).toBe('https://shop.example.com/return');
+    expect(Object.fromEntries(back.searchParams)).toEqual({
+      cart: '7',
+      transactionId: payment.transactionId,
+      status: 'Success',
+    });
+  });
+
+  it('gives VISA challenge cards ECI 05 and an AAV', async () => {
+    const payment = await challengePayment(VISA_CHALLENGE);
+    const id = payment.threeDSecure.id;
+    await answer(id, { otp: '1234', action: 'submit' });
+    const result = await api(`/v2/${id}/postAuth`);
+    expect(result.body).toMatchObject({
+      status: 'Authorized',
+      paymentStatus: 'Success',
+      authenticationData: { eci: '05', aav: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/) },
+    });
+  });
+
+  it('denies the payment when the code is wrong', async () => {
+    const { body: order } = await h.createOrder();
+    const payment = await challengePayment(MASTER_CHALLENGE, {
+      orderId: order.orderId,
+      orderRef: order.orderRef,
+    });
+    const id = payment.threeDSecure.id;
+    const end = await answer(id, { otp: '9999', action: 'submit' });
+    expect(decodeField(end.text, 'cres').transStatus).toBe('N');
+    expect(end.text).toContain('Payment not confirmed');
+
+    const result = await api(`/v2/${id}/postAuth`);
+    expect(result.body).toMatchObject({
+      status: 'Unauthorized',
+      transStatus: 'N',
+      transStatusReason: '01',
+      authenticationData: { aav: null, eci: '00' },
+      executePayment: false,
+      paymentStatus: 'Denied',
+      code: 'BYRD205',
+    });
+    const transaction = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+    expect(transaction.body).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+    const settled = await h.waitForOrder(order.orderId, (o) => o.transactions[0]?.status === 'Denied');
+    expect(settled.status).toBe('created');
+  });
+
+  it('cancels the payment when the shopper presses Cancel (BYRD208)', async () => {
+    const payment = await challengePayment(VISA_CHALLENGE);
+    const id = payment.threeDSecure.id;
+    await answer(id, { action: 'cancel' });
+    const result = await api(`/v2/${id}/postAuth`);
+    expect(result.body).toMatchObject({
+      status: 'Unauthorized',
+      transStatus: 'N',
+      transStatusReason: '19',
+      paymentStatus: 'Denied',
+      code: 'BYRD208',
+      message: 'Payment canceled by the shopper',
+    });
+    const transaction = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+    expect(transaction.body).toMatchObject({ status: 'Canceled', code: 'BYRD208' });
+  });
+
+  it('answers a frictionless session at once: no 3DS Method, no challenge, the result', async () => {
+    const { body: payment } = await h.pay('5448280000000007');
+    expect(payment.code).toBe('BYRD200');
+    const id = payment.threeDSecure.id;
+    expect((await api(`/v2/${id}/preAuth`, { browser: BROWSER })).body.dsMethodUrl).toBe('');
+    const auth = await api(`/v1/${id}/auth`);
+    expect(auth.status).toBe(200);
+    expect(auth.body.challengeUrl).toBe('');
+    const result = await api(`/v2/${id}/postAuth`);
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({
+      transactionId: payment.transactionId,
+      status: 'Authorized',
+      transStatus: 'Y',
+      executePayment: true,
+      paymentStatus: 'Success',
+      code: 'BYRD200',
+      authenticationData: { eci: '02' },
+    });
+  });
+
+  it('reports a payment that timed out at the acquirer as paymentStatus Error', async () => {
+    const { body: payment } = await h.pay('5201282999005515');
+    expect(payment.status).toBe('TemporaryFailed');
+    const result = await api(`/v2/${payment.threeDSecure.id}/postAuth`);
+    expect(result.body).toMatchObject({ status: 'Authorized', paymentStatus: 'Error', code: 'BYRD203' });
+  });
+
+  it('answers 404 for unknown or malformed ids, on the API and the pages', async () => {
+    for (const id of [randomUUID(), 'not-a-guid']) {
+      for (const path of [`/v2/${id}/preAuth`, `/v1/${id}/auth`, `/v2/${id}/postAuth`]) {
+        const answer = await api(path, { browser: BROWSER });
+        expect({ path, status: answer.status, code: answer.body.code }).toEqual({
+          path,
+          status: 404,
+          code: 'BYRD901',
+        });
+      }
+    }
+    const page = await fetch(`${base}/authenticate/${randomUUID()}`);
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toContain('This verification was not found');
+
+    const { threeDSecure } = await challengePayment();
+    const creq = Buffer.from(
+      JSON.stringify({
+        threeDSServerTransID: threeDSecure.id,
+        acsTransID: randomUUID(),
+        messageVersion: '2.2.0',
+        messageType: 'CReq',
+      }),
+    ).toString('base64url');
+    expect((await form(`${base}/acs/challenge`, { creq })).status).toBe(404);
+    const garbage = await form(`${base}/acs/challenge`, { creq: 'not base64 json' });
+    expect(garbage.status).toBe(400);
+    expect(garbage.text).toContain('creq');
+  });
+
+  it('refuses a preAuth without browser data', async () => {
+    const { threeDSecure } = await challengePayment();
+    const answer = await api(`/v2/${threeDSecure.id}/preAuth`, {});
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors).toEqual([expect.objectContaining({ field: 'browser' })]);
+  });
+
+  it('ends a challenge left past its deadline as expired, and a late code cannot authenticate', async () => {
+    const { body: order } = await h.createOrder();
+    const payment = await challengePayment(MASTER_CHALLENGE, {
+      orderId: order.orderId,
+      orderRef: order.orderRef,
+    });
+    const id = payment.threeDSecure.id;
+    const { action } = await openChallenge(id);
+    await h.payments
+      .get(DataSource)
+      .getRepository(ThreeDSSession)
+      .update({ id }, { expiresAt: new Date(Date.now() - 1_000) });
+
+    const late = await form(action, { threeDSServerTransID: id, otp: '1234', action: 'submit' });
+    expect(decodeField(late.text, 'cres').transStatus).toBe('N');
+    const result = await api(`/v2/${id}/postAuth`);
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({
+      status: 'Expired',
+      transStatusReason: '14',
+      paymentStatus: 'Denied',
+    });
+    await h.waitForOrder(order.orderId, (o) => o.transactions[0]?.status === 'Denied');
+  });
+
+  it('serves the public SDK as it calls: CORS preflight, and JSON posts with no body', async () => {
+    const preflight = await fetch(`${base}/api/v2/${randomUUID()}/postAuth`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://shop.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,correlationid,x-attempt',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe(
+      'content-type,correlationid,x-attempt',
+    );
+
+    const { threeDSecure } = await h.pay('5448280000000007').then((a) => a.body);
+    for (const path of [`v1/${threeDSecure.id}/auth`, `v2/${threeDSecure.id}/postAuth`]) {
+      const response = await fetch(`${base}/api/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'https://shop.example.com' },
+      });
+      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    }
+    // Errors carry the CORS header too, or the SDK could not read the 409 it retries.
+    const pending = await fetch(`${base}/api/v2/${(await challengePayment()).threeDSecure.id}/postAuth`, {
+      method: 'POST',
+      headers: { origin: 'https://shop.example.com' },
+    });
+    expect(pending.status).toBe(409);
+    expect(pending.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it("runs the issuer's 3DS Method and notifies our 3DS server", async () => {
+    const { threeDSecure } = await challengePayment();
+    const threeDSMethodData = Buffer.from(
+      JSON.stringify({
+        threeDSServerTransID: threeDSecure.id,
+        threeDSMethodNotificationURL: 'https://3ds.example.com/notify',
+      }),
+    ).toString('base64');
+    const method = await form(`${base}/acs/method`, { threeDSMethodData });
+    expect(method.status).toBe(200);
+    expect(method.text).toContain('action="https://3ds.example.com/notify"');
+    expect(decodeField(method.text, 'threeDSMethodData')).toEqual({ threeDSServerTransID: threeDSecure.id });
+    expect(method.headers.get('content-security-policy')).toContain('form-action https://3ds.example.com');
+
+    const scripted = Buffer.from(
+      JSON.stringify({
+        threeDSServerTransID: threeDSecure.id,
+        threeDSMethodNotificationURL: 'javascript:alert(1)',
+      }),
+    ).toString('base64');
+    expect((await form(`${base}/acs/method`, { threeDSMethodData: scripted })).status).toBe(400);
+
+    const notified = await form(`${base}/notification`, { threeDSMethodData });
+    expect(notified.status).toBe(200);
+    expect(notified.text).toContain('data-type="byrd-3ds-method-complete"');
+    expect(notified.text).toContain(`data-id="${threeDSecure.id}"`);
+  });
+
+  it('sends pages that payment pages may frame, with inline code only under a nonce', async () => {
+    const payment = await challengePayment();
+    const { page } = await openChallenge(payment.threeDSecure.id);
+    const hosted = await fetch(payment.action.url);
+    for (const [name, headers, text] of [
+      ['challenge', page.headers, page.text],
+      ['action.url', hosted.headers, await hosted.text()],
+    ] as const) {
+      const csp = headers.get('content-security-policy')!;
+      expect({ name, csp }).toEqual({ name, csp: expect.stringContaining('frame-ancestors *') });
+      expect(csp).not.toContain('unsafe-inline');
+      expect(headers.get('x-frame-options')).toBeNull();
+      const nonce = /script-src 'nonce-([^']+)'/.exec(csp)![1];
+      for (const tag of text.match(/<(script|style)[^>]*>/g) ?? []) expect(tag).toContain(`nonce="${nonce}"`);
+      expect(text).toMatch(/<html lang="en">/);
+    }
+  });
+
+  it('answers action.url with the page that runs the SDK, and shows the outcome when there is no redirectUrl', async () => {
+    const payment = await challengePayment(MASTER_CHALLENGE, { redirectUrl: undefined });
+    const page = await fetch(payment.action.url);
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain("import { authenticate } from '../sdk.js'");
+    expect(text).toContain(`data-session-id="${payment.threeDSecure.id}"`);
+    expect(text).toContain(`data-request-id="${payment.requestId}"`);
+
+    await answer(payment.threeDSecure.id, { otp: '1234', action: 'submit' });
+    const outcome = await fetch(payment.action.url, { redirect: 'manual' });
+    expect(outcome.status).toBe(200);
+    const shown = await outcome.text();
+    expect(shown).toContain('Payment successful');
+    expect(shown).toContain(payment.transactionId);
+  });
+
+  it('serves the SDK bundle as a cacheable, cross-origin ES module', async () => {
+    const sdk = await fetch(`${base}/sdk.js`, { headers: { origin: 'https://shop.example.com' } });
+    expect(sdk.status).toBe(200);
+    expect(sdk.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(sdk.headers.get('cache-control')).toMatch(/^public, max-age=\d+/);
+    expect(sdk.headers.get('access-control-allow-origin')).toBe('*');
+    const source = await sdk.text();
+    expect(source).toContain('export async function authenticate');
+    expect(source).toContain('export const ByrdThreeDS');
+
+    const etag = sdk.headers.get('etag')!;
+    const again = await fetch(`${base}/sdk.js`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+  });
+});
