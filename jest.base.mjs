@@ -13,6 +13,8 @@ export function jestConfig({ testMatch, testTimeout = 20_000, ...rest } = {}) {
     extensionsToTreatAsEsm: ['.ts'],
     testMatch: testMatch ?? ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
     testTimeout,
+    // A suite that fails in beforeAll can leave broker connections open; never let that hang CI.
+    forceExit: true,
     // ESM-only packages that CommonJS dependencies require(): compiled to CommonJS for Jest's loader
     // (Node itself loads them natively).
     transformIgnorePatterns: [`/node_modules/(?!(${REQUIRED_ESM.join('|')})/)`],

@@ -17,18 +17,10 @@ export class AppModule {
           config,
           entities: ORDERS_ENTITIES,
           migrations: ORDERS_MIGRATIONS,
+          configToken: ORDERS_CONFIG,
         }),
-        {
-          module: ConfigHolder,
-          global: true,
-          providers: [{ provide: ORDERS_CONFIG, useValue: config }],
-          exports: [ORDERS_CONFIG],
-        },
         OrdersModule,
       ],
     };
   }
 }
-
-@Module({})
-class ConfigHolder {}

@@ -12,9 +12,6 @@ import { ThreeDSModule } from './three-ds/three-ds.module.js';
 export const SERVICE_NAME = 'payments';
 
 @Module({})
-class ConfigHolder {}
-
-@Module({})
 export class AppModule {
   static forRoot(config: PaymentsConfig): DynamicModule {
     return {
@@ -25,13 +22,8 @@ export class AppModule {
           config,
           entities: PAYMENTS_ENTITIES,
           migrations: PAYMENTS_MIGRATIONS,
+          configToken: PAYMENTS_CONFIG,
         }),
-        {
-          module: ConfigHolder,
-          global: true,
-          providers: [{ provide: PAYMENTS_CONFIG, useValue: config }],
-          exports: [PAYMENTS_CONFIG],
-        },
         PaymentsModule,
         AsyncPaymentsModule,
         SandboxModule,

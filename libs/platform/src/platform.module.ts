@@ -23,6 +23,8 @@ export interface PlatformOptions {
   config: BaseConfig;
   entities: DatabaseOptions['entities'];
   migrations: DatabaseOptions['migrations'];
+  /** Also provides the service's full config under this token, to every module. */
+  configToken?: symbol;
 }
 
 /** Closes the broker connection last, after every consumer and RPC handler has drained. */
@@ -58,6 +60,7 @@ export class PlatformModule {
       controllers: [HealthController],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
+        ...(options.configToken ? [{ provide: options.configToken, useValue: config }] : []),
         { provide: SERVICE_NAME, useValue: serviceName },
         {
           provide: NATS_CONTEXT,
@@ -87,6 +90,7 @@ export class PlatformModule {
         { provide: APP_PIPE, useFactory: createValidationPipe },
       ],
       exports: [
+        ...(options.configToken ? [options.configToken] : []),
         PLATFORM_CONFIG,
         SERVICE_NAME,
         NATS_CONTEXT,

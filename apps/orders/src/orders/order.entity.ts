@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { minorUnits } from '@byrd/platform';
 import type {
   MerchantMode,
   OperationType,
@@ -7,8 +8,6 @@ import type {
   TransactionStatus,
 } from '@byrd/contracts';
 
-/** bigint columns hold minor units; they stay far below 2^53, so a JS number is exact. */
-const minorUnits = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
 
 @Entity({ name: 'orders' })
 export class Order {

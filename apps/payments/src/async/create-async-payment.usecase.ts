@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { AsyncPaymentType, CreatePaymentRequest, OrderSummary, PaymentResponse } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
 import { applyOutcome } from '../payments/payment-authorizer.js';
+import { newPayment } from '../payments/new-payment.js';
 import { amountToPay, PayerResolver, type Payer, type PaymentActor } from '../payments/payer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
@@ -101,36 +101,16 @@ export class CreateAsyncPayment {
     // The shopper cannot pay after the order stops accepting payments.
     const lifetimeEnd = now.getTime() + this.provider.lifetimeMs(type);
     const expiresAt = new Date(order ? Math.min(lifetimeEnd, Date.parse(order.expiresAt)) : lifetimeEnd);
-    const transaction = this.dataSource.getRepository(Transaction).create({
-      id: randomUUID(),
-      merchantId,
-      merchantMode: mode,
-      orderId: order?.orderId ?? null,
-      orderRef: request.orderRef ?? order?.orderRef ?? null,
-      operationType: 'Payment',
-      sourceTransactionId: null,
-      paymentMethod: type,
+    const transaction = newPayment({
+      payer: { merchantId, mode, order, initiatedFrom },
+      request,
       isoAmount,
-      currency: request.currency,
-      capturedIsoAmount: 0,
-      refundedIsoAmount: 0,
-      releasedIsoAmount: 0,
-      brand: null,
-      maskedCardNumber: null,
-      cardExpiration: null,
-      holder: null,
-      tokenId: null,
+      paymentMethod: type,
       isPreAuth: false,
-      transactionMode: 'None',
-      initiatedFrom,
       acquirer: this.provider.name,
-      redirectUrl: request.redirectUrl ?? order?.redirectUrl ?? null,
       requestId,
-      fingerprint: randomUUID(),
-      asyncDetails: null,
       expiresAt,
-      createdAt: now,
-      updatedAt: now,
+      now,
     });
     applyOutcome(transaction, 'Processing', 'BYRD201');
     return transaction;

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ChargebackStatus, PaymentMethod } from '@byrd/contracts';
-import { minorUnits } from '../transactions/transaction.entity.js';
+import { minorUnits } from '@byrd/platform';
 
 /** A scheme's dispute of a settled payment or capture: money the merchant may lose. */
 @Entity({ name: 'chargebacks' })

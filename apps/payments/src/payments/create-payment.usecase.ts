@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
@@ -12,6 +11,7 @@ import { TransactionEventRecorder } from '../transactions/transaction-events.js'
 import { presentPayment } from '../transactions/transaction.presenter.js';
 import { CardCharge } from './card-charge.js';
 import { applyOutcome } from './payment-authorizer.js';
+import { newPayment } from './new-payment.js';
 import { amountToPay, PayerResolver, type PaymentActor } from './payer.js';
 
 export type { PaymentActor };
@@ -43,40 +43,19 @@ export class CreatePayment {
         'token payments need the card vault (gateway-tokens), which is not installed',
       );
     }
-    const { merchantId, mode, order, initiatedFrom } = await this.payer.resolve(actor, request);
+    const payer = await this.payer.resolve(actor, request);
     const now = new Date();
-    const isPreAuth = Boolean(request.isPreAuth ?? order?.isPreAuth);
-    const transaction: Transaction = Object.assign(new Transaction(), {
-      id: randomUUID(),
-      merchantId,
-      merchantMode: mode,
-      orderId: order?.orderId ?? null,
-      orderRef: request.orderRef ?? order?.orderRef ?? null,
-      operationType: isPreAuth ? 'PreAuth' : 'Payment',
-      sourceTransactionId: null,
+    const transaction = newPayment({
+      payer,
+      request,
+      isoAmount: amountToPay(request, payer.order),
       paymentMethod: 'card',
-      isoAmount: amountToPay(request, order),
-      currency: request.currency,
-      capturedIsoAmount: 0,
-      refundedIsoAmount: 0,
-      releasedIsoAmount: 0,
-      brand: null,
-      maskedCardNumber: null,
-      cardExpiration: null,
-      holder: null,
-      tokenId: null,
-      isPreAuth,
-      transactionMode: 'None',
-      initiatedFrom,
+      isPreAuth: Boolean(request.isPreAuth ?? payer.order?.isPreAuth),
       acquirer: this.acquirer.name,
-      redirectUrl: request.redirectUrl ?? order?.redirectUrl ?? null,
       requestId,
-      fingerprint: randomUUID(),
-      asyncDetails: null,
       expiresAt: new Date(now.getTime() + this.config.THREE_DS_TIMEOUT_MS),
-      createdAt: now,
-      updatedAt: now,
-    } satisfies Partial<Transaction>);
+      now,
+    });
     this.charge.assertAcquirerFor(transaction);
 
     let started: { session: ThreeDSSession; actionUrl: string | null } | null = null;

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { minorUnits } from '@byrd/platform';
 import type {
   CardBrand,
   InitiatedFrom,
@@ -9,9 +10,6 @@ import type {
   TransactionMode,
   TransactionStatus,
 } from '@byrd/contracts';
-
-/** bigint columns hold minor units; they stay far below 2^53, so a JS number is exact. */
-export const minorUnits = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
 
 /**
  * One money movement: a payment, pre-auth, capture, refund or release. Captures, refunds and
