@@ -1,0 +1,54 @@
+// History for the payments tables, so a run can measure a database as it looks after a day of
+// traffic rather than an empty one: `rows` settled payments with their (published) outbox rows and,
+// where asked, their 3DS sessions. Everything is marked with merchant id PREFILL_MERCHANT so the
+// ledger checks leave it out.
+import { poolFor } from './environment.mjs';
+
+export const PREFILL_MERCHANT = 'bench-prefill';
+
+export async function prefillPayments(url, rows, { sessions = true } = {}) {
+  const pool = poolFor(url, 1);
+  try {
+    await pool.query(
+      `INSERT INTO transactions (id, merchant_id, merchant_mode, order_ref, operation_type, payment_method, status,
+         code, description, iso_amount, currency, brand, masked_card_number, card_expiration, holder,
+         initiated_from, acquirer, redirect_url, request_id, fingerprint, expires_at, created_at, updated_at)
+       SELECT gen_random_uuid(), $2, 'sandbox', 'history-' || g, 'Payment', 'card', 'Success', 'BYRD200',
+         'Operation successfully completed', 2500, 'EUR', 'MASTER', '544828******0007', '12/30', 'Ana Silva',
+         'Server', 'SIMULATED', 'https://shop.example.com/return', gen_random_uuid(), gen_random_uuid(),
+         now() - interval '2 hours', now() - interval '3 hours', now() - interval '3 hours'
+       FROM generate_series(1, $1) g`,
+      [rows, PREFILL_MERCHANT],
+    );
+    if (sessions) {
+      await pool.query(
+        `INSERT INTO three_ds_sessions (id, transaction_id, merchant_id, status, challenge_required, acs_trans_id,
+           ds_transaction_id, protocol_version, trans_status, eci, aav, challenge_completed_at, expires_at, created_at, updated_at)
+         SELECT gen_random_uuid(), id, merchant_id, 'Authorized', false, gen_random_uuid(), gen_random_uuid(), '2.2.0',
+           'Y', '02', 'AAAA', created_at, expires_at, created_at, created_at
+         FROM transactions WHERE merchant_id = $1`,
+        [PREFILL_MERCHANT],
+      );
+    }
+    // Published two hours ago: inside the relay's one-day retention, so it keeps them (as it would).
+    await pool.query(
+      `INSERT INTO outbox (id, subject, payload, created_at, published_at)
+       SELECT gen_random_uuid(), 'transaction.payment.success',
+         jsonb_build_object('id', gen_random_uuid(), 'type', 'transaction.payment.success',
+           'occurredAt', now() - interval '3 hours', 'merchantId', $2::text, 'paymentMethod', 'card',
+           'referenceIds', jsonb_build_array(gen_random_uuid()),
+           'data', jsonb_build_object('transactionId', gen_random_uuid(), 'orderId', null, 'orderRef', 'history-' || g,
+             'status', 'Success', 'operationType', 'Payment', 'amount', '25.00', 'isoAmount', 2500, 'currency', 'EUR',
+             'code', 'BYRD200', 'description', 'Operation successfully completed', 'sourceTransactionId', null,
+             'paymentMethod', 'card', 'initiatedFrom', 'Server')),
+         now() - interval '3 hours', now() - interval '2 hours'
+       FROM generate_series(1, $1) g`,
+      [rows, PREFILL_MERCHANT],
+    );
+    await pool.query('VACUUM ANALYZE transactions');
+    await pool.query('VACUUM ANALYZE outbox');
+    if (sessions) await pool.query('VACUUM ANALYZE three_ds_sessions');
+  } finally {
+    await pool.end();
+  }
+}

@@ -1,0 +1,136 @@
+// Memory and CPU of processes, from /proc (Linux): VmRSS/VmHWM of a pid, CPU time of a pid or of
+// every process with a given name (postgres backends, nats-server), and a sampler of peak RSS.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+
+let clockTicks;
+function ticksPerSecond() {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** { rssMb, hwmMb } of a live pid (MiB), or null when it is gone. */
+export function memoryOf(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+  } catch {
+    return null;
+  }
+}
+
+/** User+system CPU seconds a pid has used so far (0 when it is gone). */
+export function cpuSecondsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
+  } catch {
+    return 0;
+  }
+}
+
+/** { busy, iowait, steal } CPU seconds of the whole machine since boot (/proc/stat, all cores). */
+export function machineCpuSeconds() {
+  const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const tps = ticksPerSecond();
+  return {
+    busy: (user + nice + system + irq + softirq) / tps,
+    iowait: iowait / tps,
+    steal: steal / tps,
+    idle: idle / tps,
+  };
+}
+
+/** Cores the whole machine kept busy over `ms` milliseconds (to notice other work before a run). */
+export async function machineBusyCores(ms = 1000) {
+  const before = machineCpuSeconds();
+  await new Promise((done) => setTimeout(done, ms));
+  const after = machineCpuSeconds();
+  return (after.busy - before.busy) / (ms / 1000);
+}
+
+/** Pids whose command name (/proc/<pid>/comm) is `name`. */
+export function pidsNamed(name) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU seconds per pid of named groups at one instant. `groups` maps a label to a pid, a list of
+ * pids, 'self' (this process), or { comm } (every process of that name, re-listed at each snapshot
+ * so backends started in between are counted from zero; a process that exits between two snapshots
+ * loses the time it used in between, e.g. a short autovacuum worker).
+ */
+export function cpuSnapshot(groups) {
+  const snapshot = { at: process.hrtime.bigint(), cpu: {} };
+  for (const [label, target] of Object.entries(groups)) {
+    if (target === 'self') {
+      const { user, system } = process.cpuUsage();
+      snapshot.cpu[label] = new Map([['self', (user + system) / 1e6]]);
+      continue;
+    }
+    if (target === 'machine') {
+      const { busy, steal } = machineCpuSeconds();
+      snapshot.cpu[label] = new Map([['busy', busy]]);
+      snapshot.cpu[`${label} steal`] = new Map([['steal', steal]]);
+      continue;
+    }
+    const pids =
+      typeof target === 'number' ? [target] : Array.isArray(target) ? target : pidsNamed(target.comm);
+    snapshot.cpu[label] = new Map(pids.map((pid) => [pid, cpuSecondsOf(pid)]));
+  }
+  return snapshot;
+}
+
+/** { wallSeconds, groups: { label: { cpuSeconds, cores } } } between two snapshots (cores = CPU s per wall s). */
+export function cpuBetween(before, after) {
+  const wall = Number(after.at - before.at) / 1e9;
+  const result = { wallSeconds: wall, groups: {} };
+  for (const [label, pids] of Object.entries(after.cpu)) {
+    let seconds = 0;
+    for (const [pid, now] of pids) seconds += Math.max(0, now - (before.cpu[label]?.get(pid) ?? 0));
+    result.groups[label] = { cpuSeconds: seconds, cores: wall > 0 ? seconds / wall : 0 };
+  }
+  return result;
+}
+
+/** Samples VmRSS of some pids every `intervalMs`; stop() answers { label: peakRssMb }. */
+export function sampleRss(pids, intervalMs = 200) {
+  const peaks = {};
+  const take = () => {
+    for (const [label, pid] of Object.entries(pids)) {
+      const memory = memoryOf(pid);
+      if (memory && !(memory.rssMb <= (peaks[label] ?? 0))) peaks[label] = memory.rssMb;
+    }
+  };
+  take();
+  const timer = setInterval(take, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return peaks;
+    },
+  };
+}
