@@ -4,10 +4,12 @@ import { Chargeback } from './chargebacks/chargeback.entity.js';
 import { Payments1763800000200 } from './migrations/1763800000200-payments.js';
 import { AsyncPayments1763800000400 } from './migrations/1763800000400-async-payments.js';
 import { Chargebacks1763800000410 } from './migrations/1763800000410-chargebacks.js';
+import { ThreeDSOpenSessions1763900000500 } from './migrations/1763900000500-three-ds-open-sessions.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
   Payments1763800000200,
   AsyncPayments1763800000400,
   Chargebacks1763800000410,
+  ThreeDSOpenSessions1763900000500,
 ];

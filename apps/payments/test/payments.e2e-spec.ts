@@ -132,4 +132,11 @@ describe('card payments over HTTP', () => {
       (await h.request('POST', `/api/v2/payment/${direct.transactionId}/pay`, {})).body.errors[0].field,
     ).toBe('card');
   });
+
+  it("keeps a GUID requestId even when the caller's x-request-id is not one", async () => {
+    const { status, body, headers } = await h.pay('4242424242424242', {}, { 'x-request-id': 'order-42' });
+    expect(status).toBe(201);
+    expect(headers.get('x-request-id')).toBe('order-42');
+    expect(body.requestId).toMatch(GUID);
+  });
 });

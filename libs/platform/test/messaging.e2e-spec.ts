@@ -146,6 +146,19 @@ describe('outbox and durable consumers', () => {
       expect(await effects(envelope.id)).toBe(1);
     });
 
+    it('acks events the consumer does not accept without touching the database', async () => {
+      const envelope = event();
+      const picky: EventConsumer = { ...consumer, accepts: (e) => e.id !== envelope.id };
+      const skipped = message(envelope);
+      expect(await consumers.process(picky, skipped.msg)).toBe('skipped');
+      expect(skipped.answers).toEqual(['ack']);
+      expect(await effects(envelope.id)).toBe(0);
+      const inbox = await dataSource.query('SELECT count(*)::int AS n FROM inbox WHERE event_id = $1', [
+        envelope.id,
+      ]);
+      expect(inbox[0].n).toBe(0);
+    });
+
     it('terminates and dead-letters a message that can never succeed', async () => {
       const poison = event();
       poisoned.add(poison.id);

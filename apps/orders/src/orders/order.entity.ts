@@ -8,7 +8,6 @@ import type {
   TransactionStatus,
 } from '@byrd/contracts';
 
-
 @Entity({ name: 'orders' })
 export class Order {
   @PrimaryColumn('uuid')

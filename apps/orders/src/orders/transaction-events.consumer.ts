@@ -21,6 +21,11 @@ export class TransactionEventsConsumer implements EventConsumer, OnModuleInit {
     this.consumers.register(this);
   }
 
+  /** Payments that belong to no order are none of orders' business. */
+  accepts(envelope: EventEnvelope): boolean {
+    return Boolean((envelope.data as { orderId?: string | null }).orderId);
+  }
+
   handle(envelope: EventEnvelope, manager: EntityManager): Promise<void> {
     return this.applyTransactionEvent.execute(envelope, manager);
   }

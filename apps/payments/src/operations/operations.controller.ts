@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CaptureRequest, RefundRequest, ReleaseRequest } from '@byrd/contracts';
 import { CurrentMerchant, type AuthenticatedRequest, type MerchantContext } from '@byrd/platform';
 import { RunOperation } from './run-operation.usecase.js';
+import { requestGuidOf } from '../transactions/request-id.js';
 
 @ApiTags('operations')
 @Controller('api/v2')
@@ -18,7 +19,7 @@ export class OperationsController {
     @Body() body: CaptureRequest,
     @Req() request: AuthenticatedRequest,
   ) {
-    return this.operations.execute(merchant, 'Capture', id, body, String(request.id));
+    return this.operations.execute(merchant, 'Capture', id, body, requestGuidOf(request));
   }
 
   @Post('refund/:transactionId')
@@ -30,7 +31,7 @@ export class OperationsController {
     @Body() body: RefundRequest,
     @Req() request: AuthenticatedRequest,
   ) {
-    return this.operations.execute(merchant, 'Refund', id, body, String(request.id));
+    return this.operations.execute(merchant, 'Refund', id, body, requestGuidOf(request));
   }
 
   @Post('release/:transactionId')
@@ -42,6 +43,6 @@ export class OperationsController {
     @Body() body: ReleaseRequest,
     @Req() request: AuthenticatedRequest,
   ) {
-    return this.operations.execute(merchant, 'Release', id, body, String(request.id));
+    return this.operations.execute(merchant, 'Release', id, body, requestGuidOf(request));
   }
 }

@@ -9,6 +9,7 @@ import {
 import { AllowCheckoutKey, ApiError, ErrorKind, type AuthenticatedRequest } from '@byrd/platform';
 import { CreatePayment, type PaymentActor } from './create-payment.usecase.js';
 import { PayPayment } from './pay-payment.usecase.js';
+import { requestGuidOf } from '../transactions/request-id.js';
 import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
 
 @ApiTags('payments')
@@ -33,7 +34,7 @@ export class PaymentsController {
     @Body() body: CreatePaymentRequest,
   ) {
     const useCase = isAsyncPaymentType(body.type) ? this.createAsyncPayment : this.createPayment;
-    return useCase.execute(actorOf(request, query), body, String(request.id));
+    return useCase.execute(actorOf(request, query), body, requestGuidOf(request));
   }
 
   @Post(':transactionId/pay')

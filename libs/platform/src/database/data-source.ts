@@ -1,7 +1,10 @@
 import pg from 'pg';
 import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
 import { PLATFORM_ENTITIES } from './platform.entities.js';
-import { PlatformTables1763800000000 } from './platform.migration.js';
+import {
+  PlatformHousekeepingIndexes1763900000000,
+  PlatformTables1763800000000,
+} from './platform.migration.js';
 
 export interface DatabaseOptions {
   url: string;
@@ -18,7 +21,11 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
     type: 'postgres',
     url: options.url,
     entities: [...PLATFORM_ENTITIES, ...(options.entities as unknown[])] as DataSourceOptions['entities'],
-    migrations: [PlatformTables1763800000000, ...options.migrations],
+    migrations: [
+      PlatformTables1763800000000,
+      PlatformHousekeepingIndexes1763900000000,
+      ...options.migrations,
+    ],
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,

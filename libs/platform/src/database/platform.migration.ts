@@ -52,3 +52,20 @@ export class PlatformTables1763800000000 implements MigrationInterface {
     await q.query(`DROP TABLE outbox`);
   }
 }
+
+/** Lets the outbox prune and the idempotency purge find old rows without scanning the tables. */
+export class PlatformHousekeepingIndexes1763900000000 implements MigrationInterface {
+  name = 'PlatformHousekeepingIndexes1763900000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(
+      `CREATE INDEX outbox_published_idx ON outbox (published_at) WHERE published_at IS NOT NULL`,
+    );
+    await q.query(`CREATE INDEX inbox_handled_idx ON inbox (handled_at)`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX inbox_handled_idx`);
+    await q.query(`DROP INDEX outbox_published_idx`);
+  }
+}

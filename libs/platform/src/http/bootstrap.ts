@@ -34,6 +34,14 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     abortOnError: false,
   });
   app.useLogger(app.get(Logger));
+  // Every answer names its request, so a merchant can quote it to support.
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', (request, reply, done) => {
+      void reply.header('x-request-id', request.id);
+      done();
+    });
 
   const document = SwaggerModule.createDocument(
     app,

@@ -23,6 +23,11 @@ export interface EventConsumer {
   readonly durable: string;
   /** An event name or wildcard, without the run prefix (e.g. `transaction.>`; `>` for every event). */
   readonly subject: string;
+  /**
+   * Whether this event concerns the consumer at all; others are acked without opening a database
+   * transaction (e.g. orders ignores payments that belong to no order).
+   */
+  accepts?(envelope: EventEnvelope): boolean;
   /** Runs inside the transaction that also records the event in the inbox. */
   handle(envelope: EventEnvelope, manager: EntityManager): Promise<void>;
   /** Runs after commit (e.g. to wake the outbox relay). */
@@ -30,9 +35,11 @@ export interface EventConsumer {
 }
 
 const ACK_WAIT_MS = 30_000;
+const INBOX_RETENTION = '31 days'; // the EVENTS stream keeps 30
+const INBOX_PRUNE_EVERY_MS = 3_600_000;
 const MAX_NAK_DELAY_MS = 60_000;
 
-export type HandleOutcome = 'handled' | 'duplicate' | 'dead-lettered' | 'retry';
+export type HandleOutcome = 'handled' | 'skipped' | 'duplicate' | 'dead-lettered' | 'retry';
 
 /**
  * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
@@ -45,6 +52,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
   private readonly consumers: EventConsumer[] = [];
   private readonly running: { messages: ConsumerMessages; loop: Promise<void> }[] = [];
   readonly counters = { handled: 0, duplicates: 0, deadLettered: 0, retried: 0 };
+  private pruneTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -58,12 +66,29 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
 
   async onApplicationBootstrap(): Promise<void> {
     for (const consumer of this.consumers) await this.start(consumer);
+    this.pruneTimer = setInterval(() => void this.pruneInbox(), INBOX_PRUNE_EVERY_MS).unref();
+  }
+
+  /**
+   * Inbox rows only need to outlive the stream's own retention (a redelivery can't be older), so
+   * older ones are removed in small batches.
+   */
+  async pruneInbox(): Promise<void> {
+    try {
+      await this.dataSource.query(
+        `DELETE FROM inbox WHERE (consumer, event_id) IN (
+           SELECT consumer, event_id FROM inbox WHERE handled_at < now() - interval '${INBOX_RETENTION}' LIMIT 1000)`,
+      );
+    } catch (error) {
+      this.logger.warn(`Inbox prune failed: ${String(error)}`);
+    }
   }
 
   private stopping?: Promise<void>;
 
   /** Stops pulling, lets the message in hand finish (and be acked), then returns. Idempotent. */
   stop(): Promise<void> {
+    clearInterval(this.pruneTimer);
     this.stopping ??= (async () => {
       await Promise.all(this.running.map(({ messages }) => messages.close()));
       await Promise.all(this.running.map(({ loop }) => loop));
@@ -117,6 +142,10 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       envelope = parseEnvelope(JSON.parse(message.string()));
     } catch (error) {
       return this.deadLetter(consumer, message, error);
+    }
+    if (consumer.accepts && !consumer.accepts(envelope)) {
+      message.ack();
+      return 'skipped';
     }
     try {
       const fresh = await this.dataSource.transaction(async (manager) => {

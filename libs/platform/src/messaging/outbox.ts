@@ -15,6 +15,8 @@ import { EventConsumers } from './consumers.js';
 
 const BATCH_SIZE = 200;
 const PUBLISHED_RETENTION = '1 day';
+/** Pruning is housekeeping: once a minute is plenty, and keeps it off the publish path. */
+const PRUNE_EVERY_MS = 60_000;
 
 /**
  * Publishes outbox rows to JetStream. Rows are written by `append` in the caller's transaction, so a
@@ -28,6 +30,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
   private running?: Promise<unknown>;
   private stopped = false;
   private wakeAgain = false;
+  private lastPrune = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -104,21 +107,25 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       total += published;
       if (published < BATCH_SIZE) break;
     }
-    if (total > 0) await this.prunePublished();
+    if (total > 0 && Date.now() - this.lastPrune > PRUNE_EVERY_MS) {
+      this.lastPrune = Date.now();
+      await this.prunePublished();
+    }
     return total;
   }
 
   private async publishBatch(): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
       // SKIP LOCKED lets several replicas relay without sending the same row twice at once.
-      const rows: { id: string; subject: string; payload: unknown }[] = await manager.query(
-        `SELECT id, subject, payload FROM outbox WHERE published_at IS NULL
+      // payload as text: it is published as stored, without a parse and re-stringify.
+      const rows: { id: string; subject: string; payload: string }[] = await manager.query(
+        `SELECT id, subject, payload::text AS payload FROM outbox WHERE published_at IS NULL
          ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
       );
       if (rows.length === 0) return 0;
       // Pipelined: all publishes go out in order on one connection, then the acks are awaited together.
       const acks = rows.map((row) =>
-        this.nats.js.publish(this.nats.subject(row.subject), JSON.stringify(row.payload), { msgID: row.id }),
+        this.nats.js.publish(this.nats.subject(row.subject), row.payload, { msgID: row.id }),
       );
       const results = await Promise.allSettled(acks);
       const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.id);
