@@ -456,7 +456,8 @@ export async function run(args) {
             service.outbox === service.transactions &&
             unpublished === 0 &&
             stream.messages === service.outbox &&
-            (!orders || ordersInbox === service.outbox),
+            // Orders acks every event; it records (inbox) only those of a payment with an order.
+            (!orders || (consumer !== null && consumer.pending === 0 && consumer.ackPending === 0)),
         },
         bare: {
           ...ledger.bare,
@@ -915,7 +916,9 @@ function printReport(result) {
     `  service ${verdict(service.ok)}: ${service.rows.transactions} transactions for ${service.answered2xx} 2xx answers` +
       ` (+ up to ${service.inFlight} in flight when a window closed), ${service.rows.three_ds_sessions} 3DS sessions,` +
       ` ${service.rows.outbox} outbox rows (${service.unpublishedOutbox} unpublished), ${service.streamMessages} stream messages,` +
-      (service.ordersInbox === null ? ' (orders not running)' : ` ${service.ordersInbox} handled by orders`),
+      (service.ordersInbox === null
+        ? ' (orders not running)'
+        : ` orders consumed all (pending ${service.ordersConsumer?.pending}, unacked ${service.ordersConsumer?.ackPending}; ${service.ordersInbox} with an order)`),
   );
   console.log(
     `  bare    ${verdict(bare.ok)}: ${bare.rows.transactions} transactions for ${bare.answered2xx} 2xx answers` +
