@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
-import { ApiError } from '@byrd/platform';
+import { ApiError, insertAtomically } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
@@ -62,12 +61,12 @@ export class CreatePayment {
     if (request.card) started = await this.charge.start(transaction, request.card, now);
     else applyOutcome(transaction, 'Created', 'BYRD010'); // the card comes with /pay
 
-    await this.dataSource.transaction(async (manager) => {
-      await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
-      if (started)
-        await manager.insert(ThreeDSSession, started.session as QueryDeepPartialEntity<ThreeDSSession>);
-      await this.events.record(manager, transaction);
-    });
+    // One statement writes the payment, its 3DS session and its event: atomic, one round trip.
+    await insertAtomically(this.dataSource, [
+      { target: Transaction, entity: transaction },
+      ...(started ? [{ target: ThreeDSSession, entity: started.session }] : []),
+      this.events.outboxRow(transaction),
+    ]);
     this.events.flush();
     return presentPayment(transaction, started?.session ?? null, started?.actionUrl ?? null);
   }

@@ -10,7 +10,7 @@ import {
   type TransactionEventOutcome,
   type TransactionStatus,
 } from '@byrd/contracts';
-import { Outbox } from '@byrd/platform';
+import { Outbox, type RowToInsert } from '@byrd/platform';
 import type { Transaction } from './transaction.entity.js';
 
 const KIND: Record<OperationType, TransactionEventKind> = {
@@ -48,32 +48,37 @@ export class TransactionEventRecorder {
   constructor(private readonly outbox: Outbox) {}
 
   async record(manager: EntityManager, transaction: Transaction): Promise<void> {
-    const type = eventNameOf(transaction);
-    await this.outbox.append(
-      manager,
-      createEnvelope(type, {
-        merchantId: transaction.merchantId,
+    await this.outbox.append(manager, this.envelopeOf(transaction));
+  }
+
+  /** The outbox row announcing a transaction, for `insertAtomically` together with it. */
+  outboxRow(transaction: Transaction): RowToInsert {
+    return this.outbox.row(this.envelopeOf(transaction));
+  }
+
+  private envelopeOf(transaction: Transaction) {
+    return createEnvelope(eventNameOf(transaction), {
+      merchantId: transaction.merchantId,
+      paymentMethod: transaction.paymentMethod,
+      referenceIds: [transaction.orderId, transaction.id, transaction.sourceTransactionId].filter(
+        (id): id is string => Boolean(id),
+      ),
+      data: {
+        transactionId: transaction.id,
+        orderId: transaction.orderId,
+        orderRef: transaction.orderRef,
+        status: transaction.status,
+        operationType: transaction.operationType,
+        amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
+        isoAmount: transaction.isoAmount,
+        currency: transaction.currency,
+        code: transaction.code,
+        description: transaction.description,
+        sourceTransactionId: transaction.sourceTransactionId,
         paymentMethod: transaction.paymentMethod,
-        referenceIds: [transaction.orderId, transaction.id, transaction.sourceTransactionId].filter(
-          (id): id is string => Boolean(id),
-        ),
-        data: {
-          transactionId: transaction.id,
-          orderId: transaction.orderId,
-          orderRef: transaction.orderRef,
-          status: transaction.status,
-          operationType: transaction.operationType,
-          amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
-          isoAmount: transaction.isoAmount,
-          currency: transaction.currency,
-          code: transaction.code,
-          description: transaction.description,
-          sourceTransactionId: transaction.sourceTransactionId,
-          paymentMethod: transaction.paymentMethod,
-          initiatedFrom: transaction.initiatedFrom,
-        },
-      }),
-    );
+        initiatedFrom: transaction.initiatedFrom,
+      },
+    });
   }
 
   /** Publishes what was just committed without waiting for the next relay poll. */

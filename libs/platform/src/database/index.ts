@@ -2,3 +2,4 @@ export * from './platform.entities.js';
 export * from './platform.migration.js';
 export * from './data-source.js';
 export * from './columns.js';
+export * from './atomic-insert.js';

@@ -8,6 +8,7 @@ import {
 import { DataSource, type EntityManager } from 'typeorm';
 import type { EventEnvelope } from '@byrd/contracts';
 import { OutboxMessage } from '../database/platform.entities.js';
+import type { RowToInsert } from '../database/atomic-insert.js';
 import type { BaseConfig } from '../config/config.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
 import type { NatsContext } from './nats.js';
@@ -43,6 +44,14 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
    * Writes an event (built with `createEnvelope`) inside the caller's transaction. Call `wake()`
    * after commit for low latency.
    */
+  /** The outbox row of an event, for `insertAtomically` with the rows it announces. */
+  row(envelope: EventEnvelope): RowToInsert {
+    return {
+      target: OutboxMessage,
+      entity: { id: envelope.id, subject: envelope.type, payload: envelope, publishedAt: null },
+    };
+  }
+
   async append<E extends EventEnvelope>(manager: EntityManager, envelope: E): Promise<E> {
     await manager.insert(OutboxMessage, {
       id: envelope.id,

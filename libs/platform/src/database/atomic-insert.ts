@@ -1,0 +1,66 @@
+import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+
+export interface RowToInsert {
+  target: EntityTarget<ObjectLiteral>;
+  entity: ObjectLiteral;
+}
+
+interface InsertPlan {
+  table: string;
+  columns: { name: string; value: (entity: ObjectLiteral) => unknown }[];
+}
+
+const plans = new WeakMap<DataSource, Map<EntityTarget<ObjectLiteral>, InsertPlan>>();
+
+/** Column list of an entity, from its TypeORM metadata (generated columns left to the database). */
+function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): InsertPlan {
+  let cache = plans.get(dataSource);
+  if (!cache) plans.set(dataSource, (cache = new Map<EntityTarget<ObjectLiteral>, InsertPlan>()));
+  let plan = cache.get(target);
+  if (!plan) {
+    const metadata = dataSource.getMetadata(target);
+    plan = {
+      table: metadata.tablePath,
+      columns: metadata.columns
+        .filter((column) => !column.isGenerated)
+        .map((column) => ({
+          name: column.databaseName,
+          value: (entity: ObjectLiteral) => {
+            const raw = column.getEntityValue(entity) as unknown;
+            const transformer = column.transformer;
+            const value = transformer && !Array.isArray(transformer) ? (transformer.to(raw) as unknown) : raw;
+            return column.type === 'jsonb' && value !== null && value !== undefined
+              ? JSON.stringify(value)
+              : value;
+          },
+        })),
+    };
+    cache.set(target, plan);
+  }
+  return plan;
+}
+
+/**
+ * Inserts several rows (e.g. a transaction, its 3DS session and its outbox event) in ONE statement:
+ * atomic like a transaction, without BEGIN/COMMIT round trips or a connection held idle in
+ * transaction between them. Foreign keys between the rows are checked at the end of the statement.
+ */
+export async function insertAtomically(dataSource: DataSource, rows: RowToInsert[]): Promise<void> {
+  const params: unknown[] = [];
+  const statements = rows.map(({ target, entity }) => {
+    const plan = planOf(dataSource, target);
+    const placeholders = plan.columns.map((column) => {
+      const value = column.value(entity);
+      // Columns the entity leaves undefined take their database default.
+      if (value === undefined) return 'DEFAULT';
+      params.push(value);
+      return `$${params.length}`;
+    });
+    return `INSERT INTO "${plan.table}" (${plan.columns.map((c) => `"${c.name}"`).join(', ')}) VALUES (${placeholders.join(', ')})`;
+  });
+  const [last, ...first] = statements.reverse();
+  const sql = first.length
+    ? `WITH ${first.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}`
+    : last;
+  await dataSource.query(sql, params);
+}
