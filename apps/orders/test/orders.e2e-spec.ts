@@ -195,6 +195,17 @@ describe('orders over HTTP', () => {
       expect(rows[0].n).toBe(1);
     });
 
+    it('forgets a key after 24 hours', async () => {
+      const key = randomUUID();
+      const first = await h.createOrder({ amount: '10.00' }, { 'idempotency-key': key });
+      await h.app
+        .get(DataSourceToken)
+        .query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1`, [key]);
+      const later = await h.createOrder({ amount: '11.00' }, { 'idempotency-key': key });
+      expect(later.status).toBe(201);
+      expect(later.body.orderId).not.toBe(first.body.orderId);
+    });
+
     it('refuses the same key with a different body (422)', async () => {
       const key = randomUUID();
       expect((await h.createOrder({ amount: '10.00' }, { 'idempotency-key': key })).status).toBe(201);

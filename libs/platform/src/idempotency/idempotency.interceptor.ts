@@ -96,13 +96,13 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
 
   /** Inserts the key as in progress; returns the earlier answer when the key is already taken. */
   private async claim(scope: string, key: string, hash: string): Promise<StoredAnswer | null> {
-    await this.dataSource.query(
-      `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND created_at < now() - interval '${RETENTION}'`,
-      [scope, key],
-    );
+    // One statement claims a new key, or takes over one older than the retention period.
     const inserted: unknown[] = await this.dataSource.query(
       `INSERT INTO idempotency_keys (merchant_id, key, request_hash) VALUES ($1, $2, $3)
-       ON CONFLICT DO NOTHING RETURNING key`,
+       ON CONFLICT (merchant_id, key) DO UPDATE
+         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = now()
+         WHERE idempotency_keys.created_at < now() - interval '${RETENTION}'
+       RETURNING key`,
       [scope, key, hash],
     );
     if (inserted.length > 0) return null;
