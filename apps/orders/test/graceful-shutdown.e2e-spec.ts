@@ -1,11 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { runMigrations } from '@byrd/platform';
-import { TestEnvironment, type EventCollector, type TestMerchant } from '@byrd/platform/testing';
+import {
+  freePort,
+  startServiceProcess,
+  TestEnvironment,
+  type EventCollector,
+  type ServiceProcess,
+  type TestMerchant,
+} from '@byrd/platform/testing';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
@@ -28,41 +33,6 @@ interface Outcome {
   body?: string;
   orderId?: string;
   error?: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface Service {
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<number | null>;
-}
-
-/** The built service as its own process, as it runs in a container (node is the process that gets SIGTERM). */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`orders exited with ${child.exitCode}:\n${output.join('')}`);
-    const ready = await fetch(`http://127.0.0.1:${env.HTTP_PORT}/health/ready`).catch(() => null);
-    if (ready?.status === 200) return { child, output, exited };
-    if (Date.now() > deadline) throw new Error(`orders never became ready:\n${output.join('')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 function errorCode(error: unknown): string {
@@ -116,7 +86,7 @@ describe('orders under load receives SIGTERM', () => {
   let merchant: TestMerchant;
   let events: EventCollector;
   let db: pg.Client;
-  const started: Service[] = [];
+  const started: ServiceProcess[] = [];
 
   beforeAll(async () => {
     if (!existsSync(MAIN))
@@ -136,7 +106,7 @@ describe('orders under load receives SIGTERM', () => {
   });
 
   it('answers every request it took, refuses the rest before taking them, exits 0 and loses no event', async () => {
-    const service = await startService(vars);
+    const service = await startServiceProcess(MAIN, vars);
     started.push(service);
     let sigtermAt = Infinity;
     const outcomes = await fireStream(
@@ -147,8 +117,8 @@ describe('orders under load receives SIGTERM', () => {
         service.child.kill('SIGTERM');
       },
     );
-    const exitCode = await service.exited;
-    const log = service.output.join('');
+    const exitCode = await service.exited();
+    const log = service.output();
 
     expect({ exitCode, log: exitCode === 0 ? '' : log }).toEqual({ exitCode: 0, log: '' });
 
@@ -178,7 +148,7 @@ describe('orders under load receives SIGTERM', () => {
     expect(rows).toHaveLength(created.length);
 
     // Events: whatever the relay had not published before exit is published after a restart, once.
-    const restarted = await startService(vars);
+    const restarted = await startServiceProcess(MAIN, vars);
     started.push(restarted);
     const deadline = Date.now() + 15_000;
     for (;;) {
@@ -200,6 +170,6 @@ describe('orders under load receives SIGTERM', () => {
     expect(new Set(announced).size).toBe(announced.length);
 
     restarted.child.kill('SIGTERM');
-    expect(await restarted.exited).toBe(0);
+    expect(await restarted.exited()).toBe(0);
   });
 });

@@ -3,7 +3,6 @@ import { PlatformModule } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from './config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from './database.js';
 import { PaymentsModule } from './payments.module.js';
-import { AsyncPaymentsModule } from './async/async-payments.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ChargebacksModule } from './chargebacks/chargebacks.module.js';
 import { OperationsModule } from './operations/operations.module.js';
@@ -25,7 +24,6 @@ export class AppModule {
           configToken: PAYMENTS_CONFIG,
         }),
         PaymentsModule,
-        AsyncPaymentsModule,
         SandboxModule,
         ChargebacksModule,
         OperationsModule,

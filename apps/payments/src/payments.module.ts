@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PaymentsCoreModule } from './payments-core.module.js';
 import { ACQUIRER } from './acquirer/acquirer.js';
 import { SandboxAcquirer } from './acquirer/sandbox-acquirer.js';
 import { THREE_DS_PROVIDER } from './three-ds/three-ds-provider.js';
@@ -11,20 +12,16 @@ import { PayPayment } from './payments/pay-payment.usecase.js';
 import { PaymentAuthorizer } from './payments/payment-authorizer.js';
 import { TransactionsController } from './transactions/transactions.controller.js';
 import { QueryTransactions } from './transactions/query-transactions.usecase.js';
-import { TransactionEventRecorder } from './transactions/transaction-events.js';
-import { PayerResolver } from './payments/payer.js';
 import { AsyncPaymentsModule } from './async/async-payments.module.js';
 
 /** Card payments, their 3DS authentication and the transaction reads. */
 @Module({
-  imports: [AsyncPaymentsModule], // POST /api/v2/payment hands multibanco and mbway over to it
+  imports: [PaymentsCoreModule, AsyncPaymentsModule], // POST /api/v2/payment hands multibanco and mbway over to it
   controllers: [PaymentsController, TransactionsController],
   providers: [
     // The sandbox is the only acquirer and 3DS server shipped; ACQUIRER / THREE_DS_PROVIDER pick them.
     { provide: ACQUIRER, useClass: SandboxAcquirer },
     { provide: THREE_DS_PROVIDER, useClass: SandboxThreeDSProvider },
-    TransactionEventRecorder,
-    PayerResolver,
     PaymentAuthorizer,
     CardCharge,
     CreatePayment,
@@ -32,6 +29,6 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
     CompleteAuthentication,
     QueryTransactions,
   ],
-  exports: [ACQUIRER, THREE_DS_PROVIDER, TransactionEventRecorder, PaymentAuthorizer, CompleteAuthentication],
+  exports: [PaymentsCoreModule, ACQUIRER, THREE_DS_PROVIDER, PaymentAuthorizer, CompleteAuthentication],
 })
 export class PaymentsModule {}

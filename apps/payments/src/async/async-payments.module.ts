@@ -1,22 +1,16 @@
 import { Module } from '@nestjs/common';
-import { PayerResolver } from '../payments/payer.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { PaymentsCoreModule } from '../payments-core.module.js';
 import { ASYNC_PAYMENT_PROVIDER } from './async-payment-provider.js';
 import { CreateAsyncPayment } from './create-async-payment.usecase.js';
 import { SandboxAsyncPaymentProvider } from './sandbox-async-provider.js';
 import { SettleAsyncPayment } from './settle-async-payment.usecase.js';
 
-/**
- * Multibanco and MB WAY payments. PaymentsModule imports it so `POST /api/v2/payment` can hand
- * async types over; it declares its own (stateless) PayerResolver and event recorder instead of
- * importing PaymentsModule, which would make the two modules depend on each other.
- */
+/** Multibanco and MB WAY payments. PaymentsModule imports it so `POST /api/v2/payment` can hand async types over. */
 @Module({
+  imports: [PaymentsCoreModule],
   providers: [
     // The sandbox is the only async processor shipped; a real one (SIBS, a PSP) replaces it here.
     { provide: ASYNC_PAYMENT_PROVIDER, useClass: SandboxAsyncPaymentProvider },
-    PayerResolver,
-    TransactionEventRecorder,
     CreateAsyncPayment,
     SettleAsyncPayment,
   ],

@@ -11,6 +11,16 @@ import { PROTOCOL_VERSION, THREE_DS_PROVIDER, type ThreeDSProvider } from '../th
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { applyOutcome, PaymentAuthorizer } from './payment-authorizer.js';
 
+/** Tokens are charged once the card vault (gateway-tokens) is installed; until then a clear 400. */
+export function refuseTokenPayments(request: { tokenId?: string }): void {
+  if (request.tokenId) {
+    throw ApiError.invalidField(
+      'tokenId',
+      'token payments need the card vault (gateway-tokens), which is not installed',
+    );
+  }
+}
+
 export interface ChargeStarted {
   session: ThreeDSSession;
   /** The hosted 3DS page when the shopper must answer a challenge, else null. */

@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
-import { ApiError, insertAtomically } from '@byrd/platform';
+import { insertAtomically } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
-import { CardCharge } from './card-charge.js';
+import { CardCharge, refuseTokenPayments } from './card-charge.js';
 import { applyOutcome } from './payment-authorizer.js';
 import { newPayment } from './new-payment.js';
 import { amountToPay, PayerResolver, type PaymentActor } from './payer.js';
@@ -36,12 +36,7 @@ export class CreatePayment {
     request: CreatePaymentRequest,
     requestId: string,
   ): Promise<PaymentResponse> {
-    if (request.tokenId) {
-      throw ApiError.invalidField(
-        'tokenId',
-        'token payments need the card vault (gateway-tokens), which is not installed',
-      );
-    }
+    refuseTokenPayments(request);
     const payer = await this.payer.resolve(actor, request);
     const now = new Date();
     const transaction = newPayment({

@@ -7,7 +7,7 @@ import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
-import { CardCharge } from './card-charge.js';
+import { CardCharge, refuseTokenPayments } from './card-charge.js';
 import { PayerResolver, type PaymentActor } from './payer.js';
 
 /** `POST /api/v2/payment/{transactionId}/pay`: the second step of a payment created without a card. */
@@ -25,12 +25,7 @@ export class PayPayment {
     transactionId: string,
     request: CompletePaymentRequest,
   ): Promise<PaymentResponse> {
-    if (request.tokenId) {
-      throw ApiError.invalidField(
-        'tokenId',
-        'token payments need the card vault (gateway-tokens), which is not installed',
-      );
-    }
+    refuseTokenPayments(request);
     if (!request.card) throw ApiError.invalidField('card', 'is required');
     const found = isGuid(transactionId)
       ? await this.dataSource.getRepository(Transaction).findOneBy({ id: transactionId })
