@@ -111,6 +111,11 @@ export interface WebhookSettings {
   storeId: string | null;
   /** Creation time, ISO 8601 UTC. */
   createdAt: string;
+  /**
+   * Standard Webhooks signing secret (`whsec_` + base64) of this setting's deliveries. Only in
+   * the creation answer: store it then (a lost secret means a new setting).
+   */
+  signingSecret?: string;
 }
 
 /** `POST /api/v1/settings` and `GET /api/v1/settings/{id}` → `{ data }`. */
@@ -168,6 +173,14 @@ export interface WebhookAttempt {
   response: { statusCode: number | null; content: string | null };
   /** Where and how it was sent. */
   settings: { url: string; credential: WebhookCredential };
+  /** `scheduled` (the retry schedule) or `resend` (a manual resend, outside the schedule). */
+  kind: 'scheduled' | 'resend';
+  /** Whether the receiver answered 2xx. */
+  succeeded: boolean;
+  /** Time from sending to the end of the answer, in milliseconds. */
+  durationMs: number;
+  /** Why there was no answer (timeout, connection error, refused address); null when answered. */
+  error: string | null;
 }
 
 /** `GET /api/v1/webhooks/{webhookId}/attempts` → `{ data: [...] }`, most recent first. */

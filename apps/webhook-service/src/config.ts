@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { baseConfigSchema } from '@byrd/platform';
+import { invalidAllowListEntries } from './egress/address-policy.js';
+
+const ms = (min: number) => z.coerce.number().int().min(min);
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true');
+
+const DAY_MS = 86_400_000;
+
+export const webhookConfigSchema = baseConfigSchema
+  .extend({
+    HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3004),
+    /**
+     * One "minute" of the retry schedule of SPEC.md "Limits": after the n-th failed attempt the next
+     * one waits min(n, 60) units. Tests shrink it to run the whole schedule in seconds.
+     */
+    WEBHOOK_RETRY_UNIT_MS: ms(1).default(60_000),
+    /** A receiver that has not answered within this time has failed the attempt. */
+    WEBHOOK_TIMEOUT_MS: ms(100).default(10_000),
+    /**
+     * How long a claimed delivery belongs to its worker. A worker that dies mid-delivery loses the
+     * claim after this time and another worker retries. Must exceed WEBHOOK_TIMEOUT_MS.
+     */
+    WEBHOOK_LEASE_MS: ms(200).default(30_000),
+    /** Longest idle wait between two looks for due deliveries (new events wake the worker at once). */
+    WEBHOOK_POLL_MS: ms(5).default(250),
+    /** Deliveries one process runs at the same time. */
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+    /** Most deliveries claimed by one query. */
+    WEBHOOK_CLAIM_BATCH: z.coerce.number().int().min(1).max(1_000).default(100),
+    /** false = this replica serves the API and fans events out, but delivers nothing. */
+    WEBHOOK_DELIVERY_ENABLED: flag(true),
+    /**
+     * Receivers allowed although they are not on the public internet: comma-separated host names or
+     * IP addresses (matched against the URL's host) and CIDR ranges (matched against the resolved
+     * addresses), e.g. "hooks.internal,10.20.0.0/16".
+     */
+    WEBHOOK_ALLOWED_HOSTS: z
+      .string()
+      .default('')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .superRefine((entries, ctx) => {
+        const bad = invalidAllowListEntries(entries);
+        if (bad.length)
+          ctx.addIssue({
+            code: 'custom',
+            message: `${bad.join(', ')} is not a host name, an IP address or a CIDR range`,
+          });
+      }),
+    /**
+     * Development only: allow receivers on loopback and private networks (127.0.0.0/8, 10/8,
+     * 172.16/12, 192.168/16, 100.64/10, fc00::/7, ::1). Link-local and cloud metadata addresses stay
+     * refused. `npm start` sets it so localhost receivers work.
+     */
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag(false),
+    /** Successful webhooks (and their attempts) are removed this long after creation. */
+    WEBHOOK_RETENTION_SUCCEEDED_MS: ms(1).default(7 * DAY_MS),
+    /** Failed webhooks (and their attempts) are removed this long after creation. */
+    WEBHOOK_RETENTION_FAILED_MS: ms(1).default(30 * DAY_MS),
+    /** How often the retention sweep runs. */
+    WEBHOOK_RETENTION_SWEEP_MS: ms(10).default(600_000),
+    /** Rows removed per statement by the retention sweep (small, so it never blocks delivery). */
+    WEBHOOK_RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+  })
+  .refine((c) => c.WEBHOOK_LEASE_MS > c.WEBHOOK_TIMEOUT_MS, {
+    path: ['WEBHOOK_LEASE_MS'],
+    message: 'must be greater than WEBHOOK_TIMEOUT_MS (a lease must outlive the request it covers)',
+  });
+
+export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
+export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');

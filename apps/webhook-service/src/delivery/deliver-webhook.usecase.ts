@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Webhook } from 'standardwebhooks';
+import { CredentialType, type WebhookDelivery } from '@byrd/contracts';
+import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
+import { WebhookHttpSender } from '../egress/http-sender.js';
+import { WebhookMetrics } from '../metrics/webhook-metrics.js';
+import { DeliveryQueue, type AttemptRecord, type DeliveryJob } from './delivery-queue.js';
+import { MAX_ATTEMPTS, nextRetryDelayMs } from './retry-policy.js';
+
+export const USER_AGENT = 'Byrd-Webhooks/1.0';
+
+/** The headers of a delivery: JSON, the setting's credential, and the Standard Webhooks signature. */
+export function deliveryHeaders(job: DeliveryJob, body: string, at: Date): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': job.webhookId,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1_000)),
+    'webhook-signature': new Webhook(job.signingSecret).sign(job.webhookId, at, body),
+  };
+  if (job.credentialType === CredentialType.ApiKey && job.apiKey) headers['x-api-key'] = job.apiKey;
+  if (job.credentialType === CredentialType.Basic && job.username !== null && job.password !== null)
+    headers.authorization = `Basic ${Buffer.from(`${job.username}:${job.password}`).toString('base64')}`;
+  return headers;
+}
+
+/**
+ * One attempt of one claimed delivery: POST the API-FACTS body, record the attempt with the
+ * webhook's next state, count it. Runs with no transaction open during the HTTP call.
+ */
+@Injectable()
+export class DeliverWebhook {
+  private readonly logger = new Logger(DeliverWebhook.name);
+
+  constructor(
+    private readonly queue: DeliveryQueue,
+    private readonly sender: WebhookHttpSender,
+    private readonly metrics: WebhookMetrics,
+    @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
+  ) {}
+
+  async execute(job: DeliveryJob): Promise<void> {
+    const attemptId = randomUUID();
+    const delivery = {
+      id: job.webhookId,
+      event: job.event,
+      paymentMethod: job.paymentMethod,
+      settingsId: job.settingsId,
+      attemptId,
+      createdAt: job.createdAt.toISOString(),
+      content: job.content,
+    } as unknown as WebhookDelivery;
+    const body = JSON.stringify(delivery);
+    const startedAt = new Date();
+    const result = await this.sender.post({
+      url: job.url,
+      headers: deliveryHeaders(job, body, startedAt),
+      body,
+    });
+    const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const attempt: AttemptRecord = {
+      id: attemptId,
+      number: job.kind === 'scheduled' ? job.attemptCount + 1 : null,
+      url: job.url,
+      requestBody: body,
+      statusCode: result.statusCode,
+      responseBody: result.responseBody,
+      error: result.error,
+      durationMs: result.durationMs,
+      succeeded,
+      startedAt,
+    };
+    this.metrics.attempts.inc({ kind: job.kind, result: succeeded ? 'success' : 'failure' });
+    this.metrics.attemptDuration.observe({ kind: job.kind }, result.durationMs / 1_000);
+
+    if (job.kind === 'resend') {
+      const delivered = await this.queue.recordResend(job, attempt);
+      if (delivered) this.delivered(job);
+      return;
+    }
+    const number = attempt.number ?? 1;
+    const retryDelayMs = succeeded
+      ? null
+      : nextRetryDelayMs(
+          { number, statusCode: result.statusCode, retryAfter: result.retryAfter },
+          this.config.WEBHOOK_RETRY_UNIT_MS,
+        );
+    const status = succeeded ? 'succeeded' : retryDelayMs === null ? 'failed' : 'pending';
+    const moved = await this.queue.recordScheduled(job, attempt, { status, retryDelayMs });
+    if (!moved) {
+      this.logger.warn(`Webhook ${job.webhookId}: lease lost before attempt ${number} was recorded`);
+      return;
+    }
+    if (status === 'succeeded') this.delivered(job);
+    if (status === 'failed') {
+      this.metrics.deliveries.inc({ outcome: 'failed' });
+      this.logger.warn(`Webhook ${job.webhookId} failed after ${MAX_ATTEMPTS} attempts`);
+    }
+  }
+
+  private delivered(job: DeliveryJob): void {
+    this.metrics.deliveries.inc({ outcome: 'succeeded' });
+    this.metrics.deliveryLatency.observe((Date.now() - job.occurredAt.getTime()) / 1_000);
+  }
+}

@@ -1,0 +1,236 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { CredentialType, EventName, PaymentMethod } from '@byrd/contracts';
+
+/** A delivery a worker holds: the webhook, where to send it and how to sign and authenticate it. */
+export interface DeliveryJob {
+  kind: 'scheduled' | 'resend';
+  /** Webhook id (the `webhook-id` header and the body's `id`). */
+  webhookId: string;
+  /** The resend row, for a resend. */
+  resendId: string | null;
+  leaseToken: string;
+  settingsId: string;
+  event: EventName;
+  paymentMethod: PaymentMethod | null;
+  content: Record<string, unknown>;
+  createdAt: Date;
+  occurredAt: Date;
+  /** Scheduled attempts already made. */
+  attemptCount: number;
+  url: string;
+  /** True when `url` is the settings' own address (a resend may go elsewhere). */
+  toSettingsUrl: boolean;
+  credentialType: CredentialType;
+  apiKey: string | null;
+  username: string | null;
+  password: string | null;
+  signingSecret: string;
+}
+
+/** What one attempt did, as recorded. */
+export interface AttemptRecord {
+  id: string;
+  number: number | null;
+  url: string;
+  requestBody: string;
+  statusCode: number | null;
+  responseBody: string | null;
+  error: string | null;
+  durationMs: number;
+  succeeded: boolean;
+  startedAt: Date;
+}
+
+type JobRow = {
+  kind: 'scheduled' | 'resend';
+  webhook_id: string;
+  resend_id: string | null;
+  lease_token: string;
+  settings_id: string;
+  event: EventName;
+  payment_method: PaymentMethod | null;
+  content: Record<string, unknown>;
+  created_at: Date;
+  occurred_at: Date;
+  attempt_count: number;
+  url: string;
+  to_settings_url: boolean;
+  credential_type: CredentialType;
+  api_key: string | null;
+  username: string | null;
+  password: string | null;
+  signing_secret: string;
+};
+
+const JOB_COLUMNS = `
+  w.settings_id, w.event, w.payment_method, w.content, w.created_at, w.occurred_at, w.attempt_count,
+  s.credential_type, s.api_key, s.username, s.password, s.signing_secret`;
+
+/**
+ * The claim of due webhooks: the due rows (partial index webhooks_due_idx, so the cost follows what
+ * is due, not what is stored) are locked with SKIP LOCKED, so replicas never claim the same row, and
+ * leased by moving next_attempt_at to the end of the lease. The statement commits at once: no
+ * transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
+ * becomes due again when its lease ends.
+ */
+export const CLAIM_WEBHOOKS_SQL = `
+  WITH due AS (
+    SELECT id FROM webhooks
+    WHERE status = 'pending' AND next_attempt_at <= now()
+    ORDER BY next_attempt_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE webhooks w
+  SET next_attempt_at = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
+  FROM due, webhook_settings s
+  WHERE w.id = due.id AND s.id = w.settings_id
+  RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
+    s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
+
+const CLAIM_RESENDS_SQL = `
+  WITH due AS (
+    SELECT id FROM webhook_resends
+    WHERE next_attempt_at <= now()
+    ORDER BY next_attempt_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE webhook_resends r
+  SET next_attempt_at = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
+  FROM due, webhooks w, webhook_settings s
+  WHERE r.id = due.id AND w.id = r.webhook_id AND s.id = w.settings_id
+  RETURNING 'resend' AS kind, w.id AS webhook_id, r.id AS resend_id, r.lease_token,
+    coalesce(r.url, s.url) AS url, r.url IS NULL OR r.url = s.url AS to_settings_url, ${JOB_COLUMNS}`;
+
+const INSERT_ATTEMPT = `
+  INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
+    response_body, error, duration_ms, succeeded, retry_delay_ms, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
+
+/** The attempt and the webhook's new state in one statement (one round trip, one transaction). */
+const RECORD_SCHEDULED_SQL = `
+  WITH attempt AS (${INSERT_ATTEMPT}),
+  moved AS (
+    UPDATE webhooks SET
+      attempt_count = $4,
+      status = $15,
+      next_attempt_at = CASE WHEN $15 = 'pending'
+        THEN clock_timestamp() + $12::int * interval '1 millisecond' END,
+      lease_token = NULL,
+      sent_at = CASE WHEN $11 THEN clock_timestamp() ELSE sent_at END,
+      finished_at = CASE WHEN $15 <> 'pending' THEN clock_timestamp() END
+    WHERE id = $2 AND lease_token = $14 AND status = 'pending'
+    RETURNING id
+  )
+  SELECT count(*)::int AS moved FROM moved`;
+
+/**
+ * A resend is one extra attempt: its row goes, and the schedule is untouched, except that a
+ * success at the settings' own address delivers the webhook (no further retries are needed).
+ */
+const RECORD_RESEND_SQL = `
+  WITH attempt AS (${INSERT_ATTEMPT}),
+  done AS (DELETE FROM webhook_resends WHERE id = $14 AND lease_token = $15 RETURNING id),
+  delivered AS (
+    UPDATE webhooks SET status = 'succeeded', next_attempt_at = NULL, lease_token = NULL,
+      sent_at = clock_timestamp(), finished_at = clock_timestamp()
+    WHERE id = $2 AND $11 AND $16 AND status <> 'succeeded'
+    RETURNING id
+  )
+  SELECT (SELECT count(*)::int FROM done) AS done, (SELECT count(*)::int FROM delivered) AS delivered`;
+
+@Injectable()
+export class DeliveryQueue {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async claimWebhooks(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
+    const rows = await this.dataSource.query<[JobRow[], number]>(CLAIM_WEBHOOKS_SQL, [limit, leaseMs]);
+    return rows[0].map(toJob);
+  }
+
+  async claimResends(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
+    const rows = await this.dataSource.query<[JobRow[], number]>(CLAIM_RESENDS_SQL, [limit, leaseMs]);
+    return rows[0].map(toJob);
+  }
+
+  /**
+   * Records a scheduled attempt and moves the webhook: `succeeded`, `failed` (no retry left), or
+   * `pending` again in `retryDelayMs`. Returns false when the lease had been lost (the webhook is
+   * left alone; the attempt is still recorded, since it happened).
+   */
+  async recordScheduled(
+    job: DeliveryJob,
+    attempt: AttemptRecord,
+    outcome: { status: 'succeeded' | 'failed' | 'pending'; retryDelayMs: number | null },
+  ): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ moved: number }[]>(RECORD_SCHEDULED_SQL, [
+      ...attemptParams(job, attempt, 'scheduled', outcome.retryDelayMs),
+      job.leaseToken,
+      outcome.status,
+    ]);
+    return row.moved === 1;
+  }
+
+  /** Records a resend attempt and removes the resend; returns whether it delivered the webhook. */
+  async recordResend(job: DeliveryJob, attempt: AttemptRecord): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ done: number; delivered: number }[]>(RECORD_RESEND_SQL, [
+      ...attemptParams(job, attempt, 'resend', null),
+      job.resendId,
+      job.leaseToken,
+      job.toSettingsUrl,
+    ]);
+    return row.delivered === 1;
+  }
+
+  /** Milliseconds until the next scheduled attempt is due (0 when one is due now), null when none waits. */
+  async msUntilNextDue(): Promise<number | null> {
+    const [row] = await this.dataSource.query<{ ms: number | null }[]>(
+      `SELECT ceil(extract(epoch FROM (min(next_attempt_at) - clock_timestamp())) * 1000)::float8 AS ms
+       FROM webhooks WHERE status = 'pending'`,
+    );
+    return row.ms === null ? null : Math.max(0, row.ms);
+  }
+}
+
+function attemptParams(job: DeliveryJob, attempt: AttemptRecord, kind: string, retryDelayMs: number | null) {
+  return [
+    attempt.id,
+    job.webhookId,
+    kind,
+    attempt.number,
+    attempt.url,
+    attempt.requestBody,
+    attempt.statusCode,
+    attempt.responseBody,
+    attempt.error,
+    attempt.durationMs,
+    attempt.succeeded,
+    retryDelayMs,
+    attempt.startedAt,
+  ];
+}
+
+function toJob(row: JobRow): DeliveryJob {
+  return {
+    kind: row.kind,
+    webhookId: row.webhook_id,
+    resendId: row.resend_id,
+    leaseToken: row.lease_token,
+    settingsId: row.settings_id,
+    event: row.event,
+    paymentMethod: row.payment_method,
+    content: row.content,
+    createdAt: row.created_at,
+    occurredAt: row.occurred_at,
+    attemptCount: row.attempt_count,
+    url: row.url,
+    toSettingsUrl: row.to_settings_url,
+    credentialType: row.credential_type,
+    apiKey: row.api_key,
+    username: row.username,
+    password: row.password,
+    signingSecret: row.signing_secret,
+  };
+}

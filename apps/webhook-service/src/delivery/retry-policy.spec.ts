@@ -1,0 +1,52 @@
+import { MAX_ATTEMPTS, nextRetryDelayMs, parseRetryAfter, scheduledDelayMs } from './retry-policy.js';
+
+const MINUTE = 60_000;
+
+describe('retry policy (SPEC.md "Limits")', () => {
+  it('waits 1 minute after the first failure, one more per retry, capped at an hour', () => {
+    expect(scheduledDelayMs(1, MINUTE)).toBe(MINUTE);
+    expect(scheduledDelayMs(2, MINUTE)).toBe(2 * MINUTE);
+    expect(scheduledDelayMs(59, MINUTE)).toBe(59 * MINUTE);
+    expect(scheduledDelayMs(60, MINUTE)).toBe(60 * MINUTE);
+    expect(scheduledDelayMs(61, MINUTE)).toBe(60 * MINUTE);
+  });
+
+  it('retries 50 times: attempt 51 is the last, and nothing follows it', () => {
+    expect(MAX_ATTEMPTS).toBe(51);
+    const failed = (number: number) => ({ number, statusCode: 500, retryAfter: null });
+    expect(nextRetryDelayMs(failed(50), MINUTE)).toBe(50 * MINUTE);
+    expect(nextRetryDelayMs(failed(51), MINUTE)).toBeNull();
+    const delays = Array.from({ length: 50 }, (_, i) => nextRetryDelayMs(failed(i + 1), 10));
+    expect(delays).toEqual(Array.from({ length: 50 }, (_, i) => (i + 1) * 10));
+  });
+
+  it('lengthens the wait for a 429 or a Retry-After, never shortens it', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(nextRetryDelayMs({ number: 3, statusCode: 429, retryAfter: null }, MINUTE, now)).toBe(6 * MINUTE);
+    expect(nextRetryDelayMs({ number: 3, statusCode: 503, retryAfter: '600' }, MINUTE, now)).toBe(
+      10 * MINUTE,
+    );
+    expect(nextRetryDelayMs({ number: 3, statusCode: 503, retryAfter: '1' }, MINUTE, now)).toBe(3 * MINUTE);
+    expect(nextRetryDelayMs({ number: 3, statusCode: 429, retryAfter: '0' }, MINUTE, now)).toBe(6 * MINUTE);
+    expect(
+      nextRetryDelayMs(
+        { number: 1, statusCode: 503, retryAfter: 'Thu, 01 Jan 2026 00:30:00 GMT' },
+        MINUTE,
+        now,
+      ),
+    ).toBe(30 * MINUTE);
+    // A receiver cannot park a webhook for ever: at most a day's worth of units.
+    expect(nextRetryDelayMs({ number: 1, statusCode: 503, retryAfter: '99999999' }, MINUTE, now)).toBe(
+      24 * 60 * MINUTE,
+    );
+  });
+
+  it('reads Retry-After as seconds or an HTTP date, ignoring garbage', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:10 GMT', now)).toBe(10_000);
+    expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeNull();
+    expect(parseRetryAfter(null, now)).toBeNull();
+  });
+});

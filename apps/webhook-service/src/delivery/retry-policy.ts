@@ -1,0 +1,44 @@
+/** SPEC.md "Limits": up to 50 retries per webhook, so 51 scheduled attempts in all. */
+export const MAX_RETRIES = 50;
+export const MAX_ATTEMPTS = MAX_RETRIES + 1;
+/** The retry delay grows by one unit per retry, capped at 60 units (one hour). */
+export const DELAY_CAP_UNITS = 60;
+/** A receiver's Retry-After is honoured up to this many units (a day with the default unit). */
+export const RETRY_AFTER_CAP_UNITS = 24 * 60;
+
+/** Wait after the n-th failed attempt (1-based): min(n, 60) × unit. */
+export function scheduledDelayMs(failedAttempt: number, unitMs: number): number {
+  return Math.min(failedAttempt, DELAY_CAP_UNITS) * unitMs;
+}
+
+/** `Retry-After` as milliseconds from `now`: delay-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1_000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+export interface FailedAttempt {
+  /** 1-based number of the scheduled attempt that failed. */
+  number: number;
+  /** Receiver's status, null without an answer. */
+  statusCode: number | null;
+  /** Receiver's `Retry-After` header. */
+  retryAfter: string | null;
+}
+
+/**
+ * Milliseconds to wait before the next scheduled attempt, or null when the last one has been made
+ * (the webhook has failed). A 429 doubles the wait and a `Retry-After` raises it to what the
+ * receiver asked (up to a day's worth of units); neither ever shortens it.
+ */
+export function nextRetryDelayMs(failed: FailedAttempt, unitMs: number, now = Date.now()): number | null {
+  if (failed.number >= MAX_ATTEMPTS) return null;
+  let delay = scheduledDelayMs(failed.number, unitMs);
+  if (failed.statusCode === 429) delay *= 2;
+  const asked = parseRetryAfter(failed.retryAfter, now);
+  if (asked !== null) delay = Math.max(delay, Math.min(asked, RETRY_AFTER_CAP_UNITS * unitMs));
+  return delay;
+}

@@ -1,0 +1,116 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Agent, request } from 'undici';
+import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
+import { RefusedUrlError, UrlGuard } from './url-guard.js';
+
+/** Most bytes of a receiver's answer that are kept (API-FACTS: response content up to 20 KB). */
+export const MAX_RESPONSE_BYTES = 20 * 1024;
+
+export interface OutboundRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface OutboundResult {
+  /** HTTP status, null when no answer came (timeout, connection error, refused address). */
+  statusCode: number | null;
+  /** Up to {@link MAX_RESPONSE_BYTES} of the answer body. */
+  responseBody: string | null;
+  /** `retry-after` of the answer, as sent. */
+  retryAfter: string | null;
+  /** Why there was no answer. */
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * POSTs deliveries with undici over a keep-alive pool whose every connection is opened through the
+ * SSRF guard's lookup. Redirects are never followed (a 3xx is just a non-2xx answer).
+ */
+@Injectable()
+export class WebhookHttpSender implements OnApplicationShutdown {
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly guard: UrlGuard,
+    @Inject(WEBHOOK_CONFIG) config: WebhookConfig,
+  ) {
+    this.timeoutMs = config.WEBHOOK_TIMEOUT_MS;
+    this.agent = new Agent({
+      connect: { lookup: guard.lookup, timeout: config.WEBHOOK_TIMEOUT_MS },
+      headersTimeout: config.WEBHOOK_TIMEOUT_MS,
+      bodyTimeout: config.WEBHOOK_TIMEOUT_MS,
+      keepAliveTimeout: 4_000,
+      keepAliveMaxTimeout: 30_000,
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.agent.close();
+  }
+
+  async post(outbound: OutboundRequest): Promise<OutboundResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      // IP literals never reach the lookup: check them here.
+      this.guard.checkLiteral(new URL(outbound.url).hostname);
+      const response = await request(outbound.url, {
+        method: 'POST',
+        headers: outbound.headers,
+        body: outbound.body,
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      const responseBody = await readCapped(response.body);
+      const retryAfter = response.headers['retry-after'];
+      return {
+        statusCode: response.statusCode,
+        responseBody,
+        retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+        error: null,
+        durationMs: elapsed(),
+      };
+    } catch (error) {
+      return {
+        statusCode: null,
+        responseBody: null,
+        retryAfter: null,
+        error: describeFailure(error, this.timeoutMs),
+        durationMs: elapsed(),
+      };
+    }
+  }
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= MAX_RESPONSE_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+}
+
+function describeFailure(error: unknown, timeoutMs: number): string {
+  if (error instanceof RefusedUrlError) return `The receiver URL ${error.message}`;
+  const e = error as {
+    name?: string;
+    code?: string;
+    message?: string;
+    cause?: { code?: string; message?: string };
+  };
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT')
+    return `No answer within ${timeoutMs} ms`;
+  if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return `Could not connect within ${timeoutMs} ms`;
+  const code = e.code ?? e.cause?.code;
+  const message = e.message ?? e.cause?.message ?? String(error);
+  return code && !message.includes(code) ? `${code}: ${message}` : message;
+}

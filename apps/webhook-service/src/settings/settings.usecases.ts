@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource, IsNull } from 'typeorm';
+import {
+  isGuid,
+  type CreateWebhookSettingsRequest,
+  type DeleteWebhookSettingsResponse,
+  type WebhookSettingsListResponse,
+  type WebhookSettingsResponse,
+} from '@byrd/contracts';
+import { ApiError, type MerchantContext } from '@byrd/platform';
+import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
+import { deliveryCredential, newSigningSecret } from './credentials.js';
+import { presentSettings } from './settings.presenter.js';
+import { WebhookSettingsRow } from './webhook-settings.entity.js';
+
+/** Turns the SSRF guard's refusal into the 400 BYRD900 naming the field. */
+export async function vetReceiverUrl(guard: UrlGuard, field: string, url: string, merchant: MerchantContext) {
+  try {
+    await guard.vet(url, merchant.mode);
+  } catch (error) {
+    if (error instanceof RefusedUrlError) throw ApiError.invalidField(field, `${field} ${error.message}`);
+    throw error;
+  }
+}
+
+@Injectable()
+export class CreateSettings {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly guard: UrlGuard,
+  ) {}
+
+  async execute(
+    merchant: MerchantContext,
+    request: CreateWebhookSettingsRequest,
+  ): Promise<WebhookSettingsResponse> {
+    await vetReceiverUrl(this.guard, 'url', request.url, merchant);
+    const row = this.dataSource.getRepository(WebhookSettingsRow).create({
+      id: randomUUID(),
+      merchantId: merchant.merchantId,
+      merchantMode: merchant.mode,
+      url: request.url,
+      credentialType: request.credentialType,
+      ...deliveryCredential(request),
+      signingSecret: newSigningSecret(),
+      events: request.events ?? [],
+      paymentMethods: request.paymentMethods ?? [],
+      storeId: request.storeId ?? null,
+      createdAt: new Date(),
+      deletedAt: null,
+    });
+    await this.dataSource.getRepository(WebhookSettingsRow).insert(row);
+    return { data: presentSettings(row, true) };
+  }
+}
+
+/** A live setting of the merchant, or 404 (another merchant's id answers exactly like a missing one). */
+export async function findSettings(dataSource: DataSource, merchantId: string, id: string) {
+  const row = isGuid(id)
+    ? await dataSource.getRepository(WebhookSettingsRow).findOneBy({ id, merchantId, deletedAt: IsNull() })
+    : null;
+  if (!row) throw ApiError.notFound(`Webhook settings ${id}`);
+  return row;
+}
+
+@Injectable()
+export class ListSettings {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(merchant: MerchantContext): Promise<WebhookSettingsListResponse> {
+    const rows = await this.dataSource.getRepository(WebhookSettingsRow).find({
+      where: { merchantId: merchant.merchantId, deletedAt: IsNull() },
+      order: { createdAt: 'DESC' },
+    });
+    return { data: rows.map((row) => presentSettings(row)) };
+  }
+}
+
+@Injectable()
+export class GetSettings {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(merchant: MerchantContext, id: string): Promise<WebhookSettingsResponse> {
+    return { data: presentSettings(await findSettings(this.dataSource, merchant.merchantId, id)) };
+  }
+}
+
+/**
+ * Deleting a setting stops it: no new webhooks are created for it, and its webhooks still waiting
+ * for a retry are canceled (their history stays readable until retention removes it).
+ */
+@Injectable()
+export class DeleteSettings {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(merchant: MerchantContext, id: string): Promise<DeleteWebhookSettingsResponse> {
+    const row = await findSettings(this.dataSource, merchant.merchantId, id);
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
+      await manager.query(
+        `UPDATE webhooks SET status = 'canceled', next_attempt_at = NULL, lease_token = NULL,
+           finished_at = now()
+         WHERE settings_id = $1 AND status = 'pending'`,
+        [row.id],
+      );
+    });
+    return { data: { id: row.id, deleted: true } };
+  }
+}

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { ResendWebhooksRequest, ResendWebhooksResponse } from '@byrd/contracts';
+import type { MerchantContext } from '@byrd/platform';
+import { DeliveryWorker } from '../delivery/delivery-worker.js';
+import { UrlGuard } from '../egress/url-guard.js';
+import { vetReceiverUrl } from '../settings/settings.usecases.js';
+
+/**
+ * Queues one extra attempt per webhook of the merchant (to its setting's URL, or to `url`). It
+ * does not restart or shorten the retry schedule; the delivery workers send it shortly (202).
+ */
+@Injectable()
+export class ResendWebhooks {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly guard: UrlGuard,
+    private readonly worker: DeliveryWorker,
+  ) {}
+
+  async execute(merchant: MerchantContext, request: ResendWebhooksRequest): Promise<ResendWebhooksResponse> {
+    if (request.url) await vetReceiverUrl(this.guard, 'url', request.url, merchant);
+    const ids = [...new Set(request.ids.map((id) => id.toLowerCase()))];
+    const rows = await this.dataSource.query<{ webhook_id: string }[]>(
+      `INSERT INTO webhook_resends (id, webhook_id, url)
+       SELECT gen_random_uuid(), w.id, $3 FROM webhooks w
+       WHERE w.merchant_id = $1 AND w.id = ANY ($2::uuid[])
+       RETURNING webhook_id`,
+      [merchant.merchantId, ids, request.url ?? null],
+    );
+    const found = new Set(rows.map((r) => r.webhook_id));
+    if (found.size > 0) this.worker.wake(true);
+    return {
+      data: { resent: ids.filter((id) => found.has(id)), notFound: ids.filter((id) => !found.has(id)) },
+    };
+  }
+}

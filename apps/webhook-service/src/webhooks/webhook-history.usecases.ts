@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { isGuid, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
+import { ApiError, type MerchantContext } from '@byrd/platform';
+import { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
+import { WebhookAttemptRow, WebhookRow } from './webhook.entity.js';
+import { pageOf, type Page } from './paging.js';
+import { presentAttempt, presentWebhook } from './webhook.presenter.js';
+
+/** The merchant's webhooks, most recent first, optionally those of one order/transaction/chargeback. */
+@Injectable()
+export class ListWebhooks {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(
+    merchant: MerchantContext,
+    referenceId: string | undefined,
+    page: PageRequest,
+  ): Promise<Page<WebhookRecord>> {
+    const query = this.dataSource
+      .getRepository(WebhookRow)
+      .createQueryBuilder('w')
+      .where('w.merchant_id = :merchantId', { merchantId: merchant.merchantId });
+    if (referenceId) query.andWhere('w.reference_ids @> ARRAY[:referenceId]::text[]', { referenceId });
+    const [rows, total] = await query
+      .orderBy('w.created_at', 'DESC')
+      .addOrderBy('w.id', 'DESC')
+      .skip((page.page - 1) * page.pageSize)
+      .take(page.pageSize)
+      .getManyAndCount();
+    return pageOf(page, rows.map(presentWebhook), total);
+  }
+}
+
+/** The merchant's webhook or 404 (another merchant's id answers like a missing one). */
+export async function findWebhook(
+  dataSource: DataSource,
+  merchantId: string,
+  id: string,
+): Promise<WebhookRow> {
+  const row = isGuid(id) ? await dataSource.getRepository(WebhookRow).findOneBy({ id, merchantId }) : null;
+  if (!row) throw ApiError.notFound(`Webhook ${id}`);
+  return row;
+}
+
+/** Every attempt of one webhook (scheduled and resends), most recent first. */
+@Injectable()
+export class ListAttempts {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(
+    merchant: MerchantContext,
+    webhookId: string,
+    page: PageRequest,
+  ): Promise<Page<WebhookAttempt>> {
+    const webhook = await findWebhook(this.dataSource, merchant.merchantId, webhookId);
+    const settings = await this.dataSource
+      .getRepository(WebhookSettingsRow)
+      .findOneByOrFail({ id: webhook.settingsId });
+    const [attempts, total] = await this.dataSource.getRepository(WebhookAttemptRow).findAndCount({
+      where: { webhookId: webhook.id },
+      order: { createdAt: 'DESC', id: 'DESC' },
+      skip: (page.page - 1) * page.pageSize,
+      take: page.pageSize,
+    });
+    return pageOf(
+      page,
+      attempts.map((a) => presentAttempt(a, webhook, settings)),
+      total,
+    );
+  }
+}

@@ -1,0 +1,132 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { EventName, PaymentMethod } from '@byrd/contracts';
+
+export type WebhookStatus = 'pending' | 'succeeded' | 'failed' | 'canceled';
+
+/** One event for one settings entry, and where its delivery stands. */
+@Entity({ name: 'webhooks' })
+export class WebhookRow {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'merchant_id', type: 'text' })
+  merchantId: string;
+
+  @Column({ name: 'settings_id', type: 'uuid' })
+  settingsId: string;
+
+  @Column({ name: 'event_id', type: 'uuid' })
+  eventId: string;
+
+  @Column({ type: 'text' })
+  event: EventName;
+
+  @Column({ name: 'payment_method', type: 'text', nullable: true })
+  paymentMethod: PaymentMethod | null;
+
+  @Column({ name: 'reference_ids', type: 'text', array: true })
+  referenceIds: string[];
+
+  /** The public `content` of the event (documented fields only). */
+  @Column({ type: 'jsonb' })
+  content: Record<string, unknown>;
+
+  @Column({ name: 'occurred_at', type: 'timestamptz' })
+  occurredAt: Date;
+
+  @Column({ type: 'text' })
+  status: WebhookStatus;
+
+  /** Scheduled attempts made so far (resends not counted). */
+  @Column({ name: 'attempt_count', type: 'integer' })
+  attemptCount: number;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
+  leaseToken: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
+  sentAt: Date | null;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+}
+
+export type AttemptKind = 'scheduled' | 'resend';
+
+/** One HTTP attempt to deliver a webhook, as sent and as answered. */
+@Entity({ name: 'webhook_attempts' })
+export class WebhookAttemptRow {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'webhook_id', type: 'uuid' })
+  webhookId: string;
+
+  @Column({ type: 'text' })
+  kind: AttemptKind;
+
+  /** 1-based number among the scheduled attempts; null for a resend. */
+  @Column({ type: 'integer', nullable: true })
+  number: number | null;
+
+  @Column({ type: 'text' })
+  url: string;
+
+  /** The exact bytes POSTed (the signature covers them). */
+  @Column({ name: 'request_body', type: 'text' })
+  requestBody: string;
+
+  @Column({ name: 'status_code', type: 'integer', nullable: true })
+  statusCode: number | null;
+
+  /** The receiver's answer, at most 20 KB. */
+  @Column({ name: 'response_body', type: 'text', nullable: true })
+  responseBody: string | null;
+
+  /** Timeout, connection or refusal reason; null when the receiver answered. */
+  @Column({ type: 'text', nullable: true })
+  error: string | null;
+
+  @Column({ name: 'duration_ms', type: 'integer' })
+  durationMs: number;
+
+  @Column({ type: 'boolean' })
+  succeeded: boolean;
+
+  /** Wait chosen before the next scheduled attempt; null when none follows. */
+  @Column({ name: 'retry_delay_ms', type: 'integer', nullable: true })
+  retryDelayMs: number | null;
+
+  /** When the request started. */
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
+
+/** A manual resend waiting for its one extra attempt. */
+@Entity({ name: 'webhook_resends' })
+export class WebhookResendRow {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'webhook_id', type: 'uuid' })
+  webhookId: string;
+
+  /** Another address to send to; null = the settings' URL. */
+  @Column({ type: 'text', nullable: true })
+  url: string | null;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz' })
+  nextAttemptAt: Date;
+
+  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
+  leaseToken: string | null;
+
+  @Column({ name: 'requested_at', type: 'timestamptz' })
+  requestedAt: Date;
+}

@@ -1,0 +1,37 @@
+import type { WebhookAttempt, WebhookDelivery, WebhookRecord } from '@byrd/contracts';
+import { presentCredential } from '../settings/settings.presenter.js';
+import type { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
+import type { WebhookAttemptRow, WebhookRow } from './webhook.entity.js';
+
+export function presentWebhook(row: WebhookRow): WebhookRecord {
+  return {
+    id: row.id,
+    event: row.event,
+    paymentMethod: row.paymentMethod,
+    referenceIds: row.referenceIds,
+    settingsId: row.settingsId,
+    createdAt: row.createdAt.toISOString(),
+    sentAt: row.sentAt?.toISOString() ?? null,
+  };
+}
+
+export function presentAttempt(
+  attempt: WebhookAttemptRow,
+  webhook: WebhookRow,
+  settings: WebhookSettingsRow,
+): WebhookAttempt {
+  return {
+    id: attempt.id,
+    webhookId: webhook.id,
+    event: webhook.event,
+    paymentMethod: webhook.paymentMethod,
+    content: JSON.parse(attempt.requestBody) as WebhookDelivery,
+    createdAt: attempt.createdAt.toISOString(),
+    response: { statusCode: attempt.statusCode, content: attempt.responseBody },
+    settings: { url: attempt.url, credential: presentCredential(settings) },
+    kind: attempt.kind,
+    succeeded: attempt.succeeded,
+    durationMs: attempt.durationMs,
+    error: attempt.error,
+  };
+}

@@ -1,0 +1,88 @@
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
+import { ApiHeader, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { ListWebhooksQuery, ResendWebhooksRequest } from '@byrd/contracts';
+import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ListAttempts, ListWebhooks } from './webhook-history.usecases.js';
+import { ResendWebhooks } from './resend-webhooks.usecase.js';
+import { readPage, type Page, type RequestHeaders } from './paging.js';
+
+const PagingHeaders = () =>
+  applyDecorators(
+    ApiHeader({ name: 'x-page', required: false, description: '1-based page number (default 1)' }),
+    ApiHeader({
+      name: 'x-page-size',
+      required: false,
+      description: 'Results per page (default 20, at most 100)',
+    }),
+  );
+
+function paged<T>(reply: FastifyReply, page: Page<T>): { data: T[] } {
+  void reply.headers(page.headers);
+  return { data: page.data };
+}
+
+@ApiTags('webhooks')
+@Controller('api/v1/webhooks')
+export class WebhooksController {
+  constructor(
+    private readonly listWebhooks: ListWebhooks,
+    private readonly listAttempts: ListAttempts,
+    private readonly resendWebhooks: ResendWebhooks,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    summary:
+      'Webhooks, most recent first; answer headers x-current-page, x-page-size, x-page-count, x-total-item-count',
+  })
+  @ApiQuery({
+    name: 'referenceId',
+    required: false,
+    description: 'An orderId, transactionId or chargebackId',
+  })
+  @PagingHeaders()
+  async list(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Query() query: ListWebhooksQuery,
+    @Headers() headers: RequestHeaders,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return paged(reply, await this.listWebhooks.execute(merchant, query.referenceId, readPage(headers)));
+  }
+
+  @Get(':webhookId/attempts')
+  @ApiOperation({
+    summary: 'Attempt history of a webhook (scheduled attempts and resends), most recent first',
+  })
+  @PagingHeaders()
+  async attempts(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('webhookId') webhookId: string,
+    @Headers() headers: RequestHeaders,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return paged(reply, await this.listAttempts.execute(merchant, webhookId, readPage(headers)));
+  }
+
+  @Post('resend')
+  @HttpCode(202)
+  @ApiOperation({
+    summary:
+      'Send webhooks once more (one extra attempt each, outside the retry schedule), optionally to another URL',
+  })
+  resend(@CurrentMerchant() merchant: MerchantContext, @Body() body: ResendWebhooksRequest) {
+    return this.resendWebhooks.execute(merchant, body);
+  }
+}

@@ -1,0 +1,434 @@
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { call, WebhookHarness } from './harness.js';
+import { Receiver } from './receiver.js';
+
+const ATTEMPTS = `SELECT * FROM webhook_attempts WHERE webhook_id = $1 ORDER BY created_at`;
+
+describe('fan-out and delivery', () => {
+  let h: WebhookHarness;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    h = await WebhookHarness.start();
+  });
+  afterAll(() => h?.stop());
+  beforeEach(async () => {
+    await h.freshMerchant();
+    receiver = await Receiver.start();
+  });
+  afterEach(() => receiver?.stop());
+
+  it('POSTs the API-FACTS body with the x-api-key credential and a valid Standard Webhooks signature', async () => {
+    const settings = await h.subscribe({ url: receiver.url });
+    const event = await h.publish('transaction.payment.success', 'card');
+    await receiver.waitFor((r) => r.length === 1);
+    const [webhook] = await h.webhooksOf(event.id);
+    const [request] = receiver.received;
+
+    expect(request.headers['x-api-key']).toBe(settings.credential.apiKey);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['webhook-id']).toBe(webhook.id);
+    expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(10);
+    const verified = new Webhook(settings.signingSecret).verify(
+      request.body,
+      request.headers as Record<string, string>,
+    );
+    expect(verified).toEqual(request.json);
+    expect(() =>
+      new Webhook(`whsec_${Buffer.from('another secret of 32 bytes......').toString('base64')}`).verify(
+        request.body,
+        request.headers as Record<string, string>,
+      ),
+    ).toThrow();
+
+    const data = event.data as unknown as Record<string, unknown>;
+    expect(request.json).toEqual({
+      id: webhook.id,
+      event: 'transaction.payment.success',
+      paymentMethod: 'card',
+      settingsId: settings.id,
+      attemptId: expect.any(String),
+      createdAt: webhook.created_at.toISOString(),
+      content: {
+        transactionId: data.transactionId,
+        orderId: data.orderId,
+        orderRef: 'ref-1',
+        status: 'Success',
+        operationType: 'Payment',
+        amount: '25.00',
+        currency: 'EUR',
+        code: 'BYRD200',
+        description: 'Operation successfully completed',
+      },
+    });
+
+    const [done] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE id = $1`,
+      [webhook.id],
+      ([w]) => w.status === 'succeeded',
+    );
+    expect(done.sent_at).not.toBeNull();
+    const attempts = await h.request('GET', `/api/v1/webhooks/${webhook.id}/attempts`);
+    expect(attempts.status).toBe(200);
+    expect(attempts.body.data).toEqual([
+      {
+        id: request.json.attemptId,
+        webhookId: webhook.id,
+        event: 'transaction.payment.success',
+        paymentMethod: 'card',
+        content: request.json,
+        createdAt: expect.any(String),
+        response: { statusCode: 200, content: 'ok' },
+        settings: { url: receiver.url, credential: settings.credential },
+        kind: 'scheduled',
+        succeeded: true,
+        durationMs: expect.any(Number),
+        error: null,
+      },
+    ]);
+  });
+
+  it('sends basic credentials as an Authorization header', async () => {
+    const settings = await h.subscribe({ url: receiver.url, credentialType: 'basic' });
+    await h.publish('order.paid', 'mbway');
+    await receiver.waitFor((r) => r.length === 1);
+    const { username, password } = settings.credential;
+    expect(receiver.received[0].headers.authorization).toBe(
+      `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`,
+    );
+    expect(receiver.received[0].headers['x-api-key']).toBeUndefined();
+    expect(
+      new Webhook(settings.signingSecret).verify(
+        receiver.received[0].body,
+        receiver.received[0].headers as never,
+      ),
+    ).toBeTruthy();
+  });
+
+  it('creates one webhook per matching setting: event and payment-method filters, empty = all, deleted excluded', async () => {
+    const all = await h.subscribe({ url: `${receiver.url}?all` });
+    const paid = await h.subscribe({ url: `${receiver.url}?paid`, events: ['order.paid'] });
+    const mbway = await h.subscribe({ url: `${receiver.url}?mbway`, paymentMethods: ['mbway'] });
+    const both = await h.subscribe({
+      url: `${receiver.url}?both`,
+      events: ['transaction.payment.success', 'chargeback.created'],
+      paymentMethods: ['card'],
+    });
+    const gone = await h.subscribe({ url: `${receiver.url}?gone` });
+    await h.request('DELETE', `/api/v1/settings/${gone.id}`);
+    const otherMerchant = await h.env.createMerchant('Someone else');
+    await h.subscribe({ url: `${receiver.url}?other` }, otherMerchant.apiKey);
+
+    const cases = [
+      [await h.publish('order.paid', 'card'), [all, paid]],
+      [await h.publish('order.paid', 'mbway'), [all, paid, mbway]],
+      [await h.publish('transaction.payment.success', 'card'), [all, both]],
+      [await h.publish('transaction.payment.success', 'mbway'), [all, mbway]],
+      [await h.publish('chargeback.created', 'card'), [all, both]],
+      // No payment method concerned (e.g. order.created): payment-method filters do not exclude it.
+      [await h.publish('order.created', null), [all, mbway]],
+    ] as const;
+    const expected = cases.reduce((n, [, settings]) => n + settings.length, 0);
+    await receiver.waitFor((r) => r.length === expected, 15_000, `${expected} deliveries`);
+    for (const [event, settings] of cases) {
+      const rows = await h.webhooksOf(event.id);
+      expect({
+        event: event.type,
+        pm: event.paymentMethod,
+        settings: rows.map((r) => r.settings_id).sort(),
+      }).toEqual({
+        event: event.type,
+        pm: event.paymentMethod,
+        settings: settings.map((s) => s.id).sort(),
+      });
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.received).toHaveLength(expected);
+    expect(receiver.received.filter((r) => r.path.endsWith('?gone') || r.path.endsWith('?other'))).toEqual(
+      [],
+    );
+  });
+
+  it('a redelivered event creates no second webhook', async () => {
+    await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    await receiver.waitFor((r) => r.length === 1);
+    // Same envelope again under a new JetStream msgID: the inbox makes it a no-op.
+    await h.env.nats.js.publish(h.env.nats.subject(event.type), JSON.stringify(event), {
+      msgID: randomUUID(),
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await h.webhooksOf(event.id)).toHaveLength(1);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('lengthens the wait for Retry-After and 429, never shortens it', async () => {
+    receiver.answer = (_, i) =>
+      i === 0
+        ? { status: 503, headers: { 'retry-after': '1' } }
+        : i === 1
+          ? { status: 429, headers: { 'retry-after': '0' } }
+          : { status: 200 };
+    await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    await receiver.waitFor((r) => r.length === 3, 10_000);
+    const [webhook] = await h.webhooksOf(event.id);
+    const attempts = await h.waitForRow(ATTEMPTS, [webhook.id], (rows) => rows.length === 3);
+    // Unit is 10 ms: the schedule alone would wait 10 ms, then 20 ms.
+    expect(attempts.map((a) => [a.number, a.status_code, a.retry_delay_ms])).toEqual([
+      [1, 503, 1000],
+      [2, 429, 40],
+      [3, 200, null],
+    ]);
+    const [first, second] = receiver.received;
+    expect(second.at - first.at).toBeGreaterThanOrEqual(1000);
+    expect(second.at - first.at).toBeLessThan(1500);
+  });
+
+  it('counts a timeout, a redirect and a refused connection as failed attempts, and keeps 20 KB of an answer', async () => {
+    receiver.answer = (_, i) =>
+      i === 0
+        ? { hold: true }
+        : i === 1
+          ? { status: 302, headers: { location: `${receiver.url}/elsewhere` } }
+          : { status: 200, body: 'x'.repeat(50_000) };
+    await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    const [webhook] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE event_id = $1`,
+      [event.id],
+      ([w]) => w?.status === 'succeeded',
+    );
+    const attempts = await h.rows(ATTEMPTS, [webhook.id]);
+    expect(attempts.map((a) => [a.status_code, a.succeeded, a.error])).toEqual([
+      [null, false, 'No answer within 1000 ms'],
+      [302, false, null],
+      [200, true, null],
+    ]);
+    expect(attempts[0].duration_ms).toBeGreaterThanOrEqual(990);
+    expect(attempts[2].response_body).toHaveLength(20 * 1024);
+    expect(receiver.received.map((r) => r.path)).toEqual(['/hooks', '/hooks', '/hooks']);
+
+    const closed = await Receiver.start();
+    await closed.stop();
+    const dead = await h.subscribe({ url: closed.url });
+    const second = await h.publish('order.refunded', 'card');
+    const [pending] = await h.waitForRow(
+      `SELECT w.* FROM webhooks w WHERE event_id = $1 AND settings_id = $2`,
+      [second.id, dead.id],
+      ([w]) => w?.attempt_count >= 2,
+    );
+    const refused = await h.rows(ATTEMPTS, [pending.id]);
+    expect(refused[0]).toMatchObject({ status_code: null, succeeded: false });
+    expect(refused[0].error).toContain('ECONNREFUSED');
+
+    // Deleting the setting stops its retries.
+    await h.request('DELETE', `/api/v1/settings/${dead.id}`);
+    const [canceled] = await h.rows(`SELECT * FROM webhooks WHERE id = $1`, [pending.id]);
+    expect(canceled).toMatchObject({ status: 'canceled', next_attempt_at: null });
+    const count = (await h.rows(ATTEMPTS, [pending.id])).length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await h.rows(ATTEMPTS, [pending.id])).length).toBeLessThanOrEqual(count + 1); // at most the one in flight
+  });
+
+  it('vets the address again at delivery: a host that now resolves to loopback is not connected to', async () => {
+    const settings = await h.subscribe({ url: receiver.url });
+    // As if the name's DNS answer changed after the check at creation (DNS rebinding).
+    const port = new URL(receiver.url).port;
+    await h.db.query(`UPDATE webhook_settings SET url = $1 WHERE id = $2`, [
+      `http://localhost:${port}/hooks`,
+      settings.id,
+    ]);
+    const event = await h.publish('order.paid', 'card');
+    const [webhook] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE event_id = $1`,
+      [event.id],
+      ([w]) => w?.attempt_count >= 1,
+    );
+    const [attempt] = await h.rows(ATTEMPTS, [webhook.id]);
+    expect(attempt).toMatchObject({ status_code: null, succeeded: false });
+    expect(attempt.error).toMatch(/localhost resolves to (127\.0\.0\.1|::1) is a loopback address/);
+    expect(receiver.received).toEqual([]);
+    await h.request('DELETE', `/api/v1/settings/${settings.id}`);
+  });
+
+  it('resends on request: an extra attempt with the same webhook-id, to the setting or to another URL', async () => {
+    const settings = await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    await receiver.waitFor((r) => r.length === 1);
+    const [webhook] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE event_id = $1`,
+      [event.id],
+      ([w]) => w?.status === 'succeeded',
+    );
+    const unknown = randomUUID();
+
+    const resent = await h.request('POST', '/api/v1/webhooks/resend', { Ids: [webhook.id, unknown] });
+    expect(resent).toMatchObject({
+      status: 202,
+      body: { data: { resent: [webhook.id], notFound: [unknown] } },
+    });
+    await receiver.waitFor((r) => r.length === 2);
+    const [first, again] = receiver.received;
+    expect(again.headers['webhook-id']).toBe(webhook.id);
+    expect(again.json.attemptId).not.toBe(first.json.attemptId);
+    expect(new Webhook(settings.signingSecret).verify(again.body, again.headers as never)).toBeTruthy();
+
+    const elsewhere = await Receiver.start();
+    try {
+      const moved = await h.request('POST', '/api/v1/webhooks/resend', {
+        ids: [webhook.id],
+        Url: elsewhere.url,
+      });
+      expect(moved.status).toBe(202);
+      await elsewhere.waitFor((r) => r.length === 1);
+      expect(elsewhere.received[0].headers['webhook-id']).toBe(webhook.id);
+    } finally {
+      await elsewhere.stop();
+    }
+    const attempts = await h.waitForRow(ATTEMPTS, [webhook.id], (rows) => rows.length === 3);
+    expect(attempts.map((a) => [a.kind, a.number])).toEqual([
+      ['scheduled', 1],
+      ['resend', null],
+      ['resend', null],
+    ]);
+    const listed = await h.request('GET', `/api/v1/webhooks/${webhook.id}/attempts`);
+    expect(
+      listed.body.data.map((a: { kind: string; settings: { url: string } }) => [a.kind, a.settings.url]),
+    ).toEqual([
+      ['resend', elsewhere.url],
+      ['resend', receiver.url],
+      ['scheduled', receiver.url],
+    ]);
+
+    const refused = await h.request('POST', '/api/v1/webhooks/resend', {
+      ids: [webhook.id],
+      url: 'http://10.1.2.3/',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0].field).toBe('url');
+    const invalid = await h.request('POST', '/api/v1/webhooks/resend', { ids: ['nope'] });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.errors[0].field).toMatch(/^ids/);
+    const other = await h.env.createMerchant('Other');
+    const foreign = await call(h.baseUrl, other.apiKey, 'POST', '/api/v1/webhooks/resend', {
+      ids: [webhook.id],
+    });
+    expect(foreign.body).toEqual({ data: { resent: [], notFound: [webhook.id] } });
+    expect(
+      (await call(h.baseUrl, other.apiKey, 'GET', `/api/v1/webhooks/${webhook.id}/attempts`)).status,
+    ).toBe(404);
+  });
+
+  it('pages webhooks most recent first with the paging headers, filtered by referenceId', async () => {
+    await h.subscribe({ url: receiver.url });
+    const orderId = randomUUID();
+    const published = [];
+    for (let i = 0; i < 25; i++)
+      published.push(await h.publish('order.paid', 'card', i % 5 === 0 ? { orderId } : {}));
+    await h.waitForRow(
+      `SELECT count(*)::int AS n FROM webhooks WHERE merchant_id = $1`,
+      [h.merchant.merchantId],
+      ([r]) => r.n === 25,
+    );
+
+    const page2 = await h.request('GET', '/api/v1/webhooks', undefined, {
+      'x-page': '2',
+      'x-page-size': '10',
+    });
+    expect(page2.status).toBe(200);
+    expect(
+      Object.fromEntries(
+        ['x-current-page', 'x-page-size', 'x-page-count', 'x-total-item-count'].map((n) => [
+          n,
+          page2.headers.get(n),
+        ]),
+      ),
+    ).toEqual({
+      'x-current-page': '2',
+      'x-page-size': '10',
+      'x-page-count': '3',
+      'x-total-item-count': '25',
+    });
+    expect(page2.body.data).toHaveLength(10);
+    const all = await h.request('GET', '/api/v1/webhooks', undefined, { 'x-page-size': '100' });
+    const times = all.body.data.map((w: { createdAt: string }) => Date.parse(w.createdAt));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect(all.body.data[0].referenceIds[0]).toBe((published[24].data as { orderId: string }).orderId);
+    expect(page2.body.data).toEqual(all.body.data.slice(10, 20));
+    expect(all.body.data[0]).toMatchObject({ event: 'order.paid', paymentMethod: 'card' });
+    expect(Object.keys(all.body.data[0]).sort()).toEqual([
+      'createdAt',
+      'event',
+      'id',
+      'paymentMethod',
+      'referenceIds',
+      'sentAt',
+      'settingsId',
+    ]);
+
+    const defaults = await h.request('GET', '/api/v1/webhooks');
+    expect([
+      defaults.headers.get('x-current-page'),
+      defaults.headers.get('x-page-size'),
+      defaults.headers.get('x-page-count'),
+    ]).toEqual(['1', '20', '2']);
+    expect(defaults.body.data).toHaveLength(20);
+
+    const byOrder = await h.request('GET', `/api/v1/webhooks?referenceId=${orderId}`);
+    expect(byOrder.headers.get('x-total-item-count')).toBe('5');
+    expect(byOrder.body.data.every((w: { referenceIds: string[] }) => w.referenceIds.includes(orderId))).toBe(
+      true,
+    );
+    const beyond = await h.request('GET', '/api/v1/webhooks', undefined, { 'x-page': '9' });
+    expect(beyond.body.data).toEqual([]);
+    expect(beyond.headers.get('x-total-item-count')).toBe('25');
+
+    const capped = await h.request('GET', '/api/v1/webhooks', undefined, { 'x-page-size': '500' });
+    expect(capped.headers.get('x-page-size')).toBe('100');
+    for (const [name, value] of [
+      ['x-page', 'abc'],
+      ['x-page', '0'],
+      ['x-page-size', '-5'],
+      ['x-page-size', '1.5'],
+    ]) {
+      const bad = await h.request('GET', '/api/v1/webhooks', undefined, { [name]: value });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ code: 'BYRD900', errors: [{ field: name }] });
+    }
+    const other = await h.env.createMerchant('Nobody');
+    const none = await call(h.baseUrl, other.apiKey, 'GET', '/api/v1/webhooks');
+    expect(none.body).toEqual({ data: [] });
+    expect(none.headers.get('x-total-item-count')).toBe('0');
+
+    // Attempts page the same way.
+    const id = all.body.data[0].id;
+    await h.waitForRow(`SELECT * FROM webhooks WHERE id = $1`, [id], ([w]) => w.status === 'succeeded');
+    await h.request('POST', '/api/v1/webhooks/resend', { ids: [id] });
+    await h.request('POST', '/api/v1/webhooks/resend', { ids: [id] });
+    await h.waitForRow(ATTEMPTS, [id], (rows) => rows.length === 3);
+    const attempts = await h.request('GET', `/api/v1/webhooks/${id}/attempts`, undefined, {
+      'x-page-size': '2',
+      'x-page': '2',
+    });
+    expect(attempts.body.data).toHaveLength(1);
+    expect(attempts.body.data[0].kind).toBe('scheduled');
+    expect([attempts.headers.get('x-page-count'), attempts.headers.get('x-total-item-count')]).toEqual([
+      '2',
+      '3',
+    ]);
+  });
+
+  it('counts attempts and outcomes in /metrics', async () => {
+    const metrics = await call(h.baseUrl, '', 'GET', '/metrics');
+    const value = (line: string) =>
+      Number(new RegExp(`^${line.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(metrics.body)?.[1] ?? NaN);
+    expect(value('webhook_attempts_total{kind="scheduled",result="success"}')).toBeGreaterThan(10);
+    expect(value('webhook_attempts_total{kind="scheduled",result="failure"}')).toBeGreaterThan(3);
+    expect(value('webhook_attempts_total{kind="resend",result="success"}')).toBeGreaterThanOrEqual(2);
+    expect(value('webhook_deliveries_total{outcome="succeeded"}')).toBeGreaterThan(10);
+    expect(value('webhook_delivery_latency_seconds_count')).toBeGreaterThan(10);
+    expect(metrics.body).toMatch(/^webhook_due_queue_depth \d+$/m);
+  });
+});

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { WebhookHarness, call } from './harness.js';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const RECEIVER = 'http://127.0.0.1:9/hooks';
+
+describe('webhook settings API', () => {
+  let h: WebhookHarness;
+
+  beforeAll(async () => {
+    h = await WebhookHarness.start();
+  });
+  afterAll(() => h?.stop());
+
+  it('creates an api-key setting with a generated key and a whsec_ signing secret, then reads, lists and deletes it', async () => {
+    const created = await h.request('POST', '/api/v1/settings', {
+      url: RECEIVER,
+      credentialType: 'api-key',
+      events: ['order.paid', 'transaction.payment.success'],
+      paymentMethods: ['card', 'mbway'],
+    });
+    expect(created.status).toBe(201);
+    const data = created.body.data;
+    expect(data).toMatchObject({
+      url: RECEIVER,
+      events: ['order.paid', 'transaction.payment.success'],
+      paymentMethods: ['card', 'mbway'],
+      credential: { type: 'api-key', username: null, password: null },
+    });
+    expect(data.id).toMatch(GUID);
+    expect(data.credential.apiKey).toMatch(GUID);
+    expect(data.signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const read = await h.request('GET', `/api/v1/settings/${data.id}`);
+    expect(read.status).toBe(200);
+    expect(read.body.data).toMatchObject({ id: data.id, credential: data.credential });
+    expect(read.body.data.signingSecret).toBeUndefined();
+
+    const list = await h.request('GET', '/api/v1/settings');
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((s: { id: string }) => s.id)).toContain(data.id);
+
+    const deleted = await h.request('DELETE', `/api/v1/settings/${data.id}`);
+    expect(deleted).toMatchObject({ status: 200, body: { data: { id: data.id, deleted: true } } });
+    expect((await h.request('GET', `/api/v1/settings/${data.id}`)).status).toBe(404);
+    expect((await h.request('DELETE', `/api/v1/settings/${data.id}`)).status).toBe(404);
+    const after = await h.request('GET', '/api/v1/settings');
+    expect(after.body.data.map((s: { id: string }) => s.id)).not.toContain(data.id);
+  });
+
+  it('generates basic credentials, or keeps the ones sent; empty filters mean all', async () => {
+    const generated = await h.subscribe({ url: RECEIVER, credentialType: 'basic' });
+    expect(generated.credential).toMatchObject({ type: 'basic', apiKey: null });
+    expect(generated.credential.username).toMatch(/^byrd-[0-9a-f]{12}$/);
+    expect(generated.credential.password.length).toBeGreaterThanOrEqual(32);
+    expect(generated).toMatchObject({ events: [], paymentMethods: [] });
+
+    const own = await h.subscribe({
+      url: RECEIVER,
+      credentialType: 'basic',
+      username: 'shop',
+      password: 'correct horse',
+    });
+    expect(own.credential).toEqual({
+      type: 'basic',
+      apiKey: null,
+      username: 'shop',
+      password: 'correct horse',
+    });
+    const key = await h.subscribe({ url: RECEIVER, apiKey: 'my-own-key-123' });
+    expect(key.credential.apiKey).toBe('my-own-key-123');
+  });
+
+  it('refuses unknown events, payment methods and credential types with 400 BYRD900 naming the field', async () => {
+    const bad = await h.request('POST', '/api/v1/settings', {
+      url: RECEIVER,
+      credentialType: 'oauth',
+      events: ['order.paid', 'order.shipped'],
+      paymentMethods: ['card', 'bitcoin'],
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'BYRD900', description: 'Invalid input' });
+    const fields = bad.body.errors.map((e: { field: string }) => e.field);
+    expect(fields).toEqual(expect.arrayContaining(['credentialType', 'events', 'paymentMethods']));
+    const events = bad.body.errors.find((e: { field: string }) => e.field === 'events');
+    expect(events.message).toContain('must be one of: order.created');
+
+    const noUrl = await h.request('POST', '/api/v1/settings', { credentialType: 'api-key' });
+    expect(noUrl.status).toBe(400);
+    expect(noUrl.body.errors.map((e: { field: string }) => e.field)).toContain('url');
+
+    const halfBasic = await h.request('POST', '/api/v1/settings', {
+      url: RECEIVER,
+      credentialType: 'basic',
+      username: 'only-me',
+    });
+    expect(halfBasic.status).toBe(400);
+    expect(halfBasic.body.errors.map((e: { field: string }) => e.field)).toContain('password');
+  });
+
+  it.each([
+    ['a private network address', 'http://10.0.0.7/hooks'],
+    ['a private network address', 'http://192.168.1.20:8080/hooks'],
+    ['the cloud metadata address', 'http://169.254.169.254/latest/meta-data'],
+    ['a carrier-grade NAT address', 'http://100.64.0.1/'],
+    ['an unspecified address', 'http://0.0.0.0:8080/'],
+    ['a loopback address', 'http://[::1]:8080/'],
+    ['a loopback address', 'http://[::ffff:127.0.0.1]:8080/'],
+    ['a private (unique local) address', 'http://[fd00::1]/'],
+    ['a link-local address', 'http://[fe80::1]/'],
+    ['a multicast address', 'http://224.0.0.1/'],
+    ['a loopback address', 'http://localhost:8080/hooks'],
+    ['a loopback address', 'http://127.0.0.2/hooks'],
+  ])('refuses a receiver on %s (%s) with 400 BYRD900 on url', async (why, url) => {
+    const answer = await h.request('POST', '/api/v1/settings', { url, credentialType: 'api-key' });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('BYRD900');
+    expect(answer.body.errors).toEqual([{ field: 'url', message: expect.stringContaining(why) }]);
+  });
+
+  it('refuses a host that does not resolve, credentials in the URL, and other schemes', async () => {
+    const nowhere = await h.request('POST', '/api/v1/settings', {
+      url: 'https://no-such-host.invalid/hooks',
+      credentialType: 'api-key',
+    });
+    expect(nowhere.status).toBe(400);
+    expect(nowhere.body.errors[0]).toEqual({
+      field: 'url',
+      message: expect.stringContaining('does not resolve'),
+    });
+
+    const userinfo = await h.request('POST', '/api/v1/settings', {
+      url: 'http://user:secret@127.0.0.1/hooks',
+      credentialType: 'api-key',
+    });
+    expect(userinfo.status).toBe(400);
+    const ftp = await h.request('POST', '/api/v1/settings', {
+      url: 'ftp://127.0.0.1/',
+      credentialType: 'api-key',
+    });
+    expect(ftp.status).toBe(400);
+    expect(ftp.body.errors[0].field).toBe('url');
+  });
+
+  it('requires https for a live merchant', async () => {
+    const live = await h.env.createMerchant('Live Shop', 'live');
+    const plain = await call(h.baseUrl, live.apiKey, 'POST', '/api/v1/settings', {
+      url: 'http://127.0.0.1:9/hooks',
+      credentialType: 'api-key',
+    });
+    expect(plain.status).toBe(400);
+    expect(plain.body.errors).toEqual([{ field: 'url', message: 'url must use https for a live merchant' }]);
+    const tls = await call(h.baseUrl, live.apiKey, 'POST', '/api/v1/settings', {
+      url: 'https://127.0.0.1:9/hooks',
+      credentialType: 'api-key',
+    });
+    expect(tls.status).toBe(201);
+  });
+
+  it("answers 404 BYRD901 for another merchant's setting, and 401 without a key", async () => {
+    const mine = await h.subscribe({ url: RECEIVER });
+    const other = await h.env.createMerchant('Other Shop');
+    const foreign = await call(h.baseUrl, other.apiKey, 'GET', `/api/v1/settings/${mine.id}`);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe('BYRD901');
+    expect((await call(h.baseUrl, other.apiKey, 'DELETE', `/api/v1/settings/${mine.id}`)).status).toBe(404);
+    const theirs = await call(h.baseUrl, other.apiKey, 'GET', '/api/v1/settings');
+    expect(theirs.body).toEqual({ data: [] });
+    expect((await h.request('GET', `/api/v1/settings/${randomUUID()}`)).status).toBe(404);
+    expect((await h.request('GET', '/api/v1/settings/not-a-guid')).status).toBe(404);
+    const anonymous = await call(h.baseUrl, '', 'GET', '/api/v1/settings');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.code).toBe('BYRD401');
+  });
+
+  it('describes its endpoints in OpenAPI at /docs and serves Prometheus metrics without a key', async () => {
+    const docs = await call(h.baseUrl, '', 'GET', '/docs/json');
+    expect(docs.status).toBe(200);
+    const paths = Object.keys(docs.body.paths);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/api/v1/settings',
+        '/api/v1/settings/{id}',
+        '/api/v1/webhooks',
+        '/api/v1/webhooks/{webhookId}/attempts',
+        '/api/v1/webhooks/resend',
+      ]),
+    );
+    expect(paths).not.toContain('/metrics');
+    expect(docs.body.components.schemas.CreateWebhookSettingsRequest.properties).toHaveProperty(
+      'paymentMethods',
+    );
+
+    const metrics = await call(h.baseUrl, '', 'GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toContain('text/plain');
+    for (const name of [
+      'webhook_deliveries_total',
+      'webhook_attempts_total',
+      'webhook_due_queue_depth',
+      'webhook_delivery_latency_seconds',
+      'webhook_attempt_duration_seconds',
+    ])
+      expect(metrics.body).toContain(`# TYPE ${name}`);
+  });
+});
