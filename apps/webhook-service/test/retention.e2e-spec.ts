@@ -34,14 +34,6 @@ describe('retention', () => {
     const retrying = await h.subscribe({ url: `${broken.url}?retrying` });
     const event = await h.publish('order.paid', 'card');
     const created = Date.now();
-    const count = async (status: string) =>
-      (
-        await h.rows(`SELECT count(*)::int AS n FROM webhooks WHERE event_id = $1 AND status = $2`, [
-          event.id,
-          status,
-        ])
-      )[0].n;
-
     await h.waitForRow(
       `SELECT 1 FROM webhooks WHERE event_id = $1 AND status = 'succeeded'`,
       [event.id],
