@@ -45,9 +45,13 @@ describe('retention', () => {
       [event.id, retrying.id],
       ([w]) => w?.attempt_count >= 1,
     );
-    await h.db.query(`UPDATE webhooks SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`, [
-      pending.id,
-    ]);
+    // (Only between two attempts: a worker holding it would write its own next time over this.)
+    await h.waitForRow(
+      `UPDATE webhooks SET next_attempt_at = now() + interval '1 hour'
+       WHERE id = $1 AND status = 'pending' AND lease_token IS NULL RETURNING id`,
+      [pending.id],
+      (updated) => updated.length === 1,
+    );
 
     // Succeeded ones go after their period (in batches of 2), with their attempts.
     await h.waitForRow(
