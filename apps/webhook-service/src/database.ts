@@ -1,6 +1,6 @@
 import { WebhookSettingsRow } from './settings/webhook-settings.entity.js';
 import { WebhookAttemptRow, WebhookResendRow, WebhookRow } from './webhooks/webhook.entity.js';
-import { Webhooks1764000000000 } from './migrations/1764000000000-webhooks.js';
+import { Webhooks1764100000000 } from './migrations/1764100000000-webhooks.js';
 
 export const WEBHOOK_ENTITIES = [WebhookSettingsRow, WebhookRow, WebhookAttemptRow, WebhookResendRow];
-export const WEBHOOK_MIGRATIONS = [Webhooks1764000000000];
+export const WEBHOOK_MIGRATIONS = [Webhooks1764100000000];

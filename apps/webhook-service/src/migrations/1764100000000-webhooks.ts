@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-export class Webhooks1764000000000 implements MigrationInterface {
-  name = 'Webhooks1764000000000';
+export class Webhooks1764100000000 implements MigrationInterface {
+  name = 'Webhooks1764100000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
