@@ -50,6 +50,11 @@ export const baseConfigSchema = z.object({
     .default('true')
     .transform((v) => v === 'true'),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
+  /**
+   * After a commit wakes the relay, how long it waits so that the events of concurrent commits go
+   * out in one batch (one SELECT, one pipelined publish, one UPDATE) instead of a pass each.
+   */
+  OUTBOX_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(5),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
 });
 

@@ -3,6 +3,7 @@ import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema }
 import { PLATFORM_ENTITIES } from './platform.entities.js';
 import {
   PlatformHousekeepingIndexes1763900000000,
+  PlatformOutboxDeleteOnPublish1764000000000,
   PlatformTables1763800000000,
 } from './platform.migration.js';
 
@@ -24,6 +25,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
     migrations: [
       PlatformTables1763800000000,
       PlatformHousekeepingIndexes1763900000000,
+      PlatformOutboxDeleteOnPublish1764000000000,
       ...options.migrations,
     ],
     migrationsTableName: 'migrations',

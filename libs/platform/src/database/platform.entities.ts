@@ -1,14 +1,16 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
-/** An event written in the same transaction as the state change it announces; the relay publishes it. */
+/**
+ * An event written in the same transaction as the state change it announces; the relay publishes it
+ * and deletes the row once JetStream has acknowledged it, so every row here is pending.
+ */
 @Entity({ name: 'outbox' })
-@Index('outbox_pending_idx', ['seq'], { where: 'published_at IS NULL' })
 export class OutboxMessage {
   @PrimaryGeneratedColumn('increment', { type: 'bigint' })
   seq: string;
 
   /** The event id: the JetStream msgID, so a re-publish is de-duplicated by the server. */
-  @Column({ type: 'uuid', unique: true })
+  @Column({ type: 'uuid' })
   id: string;
 
   @Column({ type: 'text' })
@@ -19,9 +21,6 @@ export class OutboxMessage {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
-
-  @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
-  publishedAt: Date | null;
 }
 
 /** Events a consumer has handled; inserted in the handler's transaction so a redelivery is a no-op. */

@@ -69,3 +69,31 @@ export class PlatformHousekeepingIndexes1763900000000 implements MigrationInterf
     await q.query(`DROP INDEX outbox_published_idx`);
   }
 }
+
+/**
+ * The relay deletes a row once JetStream has acknowledged it (the stream keeps the event), instead
+ * of stamping `published_at` and pruning a day later: an UPDATE of an indexed column wrote a new row
+ * version and three index entries per event on the request path's tables. Every remaining row is
+ * pending, so the primary key on `seq` is the relay's index; `id` needs no unique index (it is a
+ * random GUID, and JetStream de-duplicates by it).
+ */
+export class PlatformOutboxDeleteOnPublish1764000000000 implements MigrationInterface {
+  name = 'PlatformOutboxDeleteOnPublish1764000000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`DELETE FROM outbox WHERE published_at IS NOT NULL`);
+    await q.query(`DROP INDEX outbox_published_idx`);
+    await q.query(`DROP INDEX outbox_pending_idx`);
+    await q.query(`ALTER TABLE outbox DROP CONSTRAINT outbox_id_key`);
+    await q.query(`ALTER TABLE outbox DROP COLUMN published_at`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE outbox ADD COLUMN published_at timestamptz`);
+    await q.query(`ALTER TABLE outbox ADD CONSTRAINT outbox_id_key UNIQUE (id)`);
+    await q.query(`CREATE INDEX outbox_pending_idx ON outbox (seq) WHERE published_at IS NULL`);
+    await q.query(
+      `CREATE INDEX outbox_published_idx ON outbox (published_at) WHERE published_at IS NOT NULL`,
+    );
+  }
+}

@@ -5,7 +5,9 @@ import {
   type OnApplicationBootstrap,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
+import type { Pool, QueryResult } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { EventEnvelope } from '@byrd/contracts';
 import { OutboxMessage } from '../database/platform.entities.js';
 import type { RowToInsert } from '../database/atomic-insert.js';
@@ -15,14 +17,19 @@ import type { NatsContext } from './nats.js';
 import { EventConsumers } from './consumers.js';
 
 const BATCH_SIZE = 200;
-const PUBLISHED_RETENTION = '1 day';
-/** Pruning is housekeeping: once a minute is plenty, and keeps it off the publish path. */
-const PRUNE_EVERY_MS = 60_000;
+
+interface OutboxRow {
+  seq: string;
+  id: string;
+  subject: string;
+  payload: string;
+}
 
 /**
- * Publishes outbox rows to JetStream. Rows are written by `append` in the caller's transaction, so a
- * crash between commit and publish only delays an event: the next relay pass sends it, and the
- * msgID de-duplicates a row published just before a crash but not yet marked.
+ * Publishes outbox rows to JetStream and deletes them once acknowledged (the stream keeps the event).
+ * Rows are written by `append` in the caller's transaction, so a crash between commit and publish
+ * only delays an event: the next relay pass sends it, and the msgID de-duplicates a row published
+ * just before a crash but not yet deleted.
  */
 @Injectable()
 export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -31,7 +38,8 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
   private running?: Promise<unknown>;
   private stopped = false;
   private wakeAgain = false;
-  private lastPrune = 0;
+  /** When the next pass is due (ms since epoch), so a stream of wakes never postpones it. */
+  private nextPassAt = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -48,7 +56,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
   row(envelope: EventEnvelope): RowToInsert {
     return {
       target: OutboxMessage,
-      entity: { id: envelope.id, subject: envelope.type, payload: envelope, publishedAt: null },
+      entity: { id: envelope.id, subject: envelope.type, payload: envelope },
     };
   }
 
@@ -57,7 +65,6 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       id: envelope.id,
       subject: envelope.type,
       payload: envelope,
-      publishedAt: null,
     });
     return envelope;
   }
@@ -83,18 +90,21 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     }
   }
 
-  /** Publishes soon instead of at the next poll. */
+  /** Publishes soon (after OUTBOX_BATCH_WINDOW_MS) instead of at the next poll. */
   wake(): void {
     if (!this.config.OUTBOX_RELAY_ENABLED || this.stopped) return;
     if (this.running) {
       this.wakeAgain = true;
       return;
     }
-    this.schedule(0);
+    const delayMs = this.config.OUTBOX_BATCH_WINDOW_MS;
+    if (this.nextPassAt <= Date.now() + delayMs) return; // a pass is due within the window anyway
+    this.schedule(delayMs);
   }
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
+    this.nextPassAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
       this.running = this.pass()
         .catch((error: unknown) => this.logger.error(`Outbox relay pass failed: ${String(error)}`))
@@ -103,7 +113,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
           if (this.stopped) return;
           const again = this.wakeAgain;
           this.wakeAgain = false;
-          this.schedule(again ? 0 : this.config.OUTBOX_POLL_MS);
+          this.schedule(again ? this.config.OUTBOX_BATCH_WINDOW_MS : this.config.OUTBOX_POLL_MS);
         });
     }, delayMs);
   }
@@ -116,40 +126,48 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       total += published;
       if (published < BATCH_SIZE) break;
     }
-    if (total > 0 && Date.now() - this.lastPrune > PRUNE_EVERY_MS) {
-      this.lastPrune = Date.now();
-      await this.prunePublished();
-    }
     return total;
   }
 
   private async publishBatch(): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
+    // A pool client with plain SQL: the claim and the delete each take one round trip, and the
+    // transaction commits without waiting for the WAL flush (synchronous_commit off). That is safe
+    // here: a delete lost in a database crash re-publishes the row, and JetStream drops the
+    // duplicate by its msgID.
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    const client = await pool.connect();
+    try {
       // SKIP LOCKED lets several replicas relay without sending the same row twice at once.
       // payload as text: it is published as stored, without a parse and re-stringify.
-      const rows: { id: string; subject: string; payload: string }[] = await manager.query(
-        `SELECT id, subject, payload::text AS payload FROM outbox WHERE published_at IS NULL
+      const claimed = (await client.query(
+        `BEGIN; SET LOCAL synchronous_commit = off;
+         SELECT seq, id, subject, payload::text AS payload FROM outbox
          ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
-      );
-      if (rows.length === 0) return 0;
+      )) as unknown as QueryResult<OutboxRow>[];
+      const rows = claimed[2].rows;
+      if (rows.length === 0) {
+        await client.query('COMMIT');
+        return 0;
+      }
       // Pipelined: all publishes go out in order on one connection, then the acks are awaited together.
       const acks = rows.map((row) =>
         this.nats.js.publish(this.nats.subject(row.subject), row.payload, { msgID: row.id }),
       );
       const results = await Promise.allSettled(acks);
-      const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.id);
+      const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.seq);
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) this.logger.warn(`Outbox publish failed, will retry: ${String(failed.reason)}`);
-      if (sent.length > 0) {
-        await manager.query(`UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])`, [sent]);
-      }
+      // seq values are bigints read from the table, so they can be inlined (one simple-protocol
+      // round trip for the delete and the commit).
+      await client.query(
+        sent.length > 0 ? `DELETE FROM outbox WHERE seq IN (${sent.join(',')}); COMMIT` : 'COMMIT',
+      );
       return failed ? 0 : sent.length;
-    });
-  }
-
-  private async prunePublished(): Promise<void> {
-    await this.dataSource.query(
-      `DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE published_at < now() - interval '${PUBLISHED_RETENTION}' LIMIT 1000)`,
-    );
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 }
