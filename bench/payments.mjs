@@ -16,7 +16,7 @@
 //     outbox row and the orders consumer has caught up, and reports how long that took, so no phase
 //     inherits another's backlog.
 //   - Ledger: transaction rows = 2xx answers (allowing requests still in flight when a load window
-//     closed), every outbox row published, the stream holds one message per row, orders handled each.
+//     closed), every outbox row published (none left), one stream message per transaction, orders handled each.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
@@ -34,6 +34,7 @@ import {
   writeRoutesFile,
 } from './lib/stack.mjs';
 import { runLoad } from './lib/load.mjs';
+import { runPacedLoad } from './lib/paced-load.mjs';
 import { cpuBetween, cpuSnapshot, machineBusyCores, memoryOf, sampleRss } from './lib/proc-stats.mjs';
 import { byLayer, summariseProfile } from './lib/cpu-profile.mjs';
 import { sampleDbActivity, tableStats, tableStatsBetween } from './lib/pg-activity.mjs';
@@ -72,7 +73,7 @@ export const options = {
   prefill: {
     type: 'string',
     default: '0',
-    help: 'rows of history (settled payments, published outbox rows) in both databases first, e.g. 1000000',
+    help: 'rows of history (settled payments and their 3DS sessions) in both databases first, e.g. 1000000',
   },
   'idempotency-key': {
     type: 'boolean',
@@ -99,6 +100,11 @@ export const options = {
     help: 'before each phase, wait up to this many seconds for other work on the machine to stop',
   },
   'keep-logs': { type: 'boolean', default: false, help: "keep the processes' logs (always kept on failure)" },
+  'service-env': {
+    type: 'string',
+    multiple: true,
+    help: 'extra environment of payments, KEY=VALUE (repeatable), e.g. OUTBOX_POLL_MS=20 to compare settings',
+  },
 };
 
 /** dist files this benchmark runs (checked, and built when missing, before it runs). */
@@ -145,6 +151,9 @@ const LAYERS = [
 
 const GOAL_RATIO = 0.6;
 const GOAL_P99_MS = 50;
+/** Share of the paced phase's scheduled requests that may go unanswered (or non-2xx) and still count as sustained. */
+const PACED_SHORTFALL = 0.03;
+const PACED = 'service via edge, paced';
 const DRAIN_TIMEOUT_MS = 120_000;
 const ORDERS_DURABLE = 'orders-transactions';
 const BARE_PREFIX = '/bench-bare/api/v2/payment';
@@ -153,6 +162,12 @@ function positiveNumber(name, value) {
   const number = Number(value);
   if (!Number.isFinite(number) || number <= 0) fail(`--${name} must be a positive number, got "${value}".`);
   return number;
+}
+
+function keyValue(pair) {
+  const at = pair.indexOf('=');
+  if (at < 1) fail(`--service-env takes KEY=VALUE, got "${pair}".`);
+  return [pair.slice(0, at), pair.slice(at + 1)];
 }
 
 function paymentBody() {
@@ -185,6 +200,7 @@ export async function run(args) {
     prefillRows: Math.max(0, Math.round(Number(args.prefill) || 0)),
     withOrders: !args['no-orders'],
     idempotencyKey: Boolean(args['idempotency-key']),
+    serviceEnv: Object.fromEntries((args['service-env'] ?? []).map(keyValue)),
   };
   const startedAt = new Date();
   const logDir = mkdtempSync(join(tmpdir(), 'byrd-bench-payments-'));
@@ -287,7 +303,7 @@ export async function run(args) {
       'payments',
       await env.serviceEnv('payments', {
         port: await freePort(),
-        extra: { PUBLIC_BASE_URL: edgeUrl, ...poolEnv },
+        extra: { PUBLIC_BASE_URL: edgeUrl, ...poolEnv, ...settings.serviceEnv },
       }),
       { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
     );
@@ -326,6 +342,9 @@ export async function run(args) {
     const targets = {
       'service via edge': { kind: 'service', url: `${edge.url}/api/v2/payment` },
       'bare via edge': { kind: 'bare', url: `${edge.url}${BARE_PREFIX}` },
+      // Offered GOAL_RATIO x the bare handler's req/s (set once that phase ran): the latency a merchant
+      // sees at the throughput the goal asks for, rather than the queueing of a saturated closed loop.
+      [PACED]: { kind: 'service', url: `${edge.url}/api/v2/payment`, rate: null },
       'service direct': { kind: 'service', url: `${payments.url}/api/v2/payment` },
       'bare direct': { kind: 'bare', url: `${bare.url}/api/v2/payment` },
     };
@@ -333,7 +352,7 @@ export async function run(args) {
     step('Smoke test');
     const ledger = { service: { answered2xx: 0, inFlight: 0 }, bare: { answered2xx: 0, inFlight: 0 } };
     for (const [name, target] of Object.entries(targets)) {
-      if (!settings.direct && name.endsWith('direct')) continue;
+      if ((!settings.direct && name.endsWith('direct')) || name === PACED) continue;
       const smokeHeaders = settings.idempotencyKey
         ? { ...headers, 'idempotency-key': `bench-smoke-${name.replace(/ /g, '-')}` }
         : headers;
@@ -366,14 +385,20 @@ export async function run(args) {
       const phases = [];
       const profileWindows = [];
       const order = settings.direct
-        ? ['service via edge', 'bare via edge', 'service direct', 'bare direct']
-        : ['service via edge', 'bare via edge'];
+        ? ['service via edge', 'bare via edge', PACED, 'service direct', 'bare direct']
+        : ['service via edge', 'bare via edge', PACED];
       for (const name of order) {
         const target = targets[name];
+        if (name === PACED) {
+          const bareRps = phases.find((phase) => phase.name === 'bare via edge').result.rps;
+          target.rate = Math.max(1, Math.round(GOAL_RATIO * bareRps));
+        }
         step(
-          `${name}: ${settings.warmupS} s warm-up + ${settings.durationS} s at ${settings.connections} connections`,
+          `${name}: ${settings.warmupS} s warm-up + ${settings.durationS} s at ${settings.connections} connections` +
+            (target.rate ? `, offered ${target.rate} req/s (${GOAL_RATIO} x bare via edge)` : ''),
         );
         const load = {
+          rate: target.rate ?? undefined,
           url: target.url,
           connections: settings.connections,
           method: 'POST',
@@ -383,7 +408,7 @@ export async function run(args) {
         };
         if (settings.quietWaitS > 0) await waitForQuietMachine(settings.quietWaitS);
         if (settings.warmupS > 0) {
-          const warm = await runLoad({ ...load, seconds: settings.warmupS });
+          const warm = await (load.rate ? runPacedLoad : runLoad)({ ...load, seconds: settings.warmupS });
           ledger[target.kind].answered2xx += warm.status['2xx'];
           ledger[target.kind].inFlight += Math.max(0, warm.sent - warm.completed);
           if (target.kind === 'service') await waitForDrain(paymentsPool, orders ? ordersDurableIdle : null);
@@ -403,7 +428,7 @@ export async function run(args) {
         const tablesBefore = await tableStats(targetPool);
         const before = cpuSnapshot(cpuGroups);
         const startUs = Number(process.hrtime.bigint() / 1000n);
-        const result = await runLoad({ ...load, seconds: settings.durationS });
+        const result = await (load.rate ? runPacedLoad : runLoad)({ ...load, seconds: settings.durationS });
         const endUs = Number(process.hrtime.bigint() / 1000n);
         const cpu = cpuBetween(before, cpuSnapshot(cpuGroups));
         const peakRssMb = rss.stop();
@@ -430,9 +455,8 @@ export async function run(args) {
 
       step('Ledger');
       const service = await countRows(paymentsPool, ['transactions', 'three_ds_sessions', 'outbox']);
-      const unpublished = Number(
-        (await paymentsPool.query('SELECT count(*) AS n FROM outbox WHERE published_at IS NULL')).rows[0].n,
-      );
+      // The relay deletes what it published: every outbox row left is unpublished.
+      const unpublished = service.outbox;
       const bareRows = await countRows(barePool, ['transactions', 'outbox']);
       const ordersInbox = orders
         ? Number(
@@ -453,9 +477,8 @@ export async function run(args) {
           ok:
             between(service.transactions, ledger.service.answered2xx, ledger.service.inFlight) &&
             service.three_ds_sessions === service.transactions &&
-            service.outbox === service.transactions &&
             unpublished === 0 &&
-            stream.messages === service.outbox &&
+            stream.messages === service.transactions &&
             // Orders acks every event; it records (inbox) only those of a payment with an order.
             (!orders || (consumer !== null && consumer.pending === 0 && consumer.ackPending === 0)),
         },
@@ -582,7 +605,7 @@ async function settle(pool, merchantId) {
 }
 
 async function pendingOutbox(pool) {
-  return Number((await pool.query('SELECT count(*) AS n FROM outbox WHERE published_at IS NULL')).rows[0].n);
+  return Number((await pool.query('SELECT count(*) AS n FROM outbox')).rows[0].n);
 }
 
 /**
@@ -676,7 +699,12 @@ function buildResult({
       ? platformMs(byName[b].cpu, byName[b].result) / platformMs(byName[a].cpu, byName[a].result)
       : null;
   const directRatio = ratio('service direct', 'bare direct');
-  const p99 = byName['service via edge'].result.latencyMs.p99;
+  const paced = byName[PACED];
+  const pacedP99 = paced ? paced.result.latencyMs.p99 : null;
+  // Sustained: (nearly) every scheduled request answered 2xx within the window's timeout.
+  const pacedSustained = paced
+    ? paced.result.status['2xx'] >= paced.result.sent * (1 - PACED_SHORTFALL)
+    : false;
   return {
     benchmark: 'payments',
     startedAt: startedAt.toISOString(),
@@ -751,10 +779,12 @@ function buildResult({
         pass: edgeRatio !== null && edgeRatio >= GOAL_RATIO,
       },
       {
-        name: 'p99 latency, service via edge',
-        actual: `${p99} ms`,
-        target: `< ${GOAL_P99_MS} ms`,
-        pass: p99 < GOAL_P99_MS,
+        name: `p99 latency, service via edge at ${GOAL_RATIO} x bare's req/s`,
+        actual: paced
+          ? `${pacedP99} ms at ${round(paced.result.rps)} req/s (offered ${paced.rate}${pacedSustained ? '' : ', not sustained'})`
+          : 'not measured',
+        target: `< ${GOAL_P99_MS} ms while sustaining the offered rate`,
+        pass: paced ? pacedP99 < GOAL_P99_MS && pacedSustained : null,
       },
     ],
     profile,
@@ -915,7 +945,7 @@ function printReport(result) {
   console.log(
     `  service ${verdict(service.ok)}: ${service.rows.transactions} transactions for ${service.answered2xx} 2xx answers` +
       ` (+ up to ${service.inFlight} in flight when a window closed), ${service.rows.three_ds_sessions} 3DS sessions,` +
-      ` ${service.rows.outbox} outbox rows (${service.unpublishedOutbox} unpublished), ${service.streamMessages} stream messages,` +
+      ` ${service.unpublishedOutbox} outbox rows left unpublished, ${service.streamMessages} stream messages,` +
       (service.ordersInbox === null
         ? ' (orders not running)'
         : ` orders consumed all (pending ${service.ordersConsumer?.pending}, unacked ${service.ordersConsumer?.ackPending}; ${service.ordersInbox} with an order)`),
@@ -965,7 +995,7 @@ function printReport(result) {
     `ratio from CPU cost per request (bare sut ms / service sut ms; what the req/s ratio tends to when CPU is the limit,` +
       ` less sensitive to other work on the machine): via edge ${r.cpuCostViaEdge ?? '-'}, direct ${r.cpuCostDirect ?? '-'}`,
   );
-  const headline = result.phases.filter((p) => p.name.endsWith('via edge'));
+  const headline = result.phases.filter((p) => p.name.includes('via edge'));
   const noisyHeadline = headline.some((p) => p.cpu.otherCores > 0.25);
   for (const goal of result.goals)
     console.log(goalLine(goal) + (noisyHeadline ? paint('1;33', '  (noisy: other work ran meanwhile)') : ''));

@@ -75,9 +75,14 @@ async function main() {
   const module = await bench.load();
   const specific = module.options ?? {};
   const spec = Object.fromEntries(
-    Object.entries({ ...specific, ...COMMON_OPTIONS }).map(([key, { type, short, default: d }]) => [
+    Object.entries({ ...specific, ...COMMON_OPTIONS }).map(([key, { type, short, multiple, default: d }]) => [
       key,
-      { type, ...(short ? { short } : {}), ...(d !== undefined ? { default: d } : {}) },
+      {
+        type,
+        ...(short ? { short } : {}),
+        ...(multiple ? { multiple } : {}),
+        ...(d !== undefined ? { default: d } : {}),
+      },
     ]),
   );
   let values;

@@ -1,7 +1,7 @@
 // History for the payments tables, so a run can measure a database as it looks after a day of
-// traffic rather than an empty one: `rows` settled payments with their (published) outbox rows and,
-// where asked, their 3DS sessions. Everything is marked with merchant id PREFILL_MERCHANT so the
-// ledger checks leave it out.
+// traffic rather than an empty one: `rows` settled payments and, where asked, their 3DS sessions (no
+// outbox rows: the relay deletes what it has published). Everything is marked with merchant id
+// PREFILL_MERCHANT so the ledger checks leave it out.
 import { poolFor } from './environment.mjs';
 
 export const PREFILL_MERCHANT = 'bench-prefill';
@@ -30,23 +30,7 @@ export async function prefillPayments(url, rows, { sessions = true } = {}) {
         [PREFILL_MERCHANT],
       );
     }
-    // Published two hours ago: inside the relay's one-day retention, so it keeps them (as it would).
-    await pool.query(
-      `INSERT INTO outbox (id, subject, payload, created_at, published_at)
-       SELECT gen_random_uuid(), 'transaction.payment.success',
-         jsonb_build_object('id', gen_random_uuid(), 'type', 'transaction.payment.success',
-           'occurredAt', now() - interval '3 hours', 'merchantId', $2::text, 'paymentMethod', 'card',
-           'referenceIds', jsonb_build_array(gen_random_uuid()),
-           'data', jsonb_build_object('transactionId', gen_random_uuid(), 'orderId', null, 'orderRef', 'history-' || g,
-             'status', 'Success', 'operationType', 'Payment', 'amount', '25.00', 'isoAmount', 2500, 'currency', 'EUR',
-             'code', 'BYRD200', 'description', 'Operation successfully completed', 'sourceTransactionId', null,
-             'paymentMethod', 'card', 'initiatedFrom', 'Server')),
-         now() - interval '3 hours', now() - interval '2 hours'
-       FROM generate_series(1, $1) g`,
-      [rows, PREFILL_MERCHANT],
-    );
     await pool.query('VACUUM ANALYZE transactions');
-    await pool.query('VACUUM ANALYZE outbox');
     if (sessions) await pool.query('VACUUM ANALYZE three_ds_sessions');
   } finally {
     await pool.end();
