@@ -2,6 +2,7 @@
 // every process with a given name (postgres backends, nats-server), and a sampler of peak RSS.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { note, paint, round } from './util.mjs';
 
 let clockTicks;
 function ticksPerSecond() {
@@ -60,6 +61,28 @@ export async function machineBusyCores(ms = 1000) {
   await new Promise((done) => setTimeout(done, ms));
   const after = machineCpuSeconds();
   return (after.busy - before.busy) / (ms / 1000);
+}
+
+/**
+ * Waits (at most `seconds`) until the machine is quiet: under `threshold` busy cores over one second.
+ * Says what it waits for; answers the busy cores last measured.
+ */
+export async function waitForQuietMachine(seconds, threshold = 0.25) {
+  const deadline = Date.now() + seconds * 1000;
+  let busy = await machineBusyCores(1000);
+  if (busy < threshold) return busy;
+  note(`waiting for the machine to quieten (${round(busy, 2)} cores busy with other work)`);
+  while (Date.now() < deadline) {
+    busy = await machineBusyCores(1000);
+    if (busy < threshold) return busy;
+  }
+  note(
+    paint(
+      '1;33',
+      `still ${round(busy, 2)} cores busy after ${seconds} s; measuring anyway (numbers will be noisy)`,
+    ),
+  );
+  return busy;
 }
 
 /** Pids whose command name (/proc/<pid>/comm) is `name`. */
