@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import type { Pool } from 'pg';
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 
 export interface RowToInsert {
   target: EntityTarget<ObjectLiteral>;
@@ -11,6 +14,17 @@ interface InsertPlan {
 }
 
 const plans = new WeakMap<DataSource, Map<EntityTarget<ObjectLiteral>, InsertPlan>>();
+/** Prepared-statement names by SQL text (a handful: one per combination of rows and defaulted columns). */
+const statementNames = new Map<string, string>();
+
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) {
+    name = `byrd_insert_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
 
 /** Column list of an entity, from its TypeORM metadata (generated columns left to the database). */
 function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): InsertPlan {
@@ -44,6 +58,8 @@ function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): In
  * Inserts several rows (e.g. a transaction, its 3DS session and its outbox event) in ONE statement:
  * atomic like a transaction, without BEGIN/COMMIT round trips or a connection held idle in
  * transaction between them. Foreign keys between the rows are checked at the end of the statement.
+ * The statement is prepared once per connection (named), so PostgreSQL does not parse and plan a
+ * multi-row CTE on every request.
  */
 export async function insertAtomically(dataSource: DataSource, rows: RowToInsert[]): Promise<void> {
   const params: unknown[] = [];
@@ -62,5 +78,6 @@ export async function insertAtomically(dataSource: DataSource, rows: RowToInsert
   const sql = first.length
     ? `WITH ${first.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}`
     : last;
-  await dataSource.query(sql, params);
+  const pool = (dataSource.driver as PostgresDriver).master as Pool;
+  await pool.query({ name: statementName(sql), text: sql, values: params });
 }
