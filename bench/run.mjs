@@ -24,7 +24,7 @@ const BENCHMARKS = {
   tokens: { description: 'token creation through the edge vs the bare handler (issue 4)', load: null },
   webhooks: {
     description: 'webhook deliveries/s, event-to-receiver latency, claim query cost (issue 5)',
-    load: null,
+    load: () => import('./webhooks.mjs'),
   },
 };
 

@@ -1,0 +1,107 @@
+// The webhook benchmark's receiver: a node:http server on 127.0.0.1 that answers every POST 200 at
+// once (empty body) and records, per request, the body's `content.transactionId` (the key the
+// harness published the event under), the `webhook-id` header and the arrival time as epoch
+// milliseconds with sub-millisecond resolution (performance.timeOrigin + performance.now(), the
+// clock the harness stamps its publishes with, so both can run in different processes).
+//
+// In the harness process: `const receiver = await startReceiver()`. As its own process (the
+// default, so its CPU is measured apart from the publisher): `node webhook-receiver.mjs` with
+// HTTP_PORT; then GET /count answers { requests, distinct } and GET /arrivals every record.
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+const KEY = /"transactionId":"([^"]+)"/;
+
+/** The recording state and the request handler, shared by both ways of running. */
+function recorder() {
+  const arrivals = []; // [key, webhookId, atEpochMs]
+  const ids = new Set();
+  let requests = 0;
+  const handle = (req, res) => {
+    if (req.method !== 'POST') return false;
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const at = performance.timeOrigin + performance.now();
+      res.writeHead(200, { 'content-length': '0' });
+      res.end();
+      const body = Buffer.concat(chunks).toString('utf8');
+      const id = String(req.headers['webhook-id'] ?? '');
+      requests++;
+      ids.add(id);
+      arrivals.push([KEY.exec(body)?.[1] ?? null, id, at]);
+    });
+    return true;
+  };
+  return {
+    handle,
+    count: () => ({ requests, distinct: ids.size }),
+    arrivals: () => arrivals,
+  };
+}
+
+function listen(server, port) {
+  server.keepAliveTimeout = 60_000;
+  server.headersTimeout = 65_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server.address().port));
+  });
+}
+
+/** A receiver in this process: { url, count(), arrivals(), close() }. */
+export async function startReceiver(port = 0) {
+  const state = recorder();
+  const server = createServer((req, res) => {
+    if (!state.handle(req, res)) res.writeHead(404).end();
+  });
+  const bound = await listen(server, port);
+  return {
+    url: `http://127.0.0.1:${bound}/hooks`,
+    count: async () => state.count(),
+    arrivals: async () => state.arrivals(),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  };
+}
+
+/** Client of a receiver running as its own process (see the file's header). */
+export function remoteReceiver(port) {
+  const base = `http://127.0.0.1:${port}`;
+  const get = async (path) => (await fetch(`${base}${path}`, { signal: AbortSignal.timeout(30_000) })).json();
+  return {
+    url: `${base}/hooks`,
+    count: () => get('/count'),
+    arrivals: () => get('/arrivals'),
+    close: async () => undefined, // stopped by its ProcessGroup
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const state = recorder();
+  const server = createServer((req, res) => {
+    if (state.handle(req, res)) return;
+    const route = req.url;
+    const payload =
+      route === '/count'
+        ? state.count()
+        : route === '/arrivals'
+          ? state.arrivals()
+          : route === '/health'
+            ? { ok: true }
+            : null;
+    if (payload === null) return res.writeHead(404).end();
+    const text = JSON.stringify(payload);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+  const port = await listen(server, Number(process.env.HTTP_PORT) || 0);
+  console.log(`receiver on 127.0.0.1:${port}`);
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
