@@ -73,10 +73,17 @@ describe('outbox and durable consumers', () => {
     expect(collector.events).toHaveLength(1);
   });
 
-  it('lets the stream drop a re-publish of a row sent before a crash but not marked sent', async () => {
+  it('deletes what it published, so every outbox row left is pending', async () => {
+    await dataSource.transaction((m) => outbox.append(m, event()));
+    expect(await outbox.pass()).toBe(1);
+    const left = await dataSource.query('SELECT count(*)::int AS n FROM outbox');
+    expect(left[0].n).toBe(0);
+  });
+
+  it('lets the stream drop a re-publish of a row sent before a crash but not yet deleted', async () => {
     const collector = await env.collect('order.>');
     const envelope = await dataSource.transaction((m) => outbox.append(m, event()));
-    // The relay published, then died before marking the row: the next pass publishes it again.
+    // The relay published, then died before deleting the row: the next pass publishes it again.
     await env.nats.js.publish(env.nats.subject(envelope.type), JSON.stringify(envelope), {
       msgID: envelope.id,
     });
@@ -189,6 +196,101 @@ describe('outbox and durable consumers', () => {
       await consumers.beforeApplicationShutdown();
       const info = await env.nats.jsm.consumers.info(env.streamName, consumer.durable);
       expect(info.num_ack_pending).toBe(0);
+    });
+  });
+  describe('batch consumer', () => {
+    const batches: string[][] = [];
+    const poisoned = new Set<string>();
+    const batchConsumer: EventConsumer = {
+      durable: `batch-${randomUUID().slice(0, 8)}`,
+      subject: 'order.>',
+      handle: (envelope, manager) => batchConsumer.handleBatch!([envelope], manager),
+      async handleBatch(envelopes: EventEnvelope[], manager: EntityManager) {
+        batches.push(envelopes.map((e) => e.id));
+        for (const envelope of envelopes) {
+          await manager.query('INSERT INTO effects (event_id) VALUES ($1)', [envelope.id]);
+          if (poisoned.has(envelope.id)) throw new PermanentEventError('order does not exist');
+        }
+      },
+    };
+    const message = (envelope: EventEnvelope) => {
+      const answers: string[] = [];
+      const msg = {
+        subject: 'order.created',
+        seq: 1,
+        info: { deliveryCount: 1 },
+        string: () => JSON.stringify(envelope),
+        ack: () => answers.push('ack'),
+        nak: (delay?: number) => answers.push(`nak:${delay}`),
+        term: () => answers.push('term'),
+      } as unknown as JsMsg;
+      return { msg, answers };
+    };
+    const effects = async (ids: string[]) =>
+      (
+        await dataSource.query<{ n: number }[]>(
+          'SELECT count(*)::int AS n FROM effects WHERE event_id = ANY($1::uuid[])',
+          [ids],
+        )
+      )[0].n;
+
+    it('handles a burst in one transaction, each event once, and acks them after commit', async () => {
+      const [a, b, c] = [event(), event(), event()];
+      const sent = [message(a), message(b), message(c), message(a)]; // a redelivered within the burst
+      batches.length = 0;
+      await consumers.processBatch(
+        batchConsumer,
+        sent.map((s) => s.msg),
+      );
+      expect(batches).toEqual([[a.id, b.id, c.id]]);
+      expect(sent.map((s) => s.answers)).toEqual([['ack'], ['ack'], ['ack'], ['ack']]);
+      expect(await effects([a.id, b.id, c.id])).toBe(3);
+
+      const again = message(b);
+      await consumers.processBatch(batchConsumer, [again.msg, message(event()).msg]);
+      expect(again.answers).toEqual(['ack']);
+      expect(await effects([b.id])).toBe(1);
+    });
+
+    it('falls back to one by one when a batch fails, so only the bad event is dead-lettered', async () => {
+      const [good, poison, later] = [event(), event(), event()];
+      poisoned.add(poison.id);
+      const sent = [message(good), message(poison), message(later)];
+      await consumers.processBatch(
+        batchConsumer,
+        sent.map((s) => s.msg),
+      );
+      expect(sent.map((s) => s.answers)).toEqual([['ack'], ['term'], ['ack']]);
+      expect(await effects([good.id, later.id])).toBe(2);
+      expect(await effects([poison.id])).toBe(0);
+    });
+
+    it('takes what arrived together from the stream as one batch', async () => {
+      const fresh = new EventConsumers(
+        dataSource,
+        env.nats,
+        loadConfig(baseConfigSchema, await env.serviceEnv('platform')),
+      );
+      fresh.register(batchConsumer);
+      await fresh.onApplicationBootstrap();
+      batches.length = 0;
+      const burst = await dataSource.transaction(async (m) => {
+        const envelopes = [];
+        for (let i = 0; i < 50; i++) envelopes.push(await outbox.append(m, event()));
+        return envelopes;
+      });
+      await outbox.pass();
+      const ids = burst.map((e) => e.id);
+      const deadline = Date.now() + 10_000;
+      while ((await effects(ids)) < ids.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      await fresh.stop();
+      expect(await effects(ids)).toBe(50);
+      const seen = batches.flat().filter((id) => ids.includes(id));
+      expect(new Set(seen).size).toBe(50);
+      expect(seen).toHaveLength(50);
+      // Fewer transactions than events: the burst was not handled one commit per event.
+      expect(batches.length).toBeLessThan(50);
     });
   });
 });

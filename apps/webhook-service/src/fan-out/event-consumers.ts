@@ -8,8 +8,9 @@ import { FanOutEvent } from './fan-out-event.usecase.js';
 
 /**
  * The three durable consumers of the EVENTS stream (NATS 2.9 allows one filter subject per
- * consumer). Each runs the fan-out in the transaction that records the event in the inbox; the
- * platform acks after commit, and this process's delivery worker is woken then.
+ * consumer). Each runs the fan-out in the transaction that records the events in the inbox (a burst
+ * is taken as one batch); the platform acks after commit, and this process's delivery worker is
+ * woken then.
  */
 class FamilyConsumer implements EventConsumer {
   private created = 0;
@@ -22,8 +23,13 @@ class FamilyConsumer implements EventConsumer {
     private readonly metrics: WebhookMetrics,
   ) {}
 
-  async handle(envelope: EventEnvelope, manager: EntityManager): Promise<void> {
-    this.created = await this.fanOut.execute(envelope, manager);
+  handle(envelope: EventEnvelope, manager: EntityManager): Promise<void> {
+    return this.handleBatch([envelope], manager);
+  }
+
+  /** A burst of events becomes webhooks in one statement and one commit. */
+  async handleBatch(envelopes: EventEnvelope[], manager: EntityManager): Promise<void> {
+    this.created = await this.fanOut.execute(envelopes, manager);
   }
 
   afterCommit(): void {

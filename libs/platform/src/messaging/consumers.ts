@@ -30,6 +30,16 @@ export interface EventConsumer {
   accepts?(envelope: EventEnvelope): boolean;
   /** Runs inside the transaction that also records the event in the inbox. */
   handle(envelope: EventEnvelope, manager: EntityManager): Promise<void>;
+  /**
+   * Optional: handles several events in one transaction (with their inbox rows), in the order they
+   * arrived. When present, the messages already received are taken together, up to `batchSize`
+   * (100), so a burst costs one commit instead of one per event. Only for consumers whose events
+   * do not depend on each other's outcome; if the batch fails, its events are retried one by one
+   * through `handle`, so one bad event cannot hold back the others.
+   */
+  handleBatch?(envelopes: EventEnvelope[], manager: EntityManager): Promise<void>;
+  /** Most events per `handleBatch` call. */
+  readonly batchSize?: number;
   /** Runs after commit (e.g. to wake the outbox relay). */
   afterCommit?(envelope: EventEnvelope): void;
 }
@@ -38,6 +48,7 @@ const ACK_WAIT_MS = 30_000;
 const INBOX_RETENTION = '31 days'; // the EVENTS stream keeps 30
 const INBOX_PRUNE_EVERY_MS = 3_600_000;
 const MAX_NAK_DELAY_MS = 60_000;
+const DEFAULT_BATCH_SIZE = 100;
 
 export type HandleOutcome = 'handled' | 'skipped' | 'duplicate' | 'dead-lettered' | 'retry';
 
@@ -127,13 +138,96 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     const messages = await (
       await this.nats.js.consumers.get(stream, consumer.durable)
     ).consume({ max_messages: 100 });
-    const loop = (async () => {
-      for await (const message of messages) await this.process(consumer, message);
-    })().catch((error: unknown) =>
-      this.logger.error(`Consumer ${consumer.durable} stopped: ${String(error)}`),
-    );
+    const loop = (
+      consumer.handleBatch ? this.batchLoop(consumer, messages) : this.oneByOne(consumer, messages)
+    ).catch((error: unknown) => this.logger.error(`Consumer ${consumer.durable} stopped: ${String(error)}`));
     this.running.push({ messages, loop });
     this.logger.log(`Consuming ${settings.filter_subject} as ${consumer.durable}`);
+  }
+
+  private async oneByOne(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
+    for await (const message of messages) await this.process(consumer, message);
+  }
+
+  /**
+   * Messages are read as they arrive into a queue; whenever the previous batch has committed, all
+   * that arrived meanwhile (up to batchSize) are handled together. The queue is bounded by the
+   * consumer's max_ack_pending: nothing is acked before its batch commits.
+   */
+  private async batchLoop(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
+    const queue: JsMsg[] = [];
+    let closed = false;
+    let arrived: (() => void) | undefined;
+    const reader = (async () => {
+      try {
+        for await (const message of messages) {
+          queue.push(message);
+          arrived?.();
+        }
+      } finally {
+        closed = true;
+        arrived?.();
+      }
+    })();
+    const size = consumer.batchSize ?? DEFAULT_BATCH_SIZE;
+    for (;;) {
+      if (queue.length === 0) {
+        if (closed) break;
+        await new Promise<void>((resolve) => (arrived = resolve));
+        arrived = undefined;
+        continue;
+      }
+      await this.processBatch(consumer, queue.splice(0, size));
+    }
+    await reader;
+  }
+
+  /** Handles messages in one transaction; on failure, one by one (see `handleBatch`). */
+  async processBatch(consumer: EventConsumer, messages: JsMsg[]): Promise<void> {
+    const handleBatch = consumer.handleBatch?.bind(consumer);
+    if (!handleBatch || messages.length === 1) {
+      for (const message of messages) await this.process(consumer, message);
+      return;
+    }
+    const batch: { message: JsMsg; envelope: EventEnvelope }[] = [];
+    for (const message of messages) {
+      let envelope: EventEnvelope;
+      try {
+        envelope = parseEnvelope(JSON.parse(message.string()));
+      } catch (error) {
+        await this.deadLetter(consumer, message, error);
+        continue;
+      }
+      if (consumer.accepts && !consumer.accepts(envelope)) message.ack();
+      else batch.push({ message, envelope });
+    }
+    if (batch.length === 0) return;
+    let fresh: EventEnvelope[];
+    try {
+      fresh = await this.dataSource.transaction(async (manager) => {
+        const inserted: { event_id: string }[] = await manager.query(
+          `INSERT INTO inbox (consumer, event_id, subject)
+           SELECT $1, event_id, subject FROM unnest($2::uuid[], $3::text[]) AS e(event_id, subject)
+           ON CONFLICT DO NOTHING RETURNING event_id`,
+          [consumer.durable, batch.map((b) => b.envelope.id), batch.map((b) => b.envelope.type)],
+        );
+        const unseen = new Set(inserted.map((row) => row.event_id));
+        // An event redelivered within the same batch is handled once.
+        const envelopes = batch.map((b) => b.envelope).filter((envelope) => unseen.delete(envelope.id));
+        if (envelopes.length > 0) await handleBatch(envelopes, manager);
+        return envelopes;
+      });
+    } catch (error) {
+      this.logger.warn(
+        `${consumer.durable}: a batch of ${batch.length} failed (${String(error)}); handling them one by one`,
+      );
+      for (const { message } of batch) await this.process(consumer, message);
+      return;
+    }
+    for (const { message } of batch) message.ack();
+    this.counters.handled += fresh.length;
+    this.counters.duplicates += batch.length - fresh.length;
+    for (const envelope of fresh) consumer.afterCommit?.(envelope);
   }
 
   async process(consumer: EventConsumer, message: JsMsg): Promise<HandleOutcome> {
