@@ -356,7 +356,9 @@ describe('fan-out and delivery', () => {
     const times = all.body.data.map((w: { createdAt: string }) => Date.parse(w.createdAt));
     expect(times).toEqual([...times].sort((a, b) => b - a));
     expect(all.body.data[0].referenceIds[0]).toBe((published[24].data as { orderId: string }).orderId);
-    expect(page2.body.data).toEqual(all.body.data.slice(10, 20));
+    // Ids, not whole records: deliveries (sentAt) go on between the two reads.
+    const ids = (data: { id: string }[]) => data.map((w) => w.id);
+    expect(ids(page2.body.data)).toEqual(ids(all.body.data.slice(10, 20)));
     expect(all.body.data[0]).toMatchObject({ event: 'order.paid', paymentMethod: 'card' });
     expect(Object.keys(all.body.data[0]).sort()).toEqual([
       'createdAt',

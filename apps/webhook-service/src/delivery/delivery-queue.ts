@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { CredentialType, EventName, PaymentMethod } from '@byrd/contracts';
+import { queryPrepared } from '@byrd/platform';
 
 /** A delivery a worker holds: the webhook, where to send it and how to sign and authenticate it. */
 export interface DeliveryJob {
@@ -67,23 +68,26 @@ const JOB_COLUMNS = `
   w.settings_id, w.event, w.payment_method, w.content, w.created_at, w.occurred_at, w.attempt_count,
   s.credential_type, s.api_key, s.username, s.password, s.signing_secret`;
 
+/** Due for an attempt and held by no worker (a lease ends when its worker died mid-delivery). */
+const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
+
 /**
  * The claim of due webhooks: the due rows (partial index webhooks_due_idx, so the cost follows what
  * is due, not what is stored) are locked with SKIP LOCKED, so replicas never claim the same row, and
- * leased by moving next_attempt_at to the end of the lease. The statement commits at once: no
- * transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
- * becomes due again when its lease ends.
+ * leased by setting lease_until, which no index covers (an in-place update). The statement commits
+ * at once: no transaction stays open during the HTTP call, and a worker that dies leaves a row that
+ * simply becomes claimable again when its lease ends.
  */
 export const CLAIM_WEBHOOKS_SQL = `
   WITH due AS (
     SELECT id FROM webhooks
-    WHERE status = 'pending' AND next_attempt_at <= now()
+    WHERE ${CLAIMABLE} AND next_attempt_at <= now()
     ORDER BY next_attempt_at
     LIMIT $1
     FOR UPDATE SKIP LOCKED
   )
   UPDATE webhooks w
-  SET next_attempt_at = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
+  SET lease_until = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
   FROM due, webhook_settings s
   WHERE w.id = due.id AND s.id = w.settings_id
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
@@ -119,6 +123,7 @@ const RECORD_SCHEDULED_SQL = `
       next_attempt_at = CASE WHEN $15 = 'pending'
         THEN clock_timestamp() + $12::int * interval '1 millisecond' END,
       lease_token = NULL,
+      lease_until = NULL,
       sent_at = CASE WHEN $11 THEN clock_timestamp() ELSE sent_at END,
       finished_at = CASE WHEN $15 <> 'pending' THEN clock_timestamp() END
     WHERE id = $2 AND lease_token = $14 AND status = 'pending'
@@ -134,7 +139,7 @@ const RECORD_RESEND_SQL = `
   WITH attempt AS (${INSERT_ATTEMPT}),
   done AS (DELETE FROM webhook_resends WHERE id = $14 AND lease_token = $15 RETURNING id),
   delivered AS (
-    UPDATE webhooks SET status = 'succeeded', next_attempt_at = NULL, lease_token = NULL,
+    UPDATE webhooks SET status = 'succeeded', next_attempt_at = NULL, lease_token = NULL, lease_until = NULL,
       sent_at = clock_timestamp(), finished_at = clock_timestamp()
     WHERE id = $2 AND $11 AND $16 AND status <> 'succeeded'
     RETURNING id
@@ -146,13 +151,13 @@ export class DeliveryQueue {
   constructor(private readonly dataSource: DataSource) {}
 
   async claimWebhooks(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
-    const rows = await this.dataSource.query<[JobRow[], number]>(CLAIM_WEBHOOKS_SQL, [limit, leaseMs]);
-    return rows[0].map(toJob);
+    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [limit, leaseMs]);
+    return rows.map(toJob);
   }
 
   async claimResends(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
-    const rows = await this.dataSource.query<[JobRow[], number]>(CLAIM_RESENDS_SQL, [limit, leaseMs]);
-    return rows[0].map(toJob);
+    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_RESENDS_SQL, [limit, leaseMs]);
+    return rows.map(toJob);
   }
 
   /**
@@ -165,7 +170,7 @@ export class DeliveryQueue {
     attempt: AttemptRecord,
     outcome: { status: 'succeeded' | 'failed' | 'pending'; retryDelayMs: number | null },
   ): Promise<boolean> {
-    const [row] = await this.dataSource.query<{ moved: number }[]>(RECORD_SCHEDULED_SQL, [
+    const [row] = await queryPrepared<{ moved: number }>(this.dataSource, RECORD_SCHEDULED_SQL, [
       ...attemptParams(job, attempt, 'scheduled', outcome.retryDelayMs),
       job.leaseToken,
       outcome.status,
@@ -175,20 +180,24 @@ export class DeliveryQueue {
 
   /** Records a resend attempt and removes the resend; returns whether it delivered the webhook. */
   async recordResend(job: DeliveryJob, attempt: AttemptRecord): Promise<boolean> {
-    const [row] = await this.dataSource.query<{ done: number; delivered: number }[]>(RECORD_RESEND_SQL, [
-      ...attemptParams(job, attempt, 'resend', null),
-      job.resendId,
-      job.leaseToken,
-      job.toSettingsUrl,
-    ]);
+    const [row] = await queryPrepared<{ done: number; delivered: number }>(
+      this.dataSource,
+      RECORD_RESEND_SQL,
+      [...attemptParams(job, attempt, 'resend', null), job.resendId, job.leaseToken, job.toSettingsUrl],
+    );
     return row.delivered === 1;
   }
 
-  /** Milliseconds until the next scheduled attempt is due (0 when one is due now), null when none waits. */
+  /**
+   * Milliseconds until the next scheduled attempt no worker holds is due (0 when one is due now), null
+   * when none waits. Leased rows are passed over (a dead worker's lease is found by the next poll).
+   */
   async msUntilNextDue(): Promise<number | null> {
-    const [row] = await this.dataSource.query<{ ms: number | null }[]>(
+    const [row] = await queryPrepared<{ ms: number | null }>(
+      this.dataSource,
       `SELECT ceil(extract(epoch FROM (min(next_attempt_at) - clock_timestamp())) * 1000)::float8 AS ms
-       FROM webhooks WHERE status = 'pending'`,
+       FROM webhooks WHERE ${CLAIMABLE}`,
+      [],
     );
     return row.ms === null ? null : Math.max(0, row.ms);
   }

@@ -13,9 +13,12 @@ export const FAN_OUT_SQL = `
   INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, reference_ids,
     content, occurred_at, status, next_attempt_at, created_at)
   SELECT gen_random_uuid(), s.merchant_id, s.id, e.id, e.type, e.payment_method,
-    ARRAY(SELECT jsonb_array_elements_text(e.reference_ids)), e.content, e.occurred_at, 'pending', now(), now()
-  FROM jsonb_to_recordset($1::jsonb) AS e(id uuid, type text, merchant_id text, payment_method text,
-    reference_ids jsonb, content jsonb, occurred_at timestamptz)
+    ARRAY(SELECT jsonb_array_elements_text(e.reference_ids)), e.content, e.occurred_at, 'pending', now(),
+    -- one microsecond apart in arrival order, so "most recent first" keeps the order of a batch
+    now() + (e.n - 1) * interval '1 microsecond'
+  FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (id uuid, type text, merchant_id text,
+    payment_method text, reference_ids jsonb, content jsonb, occurred_at timestamptz))
+    WITH ORDINALITY AS e(id, type, merchant_id, payment_method, reference_ids, content, occurred_at, n)
   JOIN webhook_settings s ON s.merchant_id = e.merchant_id
     AND s.deleted_at IS NULL
     AND (cardinality(s.events) = 0 OR e.type = ANY (s.events))

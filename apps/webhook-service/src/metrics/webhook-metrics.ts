@@ -67,7 +67,8 @@ export class WebhookMetrics {
       registers: [this.registry],
       async collect() {
         const [row] = await dataSource.query<{ due: number }[]>(
-          `SELECT count(*)::int AS due FROM webhooks WHERE status = 'pending' AND next_attempt_at <= now()`,
+          `SELECT count(*)::int AS due FROM webhooks
+           WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())`,
         );
         this.set(row.due);
       },

@@ -99,7 +99,7 @@ export class DeleteSettings {
     await this.dataSource.transaction(async (manager) => {
       await manager.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
       await manager.query(
-        `UPDATE webhooks SET status = 'canceled', next_attempt_at = NULL, lease_token = NULL,
+        `UPDATE webhooks SET status = 'canceled', next_attempt_at = NULL, lease_token = NULL, lease_until = NULL,
            finished_at = now()
          WHERE settings_id = $1 AND status = 'pending'`,
         [row.id],

@@ -47,6 +47,10 @@ export class WebhookRow {
   @Column({ name: 'lease_token', type: 'uuid', nullable: true })
   leaseToken: string | null;
 
+  /** End of the claim of the worker delivering it now (null when no worker holds it). */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

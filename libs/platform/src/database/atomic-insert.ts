@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { Pool } from 'pg';
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { queryPrepared } from './prepared.js';
 
 export interface RowToInsert {
   target: EntityTarget<ObjectLiteral>;
@@ -14,18 +12,6 @@ interface InsertPlan {
 }
 
 const plans = new WeakMap<DataSource, Map<EntityTarget<ObjectLiteral>, InsertPlan>>();
-/** Prepared-statement names by SQL text (a handful: one per combination of rows and defaulted columns). */
-const statementNames = new Map<string, string>();
-
-function statementName(sql: string): string {
-  let name = statementNames.get(sql);
-  if (!name) {
-    name = `byrd_insert_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
-    statementNames.set(sql, name);
-  }
-  return name;
-}
-
 /** Column list of an entity, from its TypeORM metadata (generated columns left to the database). */
 function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): InsertPlan {
   let cache = plans.get(dataSource);
@@ -78,6 +64,5 @@ export async function insertAtomically(dataSource: DataSource, rows: RowToInsert
   const sql = first.length
     ? `WITH ${first.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}`
     : last;
-  const pool = (dataSource.driver as PostgresDriver).master as Pool;
-  await pool.query({ name: statementName(sql), text: sql, values: params });
+  await queryPrepared(dataSource, sql, params);
 }

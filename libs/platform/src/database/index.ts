@@ -3,3 +3,4 @@ export * from './platform.migration.js';
 export * from './data-source.js';
 export * from './columns.js';
 export * from './atomic-insert.js';
+export * from './prepared.js';

@@ -1,0 +1,31 @@
+import { createHash } from 'node:crypto';
+import type { Pool, QueryResultRow } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+
+const statementNames = new Map<string, string>();
+
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) {
+    name = `byrd_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
+/**
+ * Runs a hot statement as a named prepared statement on the data source's pool: PostgreSQL parses
+ * and plans it once per connection instead of on every call, which for the large CTEs of a request
+ * path is a good part of the database's work. For statements whose text is one of a few fixed
+ * shapes (each shape is kept, on every connection); not for SQL built from varying values.
+ */
+export async function queryPrepared<R extends QueryResultRow = QueryResultRow>(
+  dataSource: DataSource,
+  sql: string,
+  values: unknown[],
+): Promise<R[]> {
+  const pool = (dataSource.driver as PostgresDriver).master as Pool;
+  const result = await pool.query<R>({ name: statementName(sql), text: sql, values });
+  return result.rows;
+}
