@@ -93,6 +93,17 @@ test('the runtime runs as a numeric non-root user, node as PID 1 (exec form), no
   assert.equal(workdir, '/app/apps/${APP}', 'dist/main.js and dist/migrate.js resolve from the app folder');
 });
 
+test('the image runs the services with the Node flags npm start and the benchmarks use', async () => {
+  const { SERVICE_NODE_OPTIONS } = await import(join(ROOT, 'deploy/node-options.mjs'));
+  const env = Object.fromEntries(
+    runtime.instructions
+      .filter((i) => i.getKeyword() === 'ENV')
+      .flatMap((i) => i.getProperties())
+      .map((p) => [p.getName(), p.getValue()]),
+  );
+  assert.equal(env.NODE_OPTIONS, SERVICE_NODE_OPTIONS, 'docker/Dockerfile and deploy/node-options.mjs agree');
+});
+
 test('the chart runs what the image holds: migrations and the CLI for the hook Jobs', () => {
   const cliCopy = runtime.instructions.find((i) => i.getKeyword() === 'COPY' && argsOf(i).startsWith('docker/cli.mjs'));
   assert.equal(argsOf(cliCopy), 'docker/cli.mjs ./cli.mjs', 'the CLI lands at /app/cli.mjs (WORKDIR /app)');

@@ -40,6 +40,7 @@ import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { serviceNodeOptions } from '../node-options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ROUTES_FILE = join(ROOT, 'deploy/routes.json');
@@ -725,6 +726,7 @@ function startServices(services, config) {
       CHECKOUT_URL: `${config.edgeUrl}/checkout`,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
+      NODE_OPTIONS: serviceNodeOptions(),
       ...(extraEnv[service.name] ?? {}),
     };
     startLongRunning(service.name, process.execPath, [service.main], {

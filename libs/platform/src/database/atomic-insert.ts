@@ -49,20 +49,45 @@ function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): In
  */
 export async function insertAtomically(dataSource: DataSource, rows: RowToInsert[]): Promise<void> {
   const params: unknown[] = [];
-  const statements = rows.map(({ target, entity }) => {
+  // The shape (tables, and which columns take their default) names the statement; its text is
+  // built once per shape, so a request only gathers values.
+  let shape = '';
+  const defaulted: boolean[][] = rows.map(({ target, entity }) => {
     const plan = planOf(dataSource, target);
-    const placeholders = plan.columns.map((column) => {
+    shape += `${plan.table}:`;
+    return plan.columns.map((column) => {
       const value = column.value(entity);
       // Columns the entity leaves undefined take their database default.
-      if (value === undefined) return 'DEFAULT';
+      if (value === undefined) {
+        shape += '0';
+        return true;
+      }
       params.push(value);
-      return `$${params.length}`;
+      shape += '1';
+      return false;
     });
+  });
+  let sql = statements.get(shape);
+  if (!sql) {
+    sql = buildStatement(
+      rows.map(({ target }) => planOf(dataSource, target)),
+      defaulted,
+    );
+    statements.set(shape, sql);
+  }
+  await queryPrepared(dataSource, sql, params);
+}
+
+const statements = new Map<string, string>();
+
+function buildStatement(plans: InsertPlan[], defaulted: boolean[][]): string {
+  let index = 0;
+  const inserts = plans.map((plan, row) => {
+    const placeholders = plan.columns.map((_, i) => (defaulted[row][i] ? 'DEFAULT' : `$${++index}`));
     return `INSERT INTO "${plan.table}" (${plan.columns.map((c) => `"${c.name}"`).join(', ')}) VALUES (${placeholders.join(', ')})`;
   });
-  const [last, ...first] = statements.reverse();
-  const sql = first.length
+  const [last, ...first] = inserts.reverse();
+  return first.length
     ? `WITH ${first.map((statement, i) => `w${i} AS (${statement})`).join(', ')} ${last}`
     : last;
-  await queryPrepared(dataSource, sql, params);
 }
