@@ -154,6 +154,8 @@ const GOAL_P99_MS = 50;
 /** Share of the paced phase's scheduled requests that may go unanswered (or non-2xx) and still count as sustained. */
 const PACED_SHORTFALL = 0.03;
 const PACED = 'service via edge, paced';
+/** The bare handler at the same paced rate: the latency floor of this machine, for comparison. */
+const BARE_PACED = 'bare via edge, paced';
 const DRAIN_TIMEOUT_MS = 120_000;
 const ORDERS_DURABLE = 'orders-transactions';
 const BARE_PREFIX = '/bench-bare/api/v2/payment';
@@ -345,6 +347,7 @@ export async function run(args) {
       // Offered GOAL_RATIO x the bare handler's req/s (set once that phase ran): the latency a merchant
       // sees at the throughput the goal asks for, rather than the queueing of a saturated closed loop.
       [PACED]: { kind: 'service', url: `${edge.url}/api/v2/payment`, rate: null },
+      [BARE_PACED]: { kind: 'bare', url: `${edge.url}${BARE_PREFIX}`, rate: null },
       'service direct': { kind: 'service', url: `${payments.url}/api/v2/payment` },
       'bare direct': { kind: 'bare', url: `${bare.url}/api/v2/payment` },
     };
@@ -352,7 +355,7 @@ export async function run(args) {
     step('Smoke test');
     const ledger = { service: { answered2xx: 0, inFlight: 0 }, bare: { answered2xx: 0, inFlight: 0 } };
     for (const [name, target] of Object.entries(targets)) {
-      if ((!settings.direct && name.endsWith('direct')) || name === PACED) continue;
+      if ((!settings.direct && name.endsWith('direct')) || name.endsWith('paced')) continue;
       const smokeHeaders = settings.idempotencyKey
         ? { ...headers, 'idempotency-key': `bench-smoke-${name.replace(/ /g, '-')}` }
         : headers;
@@ -385,11 +388,11 @@ export async function run(args) {
       const phases = [];
       const profileWindows = [];
       const order = settings.direct
-        ? ['service via edge', 'bare via edge', PACED, 'service direct', 'bare direct']
-        : ['service via edge', 'bare via edge', PACED];
+        ? ['service via edge', 'bare via edge', PACED, BARE_PACED, 'service direct', 'bare direct']
+        : ['service via edge', 'bare via edge', PACED, BARE_PACED];
       for (const name of order) {
         const target = targets[name];
-        if (name === PACED) {
+        if (name.endsWith('paced')) {
           const bareRps = phases.find((phase) => phase.name === 'bare via edge').result.rps;
           target.rate = Math.max(1, Math.round(GOAL_RATIO * bareRps));
         }
@@ -700,6 +703,7 @@ function buildResult({
       : null;
   const directRatio = ratio('service direct', 'bare direct');
   const paced = byName[PACED];
+  const barePaced = byName[BARE_PACED];
   const pacedP99 = paced ? paced.result.latencyMs.p99 : null;
   // Sustained: (nearly) every scheduled request answered 2xx within the window's timeout.
   const pacedSustained = paced
@@ -781,7 +785,8 @@ function buildResult({
       {
         name: `p99 latency, service via edge at ${GOAL_RATIO} x bare's req/s`,
         actual: paced
-          ? `${pacedP99} ms at ${round(paced.result.rps)} req/s (offered ${paced.rate}${pacedSustained ? '' : ', not sustained'})`
+          ? `${pacedP99} ms at ${round(paced.result.rps)} req/s (offered ${paced.rate}${pacedSustained ? '' : ', not sustained'}` +
+            `${barePaced ? `; the bare handler at the same rate: p99 ${barePaced.result.latencyMs.p99} ms` : ''})`
           : 'not measured',
         target: `< ${GOAL_P99_MS} ms while sustaining the offered rate`,
         pass: paced ? pacedP99 < GOAL_P99_MS && pacedSustained : null,
