@@ -28,7 +28,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { BenchEnvironment, poolFor } from './lib/environment.mjs';
 import { ProcessGroup, tail } from './lib/processes.mjs';
 import { freePort, requestJson, waitForHttp } from './lib/net.mjs';
@@ -290,6 +290,7 @@ export async function run(args) {
     }
     const serviceEnv = {
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_SECRETS_KEYS: randomBytes(32).toString('base64'),
       ...(settings.concurrency ? { WEBHOOK_CONCURRENCY: settings.concurrency } : {}),
       ...settings.serviceEnv,
     };

@@ -140,6 +140,15 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
         const seal = payments.spec.template.spec.containers[0].env.find((e) => e.name === 'CARD_SEAL_KEY');
         assert.ok(seal?.valueFrom.secretKeyRef, 'payments: CARD_SEAL_KEY (shared by every replica) from a Secret');
       }
+      const webhooks = named(
+        docs,
+        'Deployment',
+        deployments.find((d) => component(d) === 'webhook-service')?.metadata.name,
+      );
+      if (webhooks) {
+        const keys = webhooks.spec.template.spec.containers[0].env.find((e) => e.name === 'WEBHOOK_SECRETS_KEYS');
+        assert.ok(keys?.valueFrom.secretKeyRef, 'webhook-service: WEBHOOK_SECRETS_KEYS from a Secret');
+      }
     });
 
     test('hooks run NATS provisioning, then every migration, before the Deployments', () => {

@@ -6,7 +6,8 @@
 //      ones, installs them with apt-get when running as root, else says what to run
 //   3. builds every workspace (turbo)
 //   4. runs each service's migrations (one database per service, created by its migrate script)
-//   5. seeds a sandbox merchant once (.local/sandbox-merchant.json) and prints its API key
+//   5. seeds a sandbox merchant once (.local/sandbox-merchant.json) and prints its API key; keys the
+//      services must keep across restarts are generated once into .local/secrets.json
 //   6. starts every built service of deploy/routes.json and the edge on http://127.0.0.1:8080
 //   7. waits until they are ready and prints the URLs and a curl to try
 // Ctrl-C (or SIGTERM) stops the services, the edge, and a PostgreSQL/NATS this script started
@@ -26,6 +27,7 @@
 // Per-service extra variables: deploy/local/services.env.json, { "<service>": { "VAR": "value" } }.
 //
 // Only Node built-ins are used here, so this runs before `npm install`.
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import {
   chmodSync,
@@ -50,6 +52,15 @@ const CLI_SCRIPT = join(ROOT, 'deploy/local/cli.mjs');
 const CLI_ENTRY = join(ROOT, 'libs/platform/dist/cli/main.js');
 const LOCAL_DIR = join(ROOT, '.local');
 const MERCHANT_FILE = join(LOCAL_DIR, 'sandbox-merchant.json');
+const SECRETS_FILE = join(LOCAL_DIR, 'secrets.json');
+/**
+ * Keys a service must keep across restarts (what they sealed is stored), generated once per checkout
+ * into .local/secrets.json (mode 600). In Kubernetes they come from Secrets (charts/byrd values).
+ */
+const LOCAL_SECRETS = {
+  payments: ['CARD_SEAL_KEY'],
+  'webhook-service': ['WEBHOOK_SECRETS_KEYS'],
+};
 const IS_ROOT = process.getuid?.() === 0;
 
 const POSTGRES_WAIT_MS = 30_000;
@@ -685,6 +696,26 @@ async function seedSandboxMerchant(config) {
 // ---------------------------------------------------------------------------------------------
 // Steps f, g and h: services, edge, readiness
 
+/** The development keys of LOCAL_SECRETS, created on first use and kept in .local/secrets.json. */
+function localSecrets() {
+  mkdirSync(LOCAL_DIR, { recursive: true, mode: 0o700 });
+  const saved = existsSync(SECRETS_FILE) ? JSON.parse(readFileSync(SECRETS_FILE, 'utf8')) : {};
+  let changed = false;
+  for (const [service, names] of Object.entries(LOCAL_SECRETS)) {
+    saved[service] ??= {};
+    for (const name of names) {
+      if (saved[service][name]) continue;
+      saved[service][name] = randomBytes(32).toString('base64');
+      changed = true;
+    }
+  }
+  if (changed) {
+    writeFileSync(SECRETS_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+    note('generated development keys in .local/secrets.json');
+  }
+  return saved;
+}
+
 function readServicesEnv() {
   if (!existsSync(SERVICES_ENV_FILE)) return {};
   const all = JSON.parse(readFileSync(SERVICES_ENV_FILE, 'utf8'));
@@ -715,6 +746,7 @@ function startServices(services, config) {
   step('Starting services');
   if (services.length === 0) note('no built services to start');
   const extraEnv = readServicesEnv();
+  const secrets = localSecrets();
   for (const [index, service] of services.entries()) {
     const env = {
       ...process.env,
@@ -727,6 +759,7 @@ function startServices(services, config) {
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
       NODE_OPTIONS: serviceNodeOptions(),
+      ...(secrets[service.name] ?? {}),
       ...(extraEnv[service.name] ?? {}),
     };
     startLongRunning(service.name, process.execPath, [service.main], {

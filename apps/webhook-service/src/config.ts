@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseConfigSchema } from '@byrd/platform';
+import { baseConfigSchema, parseKeyList } from '@byrd/platform';
 import { invalidAllowListEntries } from './egress/address-policy.js';
 
 const ms = (min: number) => z.coerce.number().int().min(min);
@@ -62,6 +62,20 @@ export const webhookConfigSchema = baseConfigSchema
      * refused. `npm start` sets it so localhost receivers work.
      */
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag(false),
+    /**
+     * Keys sealing the receivers' credentials and the signing secrets in the database: comma-separated
+     * base64 32-byte keys (e.g. `openssl rand -base64 32`). The first seals; the others still open
+     * what they sealed, so a new key goes first and an old one is dropped once nothing uses it.
+     */
+    WEBHOOK_SECRETS_KEYS: z
+      .string({ error: 'is required (base64 32-byte keys, comma-separated)' })
+      .superRefine((list, ctx) => {
+        try {
+          parseKeyList(list);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      }),
     /** Successful webhooks (and their attempts) are removed this long after creation. */
     WEBHOOK_RETENTION_SUCCEEDED_MS: ms(1).default(7 * DAY_MS),
     /** Failed webhooks (and their attempts) are removed this long after creation. */

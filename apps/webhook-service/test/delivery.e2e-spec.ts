@@ -150,6 +150,29 @@ describe('fan-out and delivery', () => {
     );
   });
 
+  it('fails the attempt of a setting whose secrets cannot be opened, and delivers the others', async () => {
+    const good = await h.subscribe({ url: `${receiver.url}?good` });
+    const broken = await h.subscribe({ url: `${receiver.url}?broken` });
+    // As if sealed with a key that is no longer in WEBHOOK_SECRETS_KEYS.
+    await h.rows(`UPDATE webhook_settings SET signing_secret = 'v1:00000000:AAAA' WHERE id = $1`, [
+      broken.id,
+    ]);
+    const event = await h.publish('order.paid', 'card');
+    await receiver.waitFor((r) => r.length === 1);
+    const [attempt] = await h.waitForRow(
+      `SELECT a.error, a.status_code FROM webhook_attempts a JOIN webhooks w ON w.id = a.webhook_id
+       WHERE w.settings_id = $1`,
+      [broken.id],
+      (rows) => rows.length > 0,
+    );
+    expect(attempt).toMatchObject({ status_code: null });
+    expect(attempt.error).toMatch(/not sent: the setting's credentials could not be opened/);
+    expect(receiver.received.map((r) => r.path)).toEqual([expect.stringMatching(/\?good$/)]);
+    expect((await h.webhooksOf(event.id)).map((w) => w.settings_id).sort()).toEqual(
+      [good.id, broken.id].sort(),
+    );
+  });
+
   it('a redelivered event creates no second webhook', async () => {
     await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { createEnvelope, type EventEnvelope, type EventName, type PaymentMethod } from '@byrd/contracts';
@@ -17,6 +17,8 @@ export interface HttpAnswer {
 /** Fast time units for tests, and receivers on 127.0.0.1 allowed explicitly (nothing else private). */
 export const TEST_WEBHOOK_ENV: Record<string, string> = {
   WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+  // One key for the whole run: every process of a test opens what another sealed.
+  WEBHOOK_SECRETS_KEYS: randomBytes(32).toString('base64'),
   WEBHOOK_RETRY_UNIT_MS: '10',
   WEBHOOK_POLL_MS: '20',
   WEBHOOK_TIMEOUT_MS: '1000',

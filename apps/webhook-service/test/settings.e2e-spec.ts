@@ -71,6 +71,45 @@ describe('webhook settings API', () => {
     expect(key.credential.apiKey).toBe('my-own-key-123');
   });
 
+  it('stores credentials and the signing secret sealed: the database alone reveals none of them', async () => {
+    const basic = await h.subscribe({
+      url: RECEIVER,
+      credentialType: 'basic',
+      username: 'shop',
+      password: 'correct horse battery',
+    });
+    const key = await h.subscribe({ url: RECEIVER, apiKey: 'my-own-key-456' });
+    const stored = await h.rows<{
+      id: string;
+      api_key: string | null;
+      password: string | null;
+      signing_secret: string;
+    }>('SELECT id, api_key, password, signing_secret FROM webhook_settings WHERE id = ANY($1::uuid[])', [
+      [basic.id, key.id],
+    ]);
+    const dump = JSON.stringify(stored);
+    for (const secret of [
+      'correct horse battery',
+      'my-own-key-456',
+      basic.signingSecret,
+      key.signingSecret,
+    ]) {
+      expect(dump).not.toContain(secret);
+    }
+    for (const row of stored) expect(row.signing_secret).toMatch(/^v1:[0-9a-f]{8}:/);
+    // The API still answers them in clear to their merchant.
+    const read = await h.request('GET', `/api/v1/settings/${basic.id}`);
+    expect(read.body.data.credential).toMatchObject({ username: 'shop', password: 'correct horse battery' });
+
+    // A sealed value copied onto another setting does not open there.
+    await h.rows('UPDATE webhook_settings SET password = $1 WHERE id = $2', [
+      stored.find((r) => r.id === basic.id)!.password,
+      key.id,
+    ]);
+    expect((await h.request('GET', `/api/v1/settings/${key.id}`)).status).toBe(500);
+    await h.rows('UPDATE webhook_settings SET password = NULL WHERE id = $1', [key.id]);
+  });
+
   it('refuses unknown events, payment methods and credential types with 400 BYRD900 naming the field', async () => {
     const bad = await h.request('POST', '/api/v1/settings', {
       url: RECEIVER,

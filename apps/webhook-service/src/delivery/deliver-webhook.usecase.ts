@@ -53,11 +53,16 @@ export class DeliverWebhook {
     } as unknown as WebhookDelivery;
     const body = JSON.stringify(delivery);
     const startedAt = new Date();
-    const result = await this.sender.post({
-      url: job.url,
-      headers: deliveryHeaders(job, body, startedAt),
-      body,
-    });
+    const result = job.secretsError
+      ? {
+          statusCode: null,
+          responseBody: null,
+          retryAfter: null,
+          durationMs: 0,
+          error: `not sent: ${job.secretsError}`,
+        }
+      : await this.sender.post({ url: job.url, headers: deliveryHeaders(job, body, startedAt), body });
+    if (job.secretsError) this.logger.error(`Webhook ${job.webhookId}: ${job.secretsError}`);
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const attempt: AttemptRecord = {
       id: attemptId,

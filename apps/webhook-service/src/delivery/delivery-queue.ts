@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { CredentialType, EventName, PaymentMethod } from '@byrd/contracts';
 import { queryPrepared } from '@byrd/platform';
+import { SettingsSecrets } from '../secrets/settings-secrets.js';
 
 /** A delivery a worker holds: the webhook, where to send it and how to sign and authenticate it. */
 export interface DeliveryJob {
@@ -27,6 +28,8 @@ export interface DeliveryJob {
   username: string | null;
   password: string | null;
   signingSecret: string;
+  /** Why the credential or secret could not be opened (a key missing from WEBHOOK_SECRETS_KEYS). */
+  secretsError?: string;
 }
 
 /** What one attempt did, as recorded. */
@@ -148,16 +151,39 @@ const RECORD_RESEND_SQL = `
 
 @Injectable()
 export class DeliveryQueue {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly secrets: SettingsSecrets,
+  ) {}
+
+  /**
+   * A claimed row as a job, its credential and signing secret opened (they are stored sealed). One
+   * that cannot be opened becomes a job that fails its attempt with the reason, rather than an error
+   * that would hold back the other deliveries of the claim.
+   */
+  private toJob(row: JobRow): DeliveryJob {
+    const job = toJob(row);
+    try {
+      return {
+        ...job,
+        apiKey: this.secrets.open(job.settingsId, 'api_key', job.apiKey),
+        password: this.secrets.open(job.settingsId, 'password', job.password),
+        signingSecret: this.secrets.open(job.settingsId, 'signing_secret', job.signingSecret),
+      };
+    } catch (error) {
+      const reason = `the setting's credentials could not be opened (${(error as Error).message})`;
+      return { ...job, apiKey: null, password: null, signingSecret: '', secretsError: reason };
+    }
+  }
 
   async claimWebhooks(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
     const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [limit, leaseMs]);
-    return rows.map(toJob);
+    return rows.map((row) => this.toJob(row));
   }
 
   async claimResends(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
     const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_RESENDS_SQL, [limit, leaseMs]);
-    return rows.map(toJob);
+    return rows.map((row) => this.toJob(row));
   }
 
   /**

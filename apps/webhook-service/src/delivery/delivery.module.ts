@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { EgressModule } from '../egress/egress.module.js';
+import { SecretsModule } from '../secrets/settings-secrets.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { DeliverWebhook } from './deliver-webhook.usecase.js';
 import { DeliveryWorker } from './delivery-worker.js';
 
 @Module({
-  imports: [EgressModule],
+  imports: [EgressModule, SecretsModule],
   providers: [DeliveryQueue, DeliverWebhook, DeliveryWorker],
   exports: [DeliveryWorker],
 })

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { EgressModule } from '../egress/egress.module.js';
+import { SecretsModule } from '../secrets/settings-secrets.js';
 import { SettingsController } from './settings.controller.js';
 import { CreateSettings, DeleteSettings, GetSettings, ListSettings } from './settings.usecases.js';
 
 @Module({
-  imports: [EgressModule],
+  imports: [EgressModule, SecretsModule],
   controllers: [SettingsController],
   providers: [CreateSettings, ListSettings, GetSettings, DeleteSettings],
 })

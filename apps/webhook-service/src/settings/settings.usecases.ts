@@ -10,6 +10,7 @@ import {
 } from '@byrd/contracts';
 import { ApiError, type MerchantContext } from '@byrd/platform';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
+import { SettingsSecrets } from '../secrets/settings-secrets.js';
 import { deliveryCredential, newSigningSecret } from './credentials.js';
 import { presentSettings } from './settings.presenter.js';
 import { WebhookSettingsRow } from './webhook-settings.entity.js';
@@ -29,6 +30,7 @@ export class CreateSettings {
   constructor(
     private readonly dataSource: DataSource,
     private readonly guard: UrlGuard,
+    private readonly secrets: SettingsSecrets,
   ) {}
 
   async execute(
@@ -50,7 +52,7 @@ export class CreateSettings {
       createdAt: new Date(),
       deletedAt: null,
     });
-    await this.dataSource.getRepository(WebhookSettingsRow).insert(row);
+    await this.dataSource.getRepository(WebhookSettingsRow).insert(this.secrets.sealRow(row));
     return { data: presentSettings(row, true) };
   }
 }
@@ -66,23 +68,30 @@ export async function findSettings(dataSource: DataSource, merchantId: string, i
 
 @Injectable()
 export class ListSettings {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly secrets: SettingsSecrets,
+  ) {}
 
   async execute(merchant: MerchantContext): Promise<WebhookSettingsListResponse> {
     const rows = await this.dataSource.getRepository(WebhookSettingsRow).find({
       where: { merchantId: merchant.merchantId, deletedAt: IsNull() },
       order: { createdAt: 'DESC' },
     });
-    return { data: rows.map((row) => presentSettings(row)) };
+    return { data: rows.map((row) => presentSettings(this.secrets.openRow(row))) };
   }
 }
 
 @Injectable()
 export class GetSettings {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly secrets: SettingsSecrets,
+  ) {}
 
   async execute(merchant: MerchantContext, id: string): Promise<WebhookSettingsResponse> {
-    return { data: presentSettings(await findSettings(this.dataSource, merchant.merchantId, id)) };
+    const row = await findSettings(this.dataSource, merchant.merchantId, id);
+    return { data: presentSettings(this.secrets.openRow(row)) };
   }
 }
 

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { isGuid, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
 import { ApiError, type MerchantContext } from '@byrd/platform';
 import { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
+import { SettingsSecrets } from '../secrets/settings-secrets.js';
 import { WebhookAttemptRow, WebhookRow } from './webhook.entity.js';
 import { pageOf, type Page } from './paging.js';
 import { presentAttempt, presentWebhook } from './webhook.presenter.js';
@@ -46,7 +47,10 @@ export async function findWebhook(
 /** Every attempt of one webhook (scheduled and resends), most recent first. */
 @Injectable()
 export class ListAttempts {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly secrets: SettingsSecrets,
+  ) {}
 
   async execute(
     merchant: MerchantContext,
@@ -57,6 +61,7 @@ export class ListAttempts {
     const settings = await this.dataSource
       .getRepository(WebhookSettingsRow)
       .findOneByOrFail({ id: webhook.settingsId });
+    const opened = this.secrets.openRow(settings);
     const [attempts, total] = await this.dataSource.getRepository(WebhookAttemptRow).findAndCount({
       where: { webhookId: webhook.id },
       order: { createdAt: 'DESC', id: 'DESC' },
@@ -65,7 +70,7 @@ export class ListAttempts {
     });
     return pageOf(
       page,
-      attempts.map((a) => presentAttempt(a, webhook, settings)),
+      attempts.map((a) => presentAttempt(a, webhook, opened)),
       total,
     );
   }

@@ -1,0 +1,56 @@
+import { Inject, Injectable, Module } from '@nestjs/common';
+import { SecretBox } from '@byrd/platform';
+import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
+import type { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
+
+type SealedColumn = 'api_key' | 'password' | 'signing_secret';
+
+/**
+ * The credentials a setting sends to its receiver and its signing secret are stored sealed
+ * (AES-256-GCM, keys WEBHOOK_SECRETS_KEYS): with them anyone could forge "paid" webhooks to a
+ * merchant, so a copy of the database alone must not reveal them. Each value is bound to its row and
+ * column.
+ */
+@Injectable()
+export class SettingsSecrets {
+  private readonly box: SecretBox;
+
+  constructor(@Inject(WEBHOOK_CONFIG) config: WebhookConfig) {
+    this.box = SecretBox.fromBase64List(config.WEBHOOK_SECRETS_KEYS);
+  }
+
+  seal(settingsId: string, column: SealedColumn, value: string): string;
+  seal(settingsId: string, column: SealedColumn, value: string | null): string | null;
+  seal(settingsId: string, column: SealedColumn, value: string | null): string | null {
+    return value === null ? null : this.box.seal(value, `webhook_settings:${settingsId}:${column}`);
+  }
+
+  open(settingsId: string, column: SealedColumn, value: string): string;
+  open(settingsId: string, column: SealedColumn, value: string | null): string | null;
+  open(settingsId: string, column: SealedColumn, value: string | null): string | null {
+    return value === null ? null : this.box.open(value, `webhook_settings:${settingsId}:${column}`);
+  }
+
+  /** The row as stored: its secrets sealed. */
+  sealRow(row: WebhookSettingsRow): WebhookSettingsRow {
+    return {
+      ...row,
+      apiKey: this.seal(row.id, 'api_key', row.apiKey),
+      password: this.seal(row.id, 'password', row.password),
+      signingSecret: this.seal(row.id, 'signing_secret', row.signingSecret),
+    };
+  }
+
+  /** The row as read: its secrets in clear, for the merchant's API answers and for delivery. */
+  openRow(row: WebhookSettingsRow): WebhookSettingsRow {
+    return {
+      ...row,
+      apiKey: this.open(row.id, 'api_key', row.apiKey),
+      password: this.open(row.id, 'password', row.password),
+      signingSecret: this.open(row.id, 'signing_secret', row.signingSecret),
+    };
+  }
+}
+
+@Module({ providers: [SettingsSecrets], exports: [SettingsSecrets] })
+export class SecretsModule {}

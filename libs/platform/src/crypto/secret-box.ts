@@ -1,0 +1,80 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+
+const VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** The id of a key as stored next to what it sealed: not secret, lets keys rotate. */
+function keyId(key: Buffer): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 8);
+}
+
+/**
+ * AES-256-GCM for small secrets kept in a database (credentials, signing secrets), so a dump of the
+ * database alone reveals none of them. A sealed value is `v1:<key id>:<base64 of iv, tag, ciphertext>`
+ * and is bound to a context (e.g. the row id and column) by the additional data, so it cannot be
+ * moved to another row or column. The first key seals; every key opens, which lets a new key be
+ * introduced before the old one is retired.
+ */
+export class SecretBox {
+  private readonly keys = new Map<string, Buffer>();
+  private readonly sealingKeyId: string;
+  private readonly sealingKey: Buffer;
+
+  constructor(keys: Buffer[]) {
+    if (keys.length === 0) throw new Error('SecretBox needs at least one key');
+    for (const key of keys) {
+      if (key.length !== 32) throw new Error('SecretBox keys are 32 bytes (AES-256)');
+      this.keys.set(keyId(key), key);
+    }
+    this.sealingKeyId = keyId(keys[0]);
+    this.sealingKey = keys[0];
+  }
+
+  /** Keys from a comma-separated list of base64 keys (the first seals). Throws on a bad entry. */
+  static fromBase64List(list: string): SecretBox {
+    return new SecretBox(parseKeyList(list));
+  }
+
+  seal(plain: string, context: string): string {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.sealingKey, iv);
+    cipher.setAAD(Buffer.from(context));
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `${VERSION}:${this.sealingKeyId}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+  }
+
+  open(sealed: string, context: string): string {
+    const [version, id, data] = sealed.split(':');
+    const key = this.keys.get(id);
+    if (version !== VERSION || !key || !data) {
+      throw new Error(`Cannot open a secret sealed with key ${id ?? '?'}: that key is not configured`);
+    }
+    const raw = Buffer.from(data, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(context));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    );
+  }
+
+  /** Whether the value was sealed with an older key (to re-seal it with the current one). */
+  needsResealing(sealed: string): boolean {
+    return sealed.split(':')[1] !== this.sealingKeyId;
+  }
+}
+
+/** Parses a comma-separated list of base64 32-byte keys; the message names what is wrong. */
+export function parseKeyList(list: string): Buffer[] {
+  const entries = list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.length === 0) throw new Error('must list at least one base64 32-byte key');
+  return entries.map((entry, index) => {
+    const key = Buffer.from(entry, 'base64');
+    if (key.length !== 32) throw new Error(`key ${index + 1} is not 32 bytes of base64`);
+    return key;
+  });
+}
