@@ -35,7 +35,14 @@ import {
 } from './lib/stack.mjs';
 import { runLoad } from './lib/load.mjs';
 import { runPacedLoad } from './lib/paced-load.mjs';
-import { cpuBetween, cpuSnapshot, machineBusyCores, memoryOf, sampleRss } from './lib/proc-stats.mjs';
+import {
+  cpuBetween,
+  cpuSnapshot,
+  machineBusyCores,
+  memoryOf,
+  sampleRss,
+  waitForQuietMachine,
+} from './lib/proc-stats.mjs';
 import { byLayer, summariseProfile } from './lib/cpu-profile.mjs';
 import { sampleDbActivity, tableStats, tableStatsBetween } from './lib/pg-activity.mjs';
 import { PREFILL_MERCHANT, prefillPayments } from './lib/prefill.mjs';
@@ -554,23 +561,6 @@ function hashKey(apiKey) {
 const dbName = (url) => new URL(url).pathname.slice(1);
 
 /** Waits (at most `seconds`) until the machine is quiet: under 0.25 busy cores over one second. */
-async function waitForQuietMachine(seconds) {
-  const deadline = Date.now() + seconds * 1000;
-  let busy = await machineBusyCores(1000);
-  if (busy < 0.25) return;
-  note(`waiting for the machine to quieten (${round(busy, 2)} cores busy with other work)`);
-  while (Date.now() < deadline) {
-    busy = await machineBusyCores(1000);
-    if (busy < 0.25) return;
-  }
-  note(
-    paint(
-      '1;33',
-      `still ${round(busy, 2)} cores busy after ${seconds} s; measuring anyway (numbers will be noisy)`,
-    ),
-  );
-}
-
 const between = (rows, answered, inFlight) => rows >= answered && rows <= answered + inFlight;
 
 /** Rows of this run (prefilled history left out). */
