@@ -140,6 +140,40 @@ describe('sandbox chargebacks over HTTP', () => {
     expect(again.body.amount).toBe('10.00');
   });
 
+  it('never refunds money a chargeback holds: open or lost chargebacks reduce what can be refunded', async () => {
+    // Sandbox refunds succeed from 31.00 EUR.
+    const payment = (await h.pay('5448280000000007', { amount: '150.00' })).body;
+    const refund = (transactionId: string, isoAmount?: number) =>
+      h.request('POST', `/api/v2/refund/${transactionId}`, isoAmount === undefined ? {} : { isoAmount });
+    const disputed = await h.openChargeback({ transactionId: payment.transactionId, amount: '50.00' });
+
+    // While the dispute is open only the undisputed 100.00 can be refunded.
+    const tooMuch = await refund(payment.transactionId, 10_100);
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.body.code).toBe('BYRD231');
+    expect((await refund(payment.transactionId, 4_000)).body).toMatchObject({
+      status: 'Success',
+      isoAmount: 4_000,
+    });
+
+    // Lost: the 50.00 went back to the cardholder; 60.00 is left, and then nothing.
+    await h.moveChargeback(disputed.body.chargebackId, 'lost');
+    expect((await refund(payment.transactionId, 6_100)).body.code).toBe('BYRD231');
+    expect((await refund(payment.transactionId)).body).toMatchObject({ status: 'Success', isoAmount: 6_000 });
+    const nothing = await refund(payment.transactionId, 3_100);
+    expect(nothing.status).toBe(422);
+    expect(nothing.body.code).toBe('BYRD230');
+    expect(nothing.body.message).toContain('charged back');
+
+    // A won dispute leaves the money with the merchant, who may then refund it.
+    const other = (await h.pay('5448280000000007', { amount: '40.00' })).body;
+    const won = await h.openChargeback({ transactionId: other.transactionId });
+    expect((await refund(other.transactionId)).body.code).toBe('BYRD230');
+    await h.moveChargeback(won.body.chargebackId, 'disputing');
+    await h.moveChargeback(won.body.chargebackId, 'won');
+    expect((await refund(other.transactionId)).body).toMatchObject({ status: 'Success', isoAmount: 4_000 });
+  });
+
   it('charges back only successful payments or captures (422 otherwise)', async () => {
     const denied = (await h.pay('4000000000000002')).body;
     expect(denied.status).toBe('Denied');

@@ -21,6 +21,17 @@ export function refundableOf(source: Transaction): number {
 }
 
 /**
+ * Minor units held by chargebacks that are open or were lost: that money is with the cardholder (or
+ * may go back to them), so refunding it too would pay it back twice.
+ */
+export interface ChargedBack {
+  /** On the source (the payment, the capture, or every capture of a pre-authorisation). */
+  source: number;
+  /** On everything of the root (the payment, or every capture of the pre-authorisation). */
+  root: number;
+}
+
+/**
  * The state rules of follow-up operations. Returns the amount to use (the whole remaining balance
  * when none was asked for); throws the refusal a merchant would expect otherwise.
  * `root` is the payment or pre-auth the money came from; for a refund of a capture, `source` is the
@@ -31,6 +42,7 @@ export function checkOperation(
   source: Transaction,
   root: Transaction,
   requested: number | undefined,
+  chargedBack: ChargedBack = { source: 0, root: 0 },
 ): number {
   if (source.status !== 'Success') {
     throw refuse(
@@ -57,11 +69,17 @@ export function checkOperation(
       if (source.operationType === 'Refund' || source.operationType === 'Release') {
         throw refuse('Only a payment, a capture or a captured pre-authorisation can be refunded');
       }
-      const refundable = Math.min(refundableOf(source), refundableOf(root));
+      const refundable = Math.min(
+        refundableOf(source) - chargedBack.source,
+        refundableOf(root) - chargedBack.root,
+      );
       if (source.operationType === 'PreAuth' && source.capturedIsoAmount === 0) {
         throw refuse('Nothing was captured on this pre-authorisation; release it instead');
       }
-      if (refundable <= 0) throw refuse('The payment is already fully refunded', 'BYRD230');
+      if (refundable <= 0) {
+        const why = chargedBack.source > 0 || chargedBack.root > 0 ? 'refunded or charged back' : 'refunded';
+        throw refuse(`The payment is already fully ${why}`, 'BYRD230');
+      }
       const amount = requested ?? refundable;
       if (amount > refundable) {
         throw refuse(

@@ -8,7 +8,13 @@ import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { applyOutcome } from '../payments/payment-authorizer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
-import { checkOperation, heldOf, refundableOf, type FollowUpOperation } from './operation-rules.js';
+import {
+  checkOperation,
+  heldOf,
+  refundableOf,
+  type ChargedBack,
+  type FollowUpOperation,
+} from './operation-rules.js';
 
 /**
  * Capture, refund and release. The money's root transaction (payment or pre-auth) is locked first,
@@ -32,7 +38,13 @@ export class RunOperation {
   ) {
     const answer = await this.dataSource.transaction(async (manager) => {
       const { source, root } = await this.lockSource(manager, merchant.merchantId, sourceId);
-      const amount = checkOperation(operation, source, root, this.requestedAmount(request, source.currency));
+      const amount = checkOperation(
+        operation,
+        source,
+        root,
+        this.requestedAmount(request, source.currency),
+        operation === 'Refund' ? await this.chargedBack(manager, source, root) : undefined,
+      );
       const result = await this.acquirer.followUp({
         transactionId: randomUUID(),
         merchantMode: source.merchantMode,
@@ -85,6 +97,28 @@ export class RunOperation {
         ? root
         : await manager.findOneOrFail(Transaction, { where: { id: found.id }, lock });
     return { source, root };
+  }
+
+  /** Chargebacks open or lost on the money a refund would return (see ChargedBack). */
+  private async chargedBack(
+    manager: EntityManager,
+    source: Transaction,
+    root: Transaction,
+  ): Promise<ChargedBack> {
+    const onMoneyOf = async (transaction: Transaction): Promise<number> => {
+      const [row] = await manager.query<{ iso_amount: string }[]>(
+        `SELECT coalesce(sum(c.iso_amount), 0) AS iso_amount FROM chargebacks c
+         WHERE c.merchant_id = $1
+           AND (c.status IN ('Created', 'Disputing', 'PendingAction') OR c.resolution = 'Lost')
+           AND (c.transaction_id = $2 OR c.transaction_id IN (
+             SELECT id FROM transactions
+             WHERE source_transaction_id = $2 AND operation_type = 'Capture' AND merchant_id = $1))`,
+        [transaction.merchantId, transaction.id],
+      );
+      return Number(row.iso_amount);
+    };
+    const onSource = await onMoneyOf(source);
+    return { source: onSource, root: root === source ? onSource : await onMoneyOf(root) };
   }
 
   private requestedAmount(request: OperationAmountRequest, currency: string): number | undefined {
