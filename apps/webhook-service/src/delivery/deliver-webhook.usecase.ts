@@ -5,6 +5,7 @@ import { CredentialType, type WebhookDelivery } from '@byrd/contracts';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { WebhookHttpSender } from '../egress/http-sender.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
+import { AttemptRecorder } from './attempt-recorder.js';
 import { DeliveryQueue, type AttemptRecord, type DeliveryJob } from './delivery-queue.js';
 import { MAX_ATTEMPTS, nextRetryDelayMs } from './retry-policy.js';
 
@@ -35,6 +36,7 @@ export class DeliverWebhook {
 
   constructor(
     private readonly queue: DeliveryQueue,
+    private readonly recorder: AttemptRecorder,
     private readonly sender: WebhookHttpSender,
     private readonly metrics: WebhookMetrics,
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
@@ -92,7 +94,7 @@ export class DeliverWebhook {
           this.config.WEBHOOK_RETRY_UNIT_MS,
         );
     const status = succeeded ? 'succeeded' : retryDelayMs === null ? 'failed' : 'pending';
-    const moved = await this.queue.recordScheduled(job, attempt, { status, retryDelayMs });
+    const moved = await this.recorder.record(job, attempt, { status, retryDelayMs });
     if (!moved) {
       this.logger.warn(`Webhook ${job.webhookId}: lease lost before attempt ${number} was recorded`);
       return;

@@ -135,6 +135,46 @@ const RECORD_SCHEDULED_SQL = `
   SELECT count(*)::int AS moved FROM moved`;
 
 /**
+ * Several scheduled attempts and their webhooks' new states in one statement: under load the
+ * recorder (attempt-recorder.ts) writes what finished meanwhile together, one commit for many.
+ * Returns the ids of the webhooks moved (a webhook whose lease was lost is left alone).
+ */
+const RECORD_SCHEDULED_BATCH_SQL = `
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, webhook_id uuid, number int, url text,
+      request_body text, status_code int, response_body text, error text, duration_ms int,
+      succeeded boolean, retry_delay_ms int, created_at timestamptz, lease_token uuid, status text)
+  ),
+  attempt AS (
+    INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
+      response_body, error, duration_ms, succeeded, retry_delay_ms, created_at)
+    SELECT id, webhook_id, 'scheduled', number, url, request_body, status_code, response_body, error,
+      duration_ms, succeeded, retry_delay_ms, created_at
+    FROM input
+  ),
+  moved AS (
+    UPDATE webhooks w SET
+      attempt_count = i.number,
+      status = i.status,
+      next_attempt_at = CASE WHEN i.status = 'pending'
+        THEN clock_timestamp() + i.retry_delay_ms * interval '1 millisecond' END,
+      lease_token = NULL,
+      lease_until = NULL,
+      sent_at = CASE WHEN i.succeeded THEN clock_timestamp() ELSE w.sent_at END,
+      finished_at = CASE WHEN i.status <> 'pending' THEN clock_timestamp() END
+    FROM input i
+    WHERE w.id = i.webhook_id AND w.lease_token = i.lease_token AND w.status = 'pending'
+    RETURNING w.id
+  )
+  SELECT id FROM moved`;
+
+/** What a finished scheduled attempt did to its webhook. */
+export interface ScheduledOutcome {
+  status: 'succeeded' | 'failed' | 'pending';
+  retryDelayMs: number | null;
+}
+
+/**
  * A resend is one extra attempt: its row goes, and the schedule is untouched, except that a
  * success at the settings' own address delivers the webhook (no further retries are needed).
  */
@@ -194,7 +234,7 @@ export class DeliveryQueue {
   async recordScheduled(
     job: DeliveryJob,
     attempt: AttemptRecord,
-    outcome: { status: 'succeeded' | 'failed' | 'pending'; retryDelayMs: number | null },
+    outcome: ScheduledOutcome,
   ): Promise<boolean> {
     const [row] = await queryPrepared<{ moved: number }>(this.dataSource, RECORD_SCHEDULED_SQL, [
       ...attemptParams(job, attempt, 'scheduled', outcome.retryDelayMs),
@@ -202,6 +242,32 @@ export class DeliveryQueue {
       outcome.status,
     ]);
     return row.moved === 1;
+  }
+
+  /** `recordScheduled` for many attempts in one statement; answers the ids of the webhooks moved. */
+  async recordScheduledBatch(
+    records: { job: DeliveryJob; attempt: AttemptRecord; outcome: ScheduledOutcome }[],
+  ): Promise<Set<string>> {
+    const input = records.map(({ job, attempt, outcome }) => ({
+      id: attempt.id,
+      webhook_id: job.webhookId,
+      number: attempt.number,
+      url: attempt.url,
+      request_body: attempt.requestBody,
+      status_code: attempt.statusCode,
+      response_body: attempt.responseBody,
+      error: attempt.error,
+      duration_ms: attempt.durationMs,
+      succeeded: attempt.succeeded,
+      retry_delay_ms: outcome.retryDelayMs,
+      created_at: attempt.startedAt,
+      lease_token: job.leaseToken,
+      status: outcome.status,
+    }));
+    const rows = await queryPrepared<{ id: string }>(this.dataSource, RECORD_SCHEDULED_BATCH_SQL, [
+      JSON.stringify(input),
+    ]);
+    return new Set(rows.map((row) => row.id));
   }
 
   /** Records a resend attempt and removes the resend; returns whether it delivered the webhook. */

@@ -5,6 +5,9 @@ import type { WebhookSettingsRow } from '../settings/webhook-settings.entity.js'
 
 type SealedColumn = 'api_key' | 'password' | 'signing_secret';
 
+/** Opened values kept in memory, so a setting's thousandth delivery does not decrypt again. */
+const OPENED_CACHE_SIZE = 10_000;
+
 /**
  * The credentials a setting sends to its receiver and its signing secret are stored sealed
  * (AES-256-GCM, keys WEBHOOK_SECRETS_KEYS): with them anyone could forge "paid" webhooks to a
@@ -14,6 +17,7 @@ type SealedColumn = 'api_key' | 'password' | 'signing_secret';
 @Injectable()
 export class SettingsSecrets {
   private readonly box: SecretBox;
+  private readonly opened = new Map<string, string>();
 
   constructor(@Inject(WEBHOOK_CONFIG) config: WebhookConfig) {
     this.box = SecretBox.fromBase64List(config.WEBHOOK_SECRETS_KEYS);
@@ -28,7 +32,16 @@ export class SettingsSecrets {
   open(settingsId: string, column: SealedColumn, value: string): string;
   open(settingsId: string, column: SealedColumn, value: string | null): string | null;
   open(settingsId: string, column: SealedColumn, value: string | null): string | null {
-    return value === null ? null : this.box.open(value, `webhook_settings:${settingsId}:${column}`);
+    if (value === null) return null;
+    const context = `webhook_settings:${settingsId}:${column}`;
+    const key = `${context}:${value}`;
+    let plain = this.opened.get(key);
+    if (plain === undefined) {
+      plain = this.box.open(value, context);
+      if (this.opened.size >= OPENED_CACHE_SIZE) this.opened.clear();
+      this.opened.set(key, plain);
+    }
+    return plain;
   }
 
   /** The row as stored: its secrets sealed. */

@@ -1,0 +1,69 @@
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  DeliveryQueue,
+  type AttemptRecord,
+  type DeliveryJob,
+  type ScheduledOutcome,
+} from './delivery-queue.js';
+
+interface PendingRecord {
+  job: DeliveryJob;
+  attempt: AttemptRecord;
+  outcome: ScheduledOutcome;
+  resolve: (moved: boolean) => void;
+  reject: (error: unknown) => void;
+}
+
+const MAX_BATCH = 200;
+
+/**
+ * Writes finished scheduled attempts (each with its webhook's new state). One write runs at a time;
+ * what finishes while it runs is written next, together: at low load every record is written at
+ * once, under load one statement and one commit serve many deliveries. A record's promise settles
+ * when its commit is done, so a delivery's slot is freed only once its outcome is durable. If a
+ * batch fails, its records are written one by one, so one bad record cannot fail the others.
+ */
+@Injectable()
+export class AttemptRecorder {
+  private readonly logger = new Logger(AttemptRecorder.name);
+  private pending: PendingRecord[] = [];
+  private writing = false;
+
+  constructor(private readonly queue: DeliveryQueue) {}
+
+  /** Resolves with whether the webhook was moved (false: its lease had been lost). */
+  record(job: DeliveryJob, attempt: AttemptRecord, outcome: ScheduledOutcome): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ job, attempt, outcome, resolve, reject });
+      if (!this.writing) void this.writeAll();
+    });
+  }
+
+  private async writeAll(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.pending.length > 0) await this.write(this.pending.splice(0, MAX_BATCH));
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  private async write(batch: PendingRecord[]): Promise<void> {
+    if (batch.length > 1) {
+      try {
+        const moved = await this.queue.recordScheduledBatch(batch);
+        for (const record of batch) record.resolve(moved.has(record.job.webhookId));
+        return;
+      } catch (error) {
+        this.logger.warn(`Recording ${batch.length} attempts together failed (${String(error)}); one by one`);
+      }
+    }
+    for (const record of batch) {
+      try {
+        record.resolve(await this.queue.recordScheduled(record.job, record.attempt, record.outcome));
+      } catch (error) {
+        record.reject(error);
+      }
+    }
+  }
+}
