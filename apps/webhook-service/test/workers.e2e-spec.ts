@@ -63,8 +63,11 @@ describe('delivery workers as processes', () => {
     await db.connect();
     receiver = await Receiver.start();
   });
+  // A failed test must not leave its workers delivering during the next one.
+  afterEach(() => {
+    for (const worker of started.splice(0)) worker.child.kill('SIGKILL');
+  });
   afterAll(async () => {
-    for (const worker of started) worker.child.kill('SIGKILL');
     await receiver?.stop();
     await db?.end();
     await env?.cleanup();
@@ -89,7 +92,9 @@ describe('delivery workers as processes', () => {
     const meanwhile = await publishEvent(env, merchant.merchantId, 'transaction.payment.success');
     const second = await startWorker();
 
-    await receiver.waitFor((r) => r.length === 3, 15_000, 'both deliveries after the restart');
+    // The event published meanwhile may have been handed to the dead worker's open pull request;
+    // JetStream gives it to the new worker once the consumer's ack wait (30 s) has passed.
+    await receiver.waitFor((r) => r.length === 3, 45_000, 'both deliveries after the restart');
     const [webhook] = await rows(`SELECT * FROM webhooks WHERE event_id = $1`, [held.id]);
     const retried = receiver.of(webhook.id);
     expect(retried).toHaveLength(2);
@@ -113,7 +118,7 @@ describe('delivery workers as processes', () => {
     expect(attempts).toEqual([{ number: 1, status_code: 200 }]);
     second.child.kill('SIGTERM');
     expect(await second.exited()).toBe(0);
-  });
+  }, 90_000);
 
   it('two workers share the work and never deliver the same attempt twice', async () => {
     // Small concurrency and a slow-ish receiver, so both replicas have work in flight at once.
