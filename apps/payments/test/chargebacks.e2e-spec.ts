@@ -174,6 +174,22 @@ describe('sandbox chargebacks over HTTP', () => {
     expect((await refund(other.transactionId)).body).toMatchObject({ status: 'Success', isoAmount: 4_000 });
   });
 
+  it('serialises a refund of a pre-authorisation and a chargeback on its capture: the money goes once', async () => {
+    for (let round = 0; round < 5; round++) {
+      const preAuth = (await h.pay('5448280000000007', { amount: '100.00', isPreAuth: true })).body;
+      const capture = await h.request('POST', `/api/v2/capture/${preAuth.transactionId}`, {});
+      expect(capture.body).toMatchObject({ status: 'Success', isoAmount: 10_000 });
+      const [refund, chargeback] = await Promise.all([
+        h.request('POST', `/api/v2/refund/${preAuth.transactionId}`, { isoAmount: 10_000 }),
+        h.openChargeback({ transactionId: capture.body.transactionId, isoAmount: 10_000 }),
+      ]);
+      // Exactly one took the money (refund 200, chargeback 201); whichever came second found nothing left.
+      const tookIt = [refund.status === 200, chargeback.status === 201].filter(Boolean);
+      expect(tookIt).toHaveLength(1);
+      expect([refund.status, chargeback.status]).toContain(422);
+    }
+  });
+
   it('charges back only successful payments or captures (422 otherwise)', async () => {
     const denied = (await h.pay('4000000000000002')).body;
     expect(denied.status).toBe('Denied');

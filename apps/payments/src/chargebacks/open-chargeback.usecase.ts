@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
+  isGuid,
   reconcileAmounts,
   toDecimalAmount,
   type ChargebackResponse,
@@ -30,11 +31,23 @@ export class OpenChargeback {
   async execute(merchantId: string, request: OpenChargebackRequest): Promise<ChargebackResponse> {
     const chargeback = await this.dataSource.transaction(async (manager) => {
       // Locked so two chargebacks (or a refund) on one payment cannot both spend the same balance.
-      const transaction = await manager.getRepository(Transaction).findOne({
-        where: { id: request.transactionId, merchantId },
+      // A capture's pre-authorisation is locked first, as refunds lock it (root, then source): a
+      // refund of the pre-authorisation and a chargeback on one of its captures run one after the other.
+      const found = isGuid(request.transactionId)
+        ? await manager.getRepository(Transaction).findOneBy({ id: request.transactionId, merchantId })
+        : null;
+      if (!found) throw ApiError.notFound(`Transaction ${request.transactionId}`);
+      const preAuth =
+        found.operationType === 'Capture' && found.sourceTransactionId
+          ? await manager.getRepository(Transaction).findOne({
+              where: { id: found.sourceTransactionId },
+              lock: { mode: 'pessimistic_write' },
+            })
+          : null;
+      const transaction = await manager.getRepository(Transaction).findOneOrFail({
+        where: { id: found.id },
         lock: { mode: 'pessimistic_write' },
       });
-      if (!transaction) throw ApiError.notFound(`Transaction ${request.transactionId}`);
       if (!CHARGEABLE_OPERATIONS.includes(transaction.operationType) || transaction.status !== 'Success') {
         throw new ApiError(
           ErrorKind.BusinessRule,
@@ -42,7 +55,7 @@ export class OpenChargeback {
           { code: 'BYRD205' },
         );
       }
-      const disputable = await this.disputableAmount(manager, transaction);
+      const disputable = await this.disputableAmount(manager, transaction, preAuth);
       const isoAmount = this.amountOf(request, transaction, disputable);
 
       const now = new Date();
@@ -69,13 +82,36 @@ export class OpenChargeback {
   }
 
   /** What is still the merchant's: not refunded, not held by another chargeback (a won one gave its money back). */
-  private async disputableAmount(manager: EntityManager, transaction: Transaction): Promise<number> {
-    const [{ disputed }] = await manager.query<{ disputed: string }[]>(
-      `SELECT coalesce(sum(iso_amount), 0) AS disputed FROM chargebacks
-        WHERE transaction_id = $1 AND merchant_id = $2 AND resolution IS DISTINCT FROM 'Won'`,
-      [transaction.id, transaction.merchantId],
-    );
-    return transaction.isoAmount - transaction.refundedIsoAmount - Number(disputed);
+  /**
+   * What is neither refunded nor already disputed. For a capture, its pre-authorisation's balance
+   * bounds it too: a refund of the pre-authorisation is counted there, not on the capture.
+   */
+  private async disputableAmount(
+    manager: EntityManager,
+    transaction: Transaction,
+    preAuth: Transaction | null,
+  ): Promise<number> {
+    const disputedOn = async (where: string, id: string) => {
+      const [{ disputed }] = await manager.query<{ disputed: string }[]>(
+        `SELECT coalesce(sum(iso_amount), 0) AS disputed FROM chargebacks
+          WHERE ${where} AND merchant_id = $2 AND resolution IS DISTINCT FROM 'Won'`,
+        [id, transaction.merchantId],
+      );
+      return Number(disputed);
+    };
+    const own =
+      transaction.isoAmount -
+      transaction.refundedIsoAmount -
+      (await disputedOn('transaction_id = $1', transaction.id));
+    if (!preAuth) return own;
+    const ofPreAuth =
+      preAuth.capturedIsoAmount -
+      preAuth.refundedIsoAmount -
+      (await disputedOn(
+        `transaction_id IN (SELECT id FROM transactions WHERE source_transaction_id = $1 AND operation_type = 'Capture')`,
+        preAuth.id,
+      ));
+    return Math.min(own, ofPreAuth);
   }
 
   private amountOf(request: OpenChargebackRequest, transaction: Transaction, disputable: number): number {
