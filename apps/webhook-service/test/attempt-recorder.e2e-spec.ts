@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { jest } from '@jest/globals';
+import { AttemptRecorder } from '../src/delivery/attempt-recorder.js';
+import { DeliveryQueue, type AttemptRecord, type DeliveryJob } from '../src/delivery/delivery-queue.js';
+import { WebhookHarness } from './harness.js';
+
+/**
+ * The recorder on the real database: outcomes that finish together are written together, and a
+ * batch that fails is written one by one, so only the bad record fails.
+ */
+describe('attempt recorder', () => {
+  let h: WebhookHarness;
+  let recorder: AttemptRecorder;
+  let settingsId: string;
+
+  beforeAll(async () => {
+    h = await WebhookHarness.start();
+    recorder = h.app.get(AttemptRecorder);
+    settingsId = (await h.subscribe({ url: 'http://127.0.0.1:9/hooks' })).id as string;
+  });
+  afterAll(() => h?.stop());
+
+  /** A pending webhook held by a lease, not due for an hour (no worker touches it). */
+  async function leasedWebhook(): Promise<DeliveryJob> {
+    const job = {
+      kind: 'scheduled',
+      webhookId: randomUUID(),
+      resendId: null,
+      leaseToken: randomUUID(),
+      settingsId,
+      attemptCount: 0,
+      url: 'http://127.0.0.1:9/hooks',
+    } as unknown as DeliveryJob;
+    await h.rows(
+      `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
+         occurred_at, status, next_attempt_at, lease_token, lease_until)
+       VALUES ($1, $2, $3, $4, 'order.paid', 'card', '{}', now(), 'pending', now() + interval '1 hour', $5,
+         now() + interval '1 hour')`,
+      [job.webhookId, h.merchant.merchantId, settingsId, randomUUID(), job.leaseToken],
+    );
+    return job;
+  }
+
+  const attempt = (id = randomUUID()): AttemptRecord => ({
+    id,
+    number: 1,
+    url: 'http://127.0.0.1:9/hooks',
+    requestBody: '{}',
+    statusCode: 200,
+    responseBody: 'ok',
+    error: null,
+    durationMs: 3,
+    succeeded: true,
+    startedAt: new Date(),
+  });
+  const delivered = { status: 'succeeded', retryDelayMs: null } as const;
+
+  it('writes outcomes that finish together, and one by one when their batch fails', async () => {
+    const [first, second, third] = [await leasedWebhook(), await leasedWebhook(), await leasedWebhook()];
+    const shared = randomUUID();
+    // Observed, not replaced: the statements run against the database.
+    const batches = jest.spyOn(h.app.get(DeliveryQueue), 'recordScheduledBatch');
+    // The first is written at once; the other two wait for it and go together, and the third reuses
+    // the second's attempt id, so their batch fails on the primary key.
+    const results = await Promise.allSettled([
+      recorder.record(first, attempt(), delivered),
+      recorder.record(second, attempt(shared), delivered),
+      recorder.record(third, attempt(shared), delivered),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(batches.mock.calls.map(([records]) => records.map((r) => r.job.webhookId))).toEqual([
+      [second.webhookId, third.webhookId],
+    ]);
+    batches.mockRestore();
+    expect(results.slice(0, 2).map((r) => (r as PromiseFulfilledResult<boolean>).value)).toEqual([
+      true,
+      true,
+    ]);
+
+    const rows = await h.rows<{ id: string; status: string }>(
+      `SELECT id, status FROM webhooks WHERE id = ANY($1::uuid[])`,
+      [[first.webhookId, second.webhookId, third.webhookId]],
+    );
+    const statusOf = (job: DeliveryJob) => rows.find((r) => r.id === job.webhookId)?.status;
+    expect([statusOf(first), statusOf(second), statusOf(third)]).toEqual([
+      'succeeded',
+      'succeeded',
+      'pending',
+    ]);
+  });
+
+  it('leaves a webhook whose lease was lost alone, and says so', async () => {
+    const job = await leasedWebhook();
+    const stale = { ...job, leaseToken: randomUUID() };
+    await expect(recorder.record(stale, attempt(), delivered)).resolves.toBe(false);
+    const [row] = await h.rows(`SELECT status FROM webhooks WHERE id = $1`, [job.webhookId]);
+    expect(row.status).toBe('pending');
+  });
+});
