@@ -152,9 +152,7 @@ describe('orders under load receives SIGTERM', () => {
     started.push(restarted);
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const pending = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM outbox`,
-      );
+      const pending = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox`);
       const seen = new Set(
         events.ofType('order.created').map((e) => (e.envelope.data as { orderId: string }).orderId),
       );

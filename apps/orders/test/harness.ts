@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { EventEnvelope, EventName, TransactionEventContent } from '@byrd/contracts';
-import { createHttpApp, loadConfig, runMigrations } from '@byrd/platform';
-import { TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
+import { loadConfig, runMigrations } from '@byrd/platform';
+import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { ordersConfigSchema } from '../src/config.js';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
@@ -25,14 +25,9 @@ export class OrdersHarness {
       entities: ORDERS_ENTITIES,
       migrations: ORDERS_MIGRATIONS,
     });
-    const app = await createHttpApp({
-      module: AppModule.forRoot(config),
-      serviceName: SERVICE_NAME,
-      description: 'test',
-    });
-    await app.listen(0, '127.0.0.1');
+    const { app, url } = await startTestApp(AppModule.forRoot(config), SERVICE_NAME);
     const merchant = await env.createMerchant('Acme Shop');
-    return new OrdersHarness(env, app, await app.getUrl(), merchant);
+    return new OrdersHarness(env, app, url, merchant);
   }
 
   async stop(): Promise<void> {
@@ -40,18 +35,8 @@ export class OrdersHarness {
     await this.env.cleanup();
   }
 
-  async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const response = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: {
-        'x-api-key': this.merchant.apiKey,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    return callService(this.baseUrl, this.merchant.apiKey, method, path, body, headers);
   }
 
   async createOrder(overrides: Record<string, unknown> = {}, headers: Record<string, string> = {}) {

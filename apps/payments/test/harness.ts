@@ -1,28 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createHttpApp, loadConfig, runMigrations } from '@byrd/platform';
-import { TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
+import { loadConfig, runMigrations } from '@byrd/platform';
+import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { paymentsConfigSchema } from '../src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
 import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
 import { ordersConfigSchema } from '../../orders/src/config.js';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
-
-export interface HttpAnswer {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-async function startApp(
-  module: unknown,
-  name: string,
-): Promise<{ app: NestFastifyApplication; url: string }> {
-  const app = await createHttpApp({ module, serviceName: name, description: 'test' });
-  await app.listen(0, '127.0.0.1');
-  return { app, url: await app.getUrl() };
-}
 
 export interface HarnessOptions {
   /**
@@ -58,7 +43,7 @@ export class PaymentsHarness {
       entities: ORDERS_ENTITIES,
       migrations: ORDERS_MIGRATIONS,
     });
-    const orders = await startApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
+    const orders = await startTestApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
 
     const paymentsVars = await env.serviceEnv('payments', extraEnv);
     const paymentsConfig = loadConfig(paymentsConfigSchema, {
@@ -71,7 +56,7 @@ export class PaymentsHarness {
       entities: PAYMENTS_ENTITIES,
       migrations: PAYMENTS_MIGRATIONS,
     });
-    const payments = await startApp(AppModule.forRoot(paymentsConfig), SERVICE_NAME);
+    const payments = await startTestApp(AppModule.forRoot(paymentsConfig), SERVICE_NAME);
     // The port is known only once listening; the services read PUBLIC_BASE_URL from this object per use.
     if (options.publicBaseIsSelf) paymentsConfig.PUBLIC_BASE_URL = payments.url;
     const merchant = await env.createMerchant('Acme Shop');
@@ -84,30 +69,8 @@ export class PaymentsHarness {
     await this.env.cleanup();
   }
 
-  async call(
-    base: string,
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<HttpAnswer> {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        'x-api-key': this.merchant.apiKey,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // HTML pages stay text
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
+  call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    return callService(base, this.merchant.apiKey, method, path, body, headers);
   }
 
   request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {

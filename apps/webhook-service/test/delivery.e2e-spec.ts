@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { call, WebhookHarness } from './harness.js';
+import { callService } from '@byrd/platform/testing';
+import { WebhookHarness } from './harness.js';
 import { Receiver } from './receiver.js';
 
 const ATTEMPTS = `SELECT * FROM webhook_attempts WHERE webhook_id = $1 ORDER BY created_at`;
@@ -335,12 +336,12 @@ describe('fan-out and delivery', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.body.errors[0].field).toMatch(/^ids/);
     const other = await h.env.createMerchant('Other');
-    const foreign = await call(h.baseUrl, other.apiKey, 'POST', '/api/v1/webhooks/resend', {
+    const foreign = await callService(h.baseUrl, other.apiKey, 'POST', '/api/v1/webhooks/resend', {
       ids: [webhook.id],
     });
     expect(foreign.body).toEqual({ data: { resent: [], notFound: [webhook.id] } });
     expect(
-      (await call(h.baseUrl, other.apiKey, 'GET', `/api/v1/webhooks/${webhook.id}/attempts`)).status,
+      (await callService(h.baseUrl, other.apiKey, 'GET', `/api/v1/webhooks/${webhook.id}/attempts`)).status,
     ).toBe(404);
   });
 
@@ -423,7 +424,7 @@ describe('fan-out and delivery', () => {
       expect(bad.body).toMatchObject({ code: 'BYRD900', errors: [{ field: name }] });
     }
     const other = await h.env.createMerchant('Nobody');
-    const none = await call(h.baseUrl, other.apiKey, 'GET', '/api/v1/webhooks');
+    const none = await callService(h.baseUrl, other.apiKey, 'GET', '/api/v1/webhooks');
     expect(none.body).toEqual({ data: [] });
     expect(none.headers.get('x-total-item-count')).toBe('0');
 
@@ -446,7 +447,7 @@ describe('fan-out and delivery', () => {
   });
 
   it('counts attempts and outcomes in /metrics', async () => {
-    const metrics = await call(h.baseUrl, '', 'GET', '/metrics');
+    const metrics = await callService(h.baseUrl, '', 'GET', '/metrics');
     const value = (line: string) =>
       Number(new RegExp(`^${line.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(metrics.body)?.[1] ?? NaN);
     expect(value('webhook_attempts_total{kind="scheduled",result="success"}')).toBeGreaterThan(10);

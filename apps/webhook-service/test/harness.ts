@@ -2,17 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { createEnvelope, type EventEnvelope, type EventName, type PaymentMethod } from '@byrd/contracts';
-import { createHttpApp, loadConfig, runMigrations } from '@byrd/platform';
-import { TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
+import { loadConfig, runMigrations } from '@byrd/platform';
+import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { webhookConfigSchema } from '../src/config.js';
 import { WEBHOOK_ENTITIES, WEBHOOK_MIGRATIONS } from '../src/database.js';
-
-export interface HttpAnswer {
-  status: number;
-  headers: Headers;
-  body: any;
-}
 
 /** Fast time units for tests, and receivers on 127.0.0.1 allowed explicitly (nothing else private). */
 export const TEST_WEBHOOK_ENV: Record<string, string> = {
@@ -24,34 +18,6 @@ export const TEST_WEBHOOK_ENV: Record<string, string> = {
   WEBHOOK_TIMEOUT_MS: '1000',
   WEBHOOK_LEASE_MS: '2000',
 };
-
-/** Sends a request to a service over real HTTP. */
-export async function call(
-  baseUrl: string,
-  apiKey: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<HttpAnswer> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      'x-api-key': apiKey,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...headers,
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON (e.g. /metrics)
-  }
-  return { status: response.status, headers: response.headers, body: parsed };
-}
 
 /** Builds an event as its producer would and publishes it on the run's stream. */
 export async function publishEvent(
@@ -132,16 +98,11 @@ export class WebhookHarness {
       entities: WEBHOOK_ENTITIES,
       migrations: WEBHOOK_MIGRATIONS,
     });
-    const app = await createHttpApp({
-      module: AppModule.forRoot(config),
-      serviceName: SERVICE_NAME,
-      description: 'test',
-    });
-    await app.listen(0, '127.0.0.1');
+    const { app, url } = await startTestApp(AppModule.forRoot(config), SERVICE_NAME);
     const merchant = await env.createMerchant('Acme Shop');
     const db = new pg.Client({ connectionString: config.DATABASE_URL });
     await db.connect();
-    return new WebhookHarness(env, app, await app.getUrl(), merchant, db);
+    return new WebhookHarness(env, app, url, merchant, db);
   }
 
   async stop(): Promise<void> {
@@ -151,12 +112,12 @@ export class WebhookHarness {
   }
 
   request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    return call(this.baseUrl, this.merchant.apiKey, method, path, body, headers);
+    return callService(this.baseUrl, this.merchant.apiKey, method, path, body, headers);
   }
 
   /** Creates a setting and returns its record (with the signing secret). */
   async subscribe(body: Record<string, unknown>, apiKey = this.merchant.apiKey) {
-    const answer = await call(this.baseUrl, apiKey, 'POST', '/api/v1/settings', {
+    const answer = await callService(this.baseUrl, apiKey, 'POST', '/api/v1/settings', {
       credentialType: 'api-key',
       ...body,
     });

@@ -1,4 +1,5 @@
-import { call, WebhookHarness } from './harness.js';
+import { callService } from '@byrd/platform/testing';
+import { WebhookHarness } from './harness.js';
 import { Receiver } from './receiver.js';
 
 const UNIT_MS = 10;
@@ -69,7 +70,7 @@ describe('the retry schedule (SPEC.md "Limits")', () => {
 
     const listed = await h.request('GET', '/api/v1/webhooks');
     expect(listed.body.data[0]).toMatchObject({ id: webhook.id, sentAt: null });
-    const metrics = await call(h.baseUrl, '', 'GET', '/metrics');
+    const metrics = await callService(h.baseUrl, '', 'GET', '/metrics');
     expect(metrics.body).toMatch(/^webhook_deliveries_total\{outcome="failed"\} 1$/m);
     expect(metrics.body).toMatch(/^webhook_attempts_total\{kind="scheduled",result="failure"\} 51$/m);
   });

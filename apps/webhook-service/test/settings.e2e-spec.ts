@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { WebhookHarness, call } from './harness.js';
+import { callService } from '@byrd/platform/testing';
+import { WebhookHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RECEIVER = 'http://127.0.0.1:9/hooks';
@@ -183,13 +184,13 @@ describe('webhook settings API', () => {
 
   it('requires https for a live merchant', async () => {
     const live = await h.env.createMerchant('Live Shop', 'live');
-    const plain = await call(h.baseUrl, live.apiKey, 'POST', '/api/v1/settings', {
+    const plain = await callService(h.baseUrl, live.apiKey, 'POST', '/api/v1/settings', {
       url: 'http://127.0.0.1:9/hooks',
       credentialType: 'api-key',
     });
     expect(plain.status).toBe(400);
     expect(plain.body.errors).toEqual([{ field: 'url', message: 'url must use https for a live merchant' }]);
-    const tls = await call(h.baseUrl, live.apiKey, 'POST', '/api/v1/settings', {
+    const tls = await callService(h.baseUrl, live.apiKey, 'POST', '/api/v1/settings', {
       url: 'https://127.0.0.1:9/hooks',
       credentialType: 'api-key',
     });
@@ -199,21 +200,23 @@ describe('webhook settings API', () => {
   it("answers 404 BYRD901 for another merchant's setting, and 401 without a key", async () => {
     const mine = await h.subscribe({ url: RECEIVER });
     const other = await h.env.createMerchant('Other Shop');
-    const foreign = await call(h.baseUrl, other.apiKey, 'GET', `/api/v1/settings/${mine.id}`);
+    const foreign = await callService(h.baseUrl, other.apiKey, 'GET', `/api/v1/settings/${mine.id}`);
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe('BYRD901');
-    expect((await call(h.baseUrl, other.apiKey, 'DELETE', `/api/v1/settings/${mine.id}`)).status).toBe(404);
-    const theirs = await call(h.baseUrl, other.apiKey, 'GET', '/api/v1/settings');
+    expect((await callService(h.baseUrl, other.apiKey, 'DELETE', `/api/v1/settings/${mine.id}`)).status).toBe(
+      404,
+    );
+    const theirs = await callService(h.baseUrl, other.apiKey, 'GET', '/api/v1/settings');
     expect(theirs.body).toEqual({ data: [] });
     expect((await h.request('GET', `/api/v1/settings/${randomUUID()}`)).status).toBe(404);
     expect((await h.request('GET', '/api/v1/settings/not-a-guid')).status).toBe(404);
-    const anonymous = await call(h.baseUrl, '', 'GET', '/api/v1/settings');
+    const anonymous = await callService(h.baseUrl, '', 'GET', '/api/v1/settings');
     expect(anonymous.status).toBe(401);
     expect(anonymous.body.code).toBe('BYRD401');
   });
 
   it('describes its endpoints in OpenAPI at /docs and serves Prometheus metrics without a key', async () => {
-    const docs = await call(h.baseUrl, '', 'GET', '/docs/json');
+    const docs = await callService(h.baseUrl, '', 'GET', '/docs/json');
     expect(docs.status).toBe(200);
     const paths = Object.keys(docs.body.paths);
     expect(paths).toEqual(
@@ -230,7 +233,7 @@ describe('webhook settings API', () => {
       'paymentMethods',
     );
 
-    const metrics = await call(h.baseUrl, '', 'GET', '/metrics');
+    const metrics = await callService(h.baseUrl, '', 'GET', '/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     for (const name of [

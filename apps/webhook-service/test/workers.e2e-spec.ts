@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { runMigrations } from '@byrd/platform';
 import {
+  callService,
   freePort,
   startServiceProcess,
   TestEnvironment,
@@ -11,7 +12,7 @@ import {
   type TestMerchant,
 } from '@byrd/platform/testing';
 import { WEBHOOK_ENTITIES, WEBHOOK_MIGRATIONS } from '../src/database.js';
-import { call, publishEvent, TEST_WEBHOOK_ENV } from './harness.js';
+import { publishEvent, TEST_WEBHOOK_ENV } from './harness.js';
 import { Receiver } from './receiver.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
@@ -75,7 +76,7 @@ describe('delivery workers as processes', () => {
 
   it('a worker killed with SIGKILL mid-delivery loses nothing: its lease ends and another worker delivers', async () => {
     const first = await startWorker();
-    const created = await call(first.url, merchant.apiKey, 'POST', '/api/v1/settings', {
+    const created = await callService(first.url, merchant.apiKey, 'POST', '/api/v1/settings', {
       url: receiver.url,
       credentialType: 'api-key',
     });
@@ -147,7 +148,7 @@ describe('delivery workers as processes', () => {
     expect(counts).toEqual({ webhooks: TOTAL, attempts: TOTAL, succeeded: TOTAL });
 
     const delivered = async (worker: ServiceProcess) => {
-      const metrics = await call(worker.url, '', 'GET', '/metrics');
+      const metrics = await callService(worker.url, '', 'GET', '/metrics');
       return Number(
         /^webhook_attempts_total\{kind="scheduled",result="success"\} (\d+)$/m.exec(metrics.body)?.[1] ?? 0,
       );

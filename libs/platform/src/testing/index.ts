@@ -1,2 +1,3 @@
 export * from './test-environment.js';
 export * from './service-process.js';
+export * from './http.js';
