@@ -17,13 +17,12 @@
 //     inherits another's backlog.
 //   - Ledger: transaction rows = 2xx answers (allowing requests still in flight when a load window
 //     closed), every outbox row published (none left), one stream message per transaction, orders handled each.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { readdirSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { BenchEnvironment, poolFor } from './lib/environment.mjs';
-import { ProcessGroup, tail } from './lib/processes.mjs';
+import { guardedRun } from './lib/guarded-run.mjs';
 import { freePort, requestJson, waitForHttp } from './lib/net.mjs';
 import {
   migrate,
@@ -40,6 +39,7 @@ import {
   cpuSnapshot,
   machineBusyCores,
   memoryOf,
+  otherCores,
   sampleRss,
   waitForQuietMachine,
 } from './lib/proc-stats.mjs';
@@ -50,16 +50,19 @@ import { platformFiles } from './lib/platform.mjs';
 import { distTimes } from './lib/build.mjs';
 import { goalLine, table, writeResult } from './lib/report.mjs';
 import {
-  BenchError,
   RESULTS_DIR,
   ROOT,
   TARGET_REVISION,
   TARGET_ROOT,
+  dbName,
   fail,
+  gitState,
   note,
   paint,
   pollUntil,
+  positiveNumber,
   round,
+  serviceEnvOf,
   sleep,
   step,
   timestamp,
@@ -167,18 +170,6 @@ const DRAIN_TIMEOUT_MS = 120_000;
 const ORDERS_DURABLE = 'orders-transactions';
 const BARE_PREFIX = '/bench-bare/api/v2/payment';
 
-function positiveNumber(name, value) {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) fail(`--${name} must be a positive number, got "${value}".`);
-  return number;
-}
-
-function keyValue(pair) {
-  const at = pair.indexOf('=');
-  if (at < 1) fail(`--service-env takes KEY=VALUE, got "${pair}".`);
-  return [pair.slice(0, at), pair.slice(at + 1)];
-}
-
 function paymentBody() {
   const year = (new Date().getUTCFullYear() + 3) % 100;
   return JSON.stringify({
@@ -209,62 +200,30 @@ export async function run(args) {
     prefillRows: Math.max(0, Math.round(Number(args.prefill) || 0)),
     withOrders: !args['no-orders'],
     idempotencyKey: Boolean(args['idempotency-key']),
-    serviceEnv: Object.fromEntries((args['service-env'] ?? []).map(keyValue)),
+    serviceEnv: serviceEnvOf(args['service-env']),
   };
   const startedAt = new Date();
-  const logDir = mkdtempSync(join(tmpdir(), 'byrd-bench-payments-'));
-  const group = new ProcessGroup(logDir);
   let env;
-  let failed = false;
-
-  // Anything going wrong (a service dying, Ctrl-C, the watchdog) rejects `aborted`; every wait races it.
-  let abort;
-  const aborted = new Promise((_, reject) => (abort = reject));
-  aborted.catch(() => undefined);
-  group.onUnexpectedExit = (managed, code, signal) =>
-    abort(
-      new BenchError(
-        `${managed.name} exited unexpectedly (${signal ?? `code ${code}`}):\n${tail(managed.logFile)}` +
-          (TARGET_ROOT === ROOT
-            ? '\n\nIf the working tree is being edited, measure a commit instead: npm run bench -- payments --ref HEAD'
-            : ''),
-      ),
-    );
-  const onSignal = (name) => abort(new BenchError(`Interrupted (${name}); stopping what this run started.`));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const phaseCount = settings.direct ? 4 : 2;
+  // Four phases through the edge (saturated and paced, service and bare), two more direct.
+  const phaseCount = settings.direct ? 6 : 4;
   const budgetMs =
     240_000 +
     (settings.prefillRows / 1e6) * 240_000 +
     phaseCount * ((settings.warmupS + settings.durationS) * 1000 + 2 * DRAIN_TIMEOUT_MS);
-  const watchdog = setTimeout(
-    () => abort(new BenchError(`The run took longer than ${Math.round(budgetMs / 1000)} s; stopping it.`)),
+  return guardedRun({
+    name: 'payments',
     budgetMs,
-  ).unref();
-  const guard = (promise) => Promise.race([promise, aborted]);
-
-  try {
-    return await guard(measure());
-  } catch (error) {
-    failed = true;
-    throw error;
-  } finally {
-    clearTimeout(watchdog);
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
-    step('Stopping and cleaning up');
-    await group.stopAll();
-    if (env) {
+    keepLogs: args['keep-logs'],
+    measure,
+    cleanup: async () => {
+      if (!env) return;
       const problems = await env.cleanup();
       for (const problem of problems) note(`cleanup: ${problem}`);
       note(`dropped databases byrd_${env.run}_* and stream/KV ${env.streamName}, *_${env.run}`);
-    }
-    if (failed || args['keep-logs']) note(`process logs kept in ${logDir}`);
-    else rmSync(logDir, { recursive: true, force: true });
-  }
+    },
+  });
 
-  async function measure() {
+  async function measure({ group, logDir }) {
     step('Environment');
     const busyBefore = await machineBusyCores(1000);
     note(
@@ -558,8 +517,6 @@ function hashKey(apiKey) {
   return createHash('sha256').update(apiKey.trim().toLowerCase()).digest('hex');
 }
 
-const dbName = (url) => new URL(url).pathname.slice(1);
-
 /** Waits (at most `seconds`) until the machine is quiet: under 0.25 busy cores over one second. */
 const between = (rows, answered, inFlight) => rows >= answered && rows <= answered + inFlight;
 
@@ -656,22 +613,6 @@ function printPhaseLine({ name, result, drain }) {
 
 const fmtMs = (ms) => (ms === null ? 'not within the limit' : `${Math.round(ms)} ms`);
 
-function gitState() {
-  try {
-    const git = (...args) =>
-      execFileSync('git', args, {
-        cwd: TARGET_ROOT,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim();
-    const commit = git('rev-parse', '--short', 'HEAD');
-    const dirty = git('status', '--porcelain', '--', 'apps', 'libs');
-    return { commit, dirtyAppsOrLibs: dirty.length > 0 };
-  } catch {
-    return null;
-  }
-}
-
 function buildResult({
   settings,
   startedAt,
@@ -735,7 +676,7 @@ function buildResult({
       cpu: {
         wallSeconds: round(cpu.wallSeconds, 2),
         // Busy cores of the whole machine not used by the processes above: other work on the machine.
-        otherCores: round(otherCores(cpu), 2),
+        otherCores: round(otherCores(cpu, MEASURED), 2),
         cores: Object.fromEntries(Object.entries(cpu.groups).map(([k, v]) => [k, round(v.cores, 3)])),
         msPerRequest: Object.fromEntries(
           Object.entries(cpu.groups).map(([k, v]) => [
@@ -796,11 +737,6 @@ function platformMs(cpu, result) {
   return (
     (PLATFORM.reduce((sum, label) => sum + (cpu.groups[label]?.cpuSeconds ?? 0), 0) * 1000) / result.completed
   );
-}
-
-function otherCores(cpu) {
-  const ours = MEASURED.reduce((sum, label) => sum + (cpu.groups[label]?.cores ?? 0), 0);
-  return Math.max(0, (cpu.groups.machine?.cores ?? 0) - ours);
 }
 
 function printReport(result) {

@@ -23,14 +23,13 @@
 //
 // The receiver (bench/lib/webhook-receiver.mjs) answers 200 with an empty body at once; it runs as its
 // own process by default (`--receiver inline` runs it in this harness instead).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { BenchEnvironment, poolFor } from './lib/environment.mjs';
-import { ProcessGroup, tail } from './lib/processes.mjs';
+import { guardedRun } from './lib/guarded-run.mjs';
+import { tail } from './lib/processes.mjs';
 import { freePort, requestJson, waitForHttp } from './lib/net.mjs';
 import { migrate, serviceMain, serviceMigrate, startService } from './lib/stack.mjs';
 import {
@@ -38,6 +37,7 @@ import {
   cpuSnapshot,
   machineBusyCores,
   memoryOf,
+  otherCores,
   sampleRss,
   waitForQuietMachine,
 } from './lib/proc-stats.mjs';
@@ -47,15 +47,19 @@ import { distTimes } from './lib/build.mjs';
 import { goalLine, table, writeResult } from './lib/report.mjs';
 import { remoteReceiver, startReceiver } from './lib/webhook-receiver.mjs';
 import {
-  BenchError,
   ROOT,
   TARGET_REVISION,
   TARGET_ROOT,
+  dbName,
   fail,
+  gitState,
   note,
   paint,
+  percentile,
   pollUntil,
+  positiveNumber,
   round,
+  serviceEnvOf,
   sleep,
   step,
 } from './lib/util.mjs';
@@ -148,23 +152,6 @@ function envelopeData(transactionId) {
 /** Epoch milliseconds with sub-millisecond resolution, comparable between processes of this machine. */
 const nowEpoch = () => performance.timeOrigin + performance.now();
 
-function positiveNumber(name, value) {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) fail(`--${name} must be a positive number, got "${value}".`);
-  return number;
-}
-
-function keyValue(pair) {
-  const at = pair.indexOf('=');
-  if (at < 1) fail(`--service-env takes KEY=VALUE, got "${pair}".`);
-  return [pair.slice(0, at), pair.slice(at + 1)];
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
 function summarise(values) {
   const sorted = Float64Array.from(values).sort();
   const mean = sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : null;
@@ -179,7 +166,6 @@ function summarise(values) {
 }
 
 export async function run(args) {
-  const serviceEnvArgs = args['service-env'] ?? [];
   const settings = {
     events: Math.round(positiveNumber('events', args.events)),
     rate: positiveNumber('rate', args.rate),
@@ -194,66 +180,33 @@ export async function run(args) {
     claim: !args['no-claim'],
     deliveryOnly: !args['no-delivery-only'],
     quietWaitS: Math.max(0, Number(args['quiet-wait']) || 0),
-    serviceEnv: Object.fromEntries(
-      (Array.isArray(serviceEnvArgs) ? serviceEnvArgs : [serviceEnvArgs]).map(keyValue),
-    ),
+    serviceEnv: serviceEnvOf(args['service-env']),
   };
   if (!['process', 'inline'].includes(settings.receiver))
     fail(`--receiver is "process" or "inline", got "${settings.receiver}".`);
   const startedAt = new Date();
-  const logDir = mkdtempSync(join(tmpdir(), 'byrd-bench-webhooks-'));
-  const group = new ProcessGroup(logDir);
   let env;
   let inlineReceiver;
-  let failed = false;
-
-  let abort;
-  const aborted = new Promise((_, reject) => (abort = reject));
-  aborted.catch(() => undefined);
-  group.onUnexpectedExit = (managed, code, signal) =>
-    abort(
-      new BenchError(
-        `${managed.name} exited unexpectedly (${signal ?? `code ${code}`}):\n${tail(managed.logFile)}` +
-          (TARGET_ROOT === ROOT
-            ? '\n\nIf the working tree is being edited, measure a commit instead: npm run bench -- webhooks --ref HEAD'
-            : ''),
-      ),
-    );
-  const onSignal = (name) => abort(new BenchError(`Interrupted (${name}); stopping what this run started.`));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   const budgetMs =
     300_000 +
     (settings.events / 100) * 1000 +
     settings.durationS * 1000 * 3 +
     (settings.claim ? (settings.futureRows / 1e6) * 300_000 + settings.claimRuns * 2 * 200 : 0);
-  const watchdog = setTimeout(
-    () => abort(new BenchError(`The run took longer than ${Math.round(budgetMs / 1000)} s; stopping it.`)),
+  return guardedRun({
+    name: 'webhooks',
     budgetMs,
-  ).unref();
-
-  try {
-    return await Promise.race([measure(), aborted]);
-  } catch (error) {
-    failed = true;
-    throw error;
-  } finally {
-    clearTimeout(watchdog);
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
-    step('Stopping and cleaning up');
-    await group.stopAll();
-    await inlineReceiver?.close();
-    if (env) {
+    keepLogs: args['keep-logs'],
+    measure,
+    cleanup: async () => {
+      await inlineReceiver?.close();
+      if (!env) return;
       const problems = await env.cleanup();
       for (const problem of problems) note(`cleanup: ${problem}`);
       note(`dropped database byrd_${env.run}_webhook_service and stream/KV ${env.streamName}, *_${env.run}`);
-    }
-    if (failed || args['keep-logs']) note(`process logs kept in ${logDir}`);
-    else rmSync(logDir, { recursive: true, force: true });
-  }
+    },
+  });
 
-  async function measure() {
+  async function measure({ group }) {
     const { createEnvelope, parseEnvelope } = await import(pathToFileURL(contractsFile()).href);
     const { toPublicContent } = await import(pathToFileURL(contentFile()).href);
 
@@ -863,8 +816,6 @@ async function explain(pool, sql, params) {
   }
 }
 
-const dbName = (url) => new URL(url).pathname.slice(1);
-
 function printPhaseLine(phase) {
   note(
     `${phase.name}: ${phase.delivered}/${phase.events} delivered${phase.complete ? '' : paint('1;31', ' (INCOMPLETE)')} in ${phase.seconds} s = ${phase.deliveredPerSecond}/s` +
@@ -899,29 +850,7 @@ function printLedger(ledger) {
   for (const [name, ok] of Object.entries(ledger.checks)) if (!ok) note(paint('1;31', `failed: ${name}`));
 }
 
-function gitState() {
-  try {
-    const git = (...args) =>
-      execFileSync('git', args, {
-        cwd: TARGET_ROOT,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim();
-    return {
-      commit: git('rev-parse', '--short', 'HEAD'),
-      dirtyAppsOrLibs: git('status', '--porcelain', '--', 'apps', 'libs').length > 0,
-    };
-  } catch {
-    return null;
-  }
-}
-
 const MEASURED = ['webhook-service', 'receiver', 'postgres', 'nats-server', 'harness'];
-
-function otherCores(cpu) {
-  const ours = MEASURED.reduce((sum, label) => sum + (cpu.groups[label]?.cores ?? 0), 0);
-  return Math.max(0, (cpu.groups.machine?.cores ?? 0) - ours);
-}
 
 function buildResult({ settings: s, startedAt, env, phases, ledger, memory, claim, busyBefore, service }) {
   const throughput = phases.find((p) => p.name === 'throughput');
@@ -958,7 +887,7 @@ function buildResult({ settings: s, startedAt, env, phases, ledger, memory, clai
       limit: limitOf(phase),
       cpu: {
         wallSeconds: round(cpu.wallSeconds, 2),
-        otherCores: round(otherCores(cpu), 2),
+        otherCores: round(otherCores(cpu, MEASURED), 2),
         cores: Object.fromEntries(Object.entries(cpu.groups).map(([k, v]) => [k, round(v.cores, 3)])),
         msPerDelivery: Object.fromEntries(
           Object.entries(cpu.groups)

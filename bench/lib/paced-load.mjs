@@ -6,11 +6,7 @@
 // latency is only queueing (mean = connections / req/s).
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
+import { percentile } from './util.mjs';
 
 /**
  * Offers `rate` requests a second for `seconds`; answers the same compact result as runLoad, with

@@ -157,3 +157,9 @@ export function sampleRss(pids, intervalMs = 200) {
     },
   };
 }
+
+/** Cores that processes outside `measured` (the run's own groups) kept busy during a window. */
+export function otherCores(cpu, measured) {
+  const ours = measured.reduce((sum, label) => sum + (cpu.groups[label]?.cores ?? 0), 0);
+  return Math.max(0, (cpu.groups.machine?.cores ?? 0) - ours);
+}

@@ -1,4 +1,5 @@
 // Small helpers every benchmark uses: paths, sleeping, timing, output.
+import { execFileSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,4 +59,49 @@ export function timestamp(date = new Date()) {
     .toISOString()
     .replace(/\.\d{3}Z$/, 'Z')
     .replaceAll(':', '-');
+}
+
+/** An option that must be a positive number (the message names the flag). */
+export function positiveNumber(name, value) {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) fail(`--${name} must be a positive number, got "${value}".`);
+  return number;
+}
+
+/** `--service-env KEY=VALUE` values (repeatable) as an environment object. */
+export function serviceEnvOf(pairs = []) {
+  return Object.fromEntries(
+    (Array.isArray(pairs) ? pairs : [pairs]).map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) fail(`--service-env takes KEY=VALUE, got "${pair}".`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}
+
+/** The p-th percentile (nearest rank) of ascending `sorted`, null when empty. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** The database name of a postgres:// URL. */
+export const dbName = (url) => new URL(url).pathname.slice(1);
+
+/** The commit measured and whether apps/ or libs/ had uncommitted changes; null outside git. */
+export function gitState() {
+  try {
+    const git = (...args) =>
+      execFileSync('git', args, {
+        cwd: TARGET_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
+    return {
+      commit: git('rev-parse', '--short', 'HEAD'),
+      dirtyAppsOrLibs: git('status', '--porcelain', '--', 'apps', 'libs').length > 0,
+    };
+  } catch {
+    return null;
+  }
 }
