@@ -15,8 +15,20 @@ export const RpcSubjects = {
   TokensCreate: 'rpc.tokens.create',
   /** Payments → tokens: the card behind a token (payments only). */
   TokensDetokenize: 'rpc.tokens.detokenize',
+  /** Tokens → payments: verify a new token's card with 3DS (its shopper is redirected). */
+  PaymentsVerifyCard: 'rpc.payments.verifyCard',
 } as const;
 export type RpcSubject = (typeof RpcSubjects)[keyof typeof RpcSubjects];
+
+/**
+ * Subjects that carry card data, and the only services that may call each. Their requests are
+ * signed by the caller and their replies encrypted to it (platform RpcIdentity).
+ */
+export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = Object.freeze({
+  'rpc.tokens.detokenize': ['payments'],
+  'rpc.tokens.create': ['hosted-form-bff'],
+  'rpc.payments.verifyCard': ['gateway-tokens'],
+});
 
 /** Error reply of an RPC. */
 export interface RpcError {
@@ -43,7 +55,8 @@ export function rpcError<T = never>(code: ReturnCode, message: string): RpcReply
  * `rpc.orders.get` and `rpc.orders.cancel` request: access to an order is proven by its checkout
  * key (the browser's credential) or by naming its merchant (a service acting for an API key).
  */
-export type OrderAccessRequest = { orderId: string; checkoutKey: string } | { orderId: string; merchantId: string };
+export type OrderAccessRequest =
+  { orderId: string; checkoutKey: string } | { orderId: string; merchantId: string };
 
 /** `rpc.orders.get` reply data: what the hosted form needs to render an order. */
 export interface OrderSummary {
@@ -101,6 +114,27 @@ export interface DetokenizedCard {
   holder: string | null;
   brand: CardBrand;
   isExpired: boolean;
+  /**
+   * The payments card verification (3DS) that must have succeeded before the token is charged;
+   * null when the merchant tokenized with 3DS data of its own.
+   */
+  verificationId: string | null;
+}
+
+/** `rpc.payments.verifyCard` request: authenticate the shopper of a new token's card. */
+export interface VerifyCardRpcRequest {
+  merchantId: string;
+  merchantMode: MerchantMode;
+  tokenId: string;
+  /** Where the shopper lands afterwards (`tokenId` and `status` added), if anywhere. */
+  redirectUrl: string | null;
+}
+
+/** `rpc.payments.verifyCard` reply data. */
+export interface CardVerificationStarted {
+  verificationId: string;
+  /** The hosted 3DS page the shopper is sent to. */
+  actionUrl: string;
 }
 
 /** Request and reply data of each subject. */
@@ -109,6 +143,7 @@ export interface RpcContracts {
   'rpc.orders.cancel': { request: OrderAccessRequest; response: OrderCancelResult };
   'rpc.tokens.create': { request: TokenCreateRpcRequest; response: TokenResponse };
   'rpc.tokens.detokenize': { request: DetokenizeRpcRequest; response: DetokenizedCard };
+  'rpc.payments.verifyCard': { request: VerifyCardRpcRequest; response: CardVerificationStarted };
 }
 
 /** Request type of a subject. */

@@ -11,6 +11,8 @@ export * from './messaging/outbox.js';
 export * from './messaging/consumers.js';
 export * from './idempotency/index.js';
 export * from './rpc/rpc.js';
+export * from './rpc/rpc-identity.js';
 export * from './health/health.controller.js';
 export * from './http/bootstrap.js';
 export * from './platform.module.js';
+export * from './cards/card-checks.js';

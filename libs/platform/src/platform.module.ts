@@ -16,7 +16,14 @@ import { ensureEventsStream } from './messaging/streams.js';
 import { Outbox } from './messaging/outbox.js';
 import { EventConsumers } from './messaging/consumers.js';
 import { Rpc } from './rpc/rpc.js';
-import { API_KEYS_KV, NATS_CONTEXT, PLATFORM_CONFIG, SERVICE_NAME } from './messaging/tokens.js';
+import {
+  API_KEYS_KV,
+  NATS_CONTEXT,
+  PLATFORM_CONFIG,
+  RPC_IDENTITY,
+  SERVICE_NAME,
+} from './messaging/tokens.js';
+import { RpcIdentity } from './rpc/rpc-identity.js';
 
 export interface PlatformOptions {
   serviceName: string;
@@ -78,6 +85,7 @@ export class PlatformModule {
           useFactory: (nats: NatsContext) => nats.kv(config.API_KEYS_BUCKET),
           inject: [NATS_CONTEXT],
         },
+        { provide: RPC_IDENTITY, useFactory: () => RpcIdentity.fromConfig(serviceName, config) },
         NatsLifecycle,
         ApiKeyRegistry,
         Outbox,

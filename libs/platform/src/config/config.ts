@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseSigningKey, parseTrustedCallers } from '../rpc/rpc-identity.js';
 
 /** Thrown when the environment cannot start the service; its message names every bad variable. */
 export class ConfigError extends Error {
@@ -56,7 +57,38 @@ export const baseConfigSchema = z.object({
    */
   OUTBOX_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(5),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * This service's Ed25519 private key (base64 PKCS#8 DER) signing its calls to the authenticated
+   * RPC subjects (card data: rpc.tokens.*, rpc.payments.verifyCard). Needed by callers only.
+   */
+  RPC_SIGNING_KEY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || isValid(() => parseSigningKey(v)), {
+      message: 'must be a base64 Ed25519 private key (PKCS#8 DER)',
+    }),
+  /** `service:base64-public-key,...`: whose signed RPC requests this service believes. */
+  RPC_TRUSTED_CALLERS: z
+    .string()
+    .optional()
+    .superRefine((v, context) => {
+      if (v === undefined) return;
+      try {
+        parseTrustedCallers(v);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
 });
+
+function isValid(parse: () => unknown): boolean {
+  try {
+    parse();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
 

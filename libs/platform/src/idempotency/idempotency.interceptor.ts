@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import {
   HttpStatus,
   Injectable,
@@ -70,7 +70,10 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     const scope =
       request.merchant?.merchantId ??
       `checkout:${String(request.query && (request.query as Record<string, unknown>).checkoutKey)}`;
-    const hash = createHash('sha256')
+    // Keyed by the caller's own secret (API key or checkout key): the body may hold a card, and a
+    // plain hash of a card and its CVV could be brute-forced (PCI DSS 3.5: keyed hashes only).
+    const callerSecret = String(request.headers['x-api-key'] ?? scope);
+    const hash = createHmac('sha256', callerSecret)
       .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
     const successStatus =

@@ -1,10 +1,17 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Subscription } from '@nats-io/transport-node';
-import type { RpcContracts, RpcReply, RpcRequestOf, RpcSubject } from '@byrd/contracts';
+import {
+  RPC_CALLERS,
+  type RpcContracts,
+  type RpcReply,
+  type RpcRequestOf,
+  type RpcSubject,
+} from '@byrd/contracts';
 import { ApiError, ErrorKind, kindOfCode } from '../errors/api-error.js';
 import { toApiError } from '../errors/error-body.js';
 import type { NatsContext } from '../messaging/nats.js';
-import { NATS_CONTEXT, SERVICE_NAME } from '../messaging/tokens.js';
+import { NATS_CONTEXT, RPC_IDENTITY, SERVICE_NAME } from '../messaging/tokens.js';
+import type { RpcIdentity, SealedRpcReply } from './rpc-identity.js';
 
 type RpcResponseOf<S extends RpcSubject> = RpcContracts[S]['response'];
 
@@ -12,7 +19,9 @@ const DEFAULT_TIMEOUT_MS = 5_000;
 
 /**
  * Request/reply between services on `rpc.<service>.<verb>` subjects (never a stream's subjects).
- * Handlers answer with a tagged reply, so domain errors cross the wire with their code.
+ * Handlers answer with a tagged reply, so domain errors cross the wire with their code. Subjects
+ * listed in RPC_CALLERS are authenticated: requests are signed by the caller's RpcIdentity, only
+ * the listed services are served, and replies are encrypted to the caller.
  */
 @Injectable()
 export class Rpc implements BeforeApplicationShutdown {
@@ -22,26 +31,39 @@ export class Rpc implements BeforeApplicationShutdown {
   constructor(
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
     @Inject(SERVICE_NAME) private readonly serviceName: string,
+    @Inject(RPC_IDENTITY) private readonly identity: RpcIdentity,
   ) {}
 
   /** Serves a subject; replicas share the load through a queue group named after the service. */
   serve<S extends RpcSubject>(
     subject: S,
-    handler: (request: RpcRequestOf<S>) => Promise<RpcResponseOf<S>>,
+    handler: (request: RpcRequestOf<S>, caller: string | null) => Promise<RpcResponseOf<S>>,
   ): void {
+    const allowedCallers: readonly string[] | undefined = RPC_CALLERS[subject];
     const subscription = this.nats.nc.subscribe(this.nats.subject(subject), {
       queue: this.serviceName,
       callback: (error, message) => {
         if (error) return this.logger.error(`${subject}: ${error.message}`);
         void (async () => {
-          let reply: RpcReply<RpcResponseOf<S>>;
+          let reply: RpcReply<RpcResponseOf<S>> | SealedRpcReply;
           try {
-            reply = { ok: true, data: await handler(message.json<RpcRequestOf<S>>()) };
+            if (allowedCallers) {
+              const signed = await this.identity.verify<RpcRequestOf<S>>(
+                subject,
+                message.json(),
+                allowedCallers,
+              );
+              const data = await handler(signed.request, signed.caller).then(
+                (result): RpcReply<RpcResponseOf<S>> => ({ ok: true, data: result }),
+                (failure: unknown) => this.errorReply(subject, failure),
+              );
+              reply = await this.identity.seal(data, signed.replyKey);
+            } else {
+              reply = { ok: true, data: await handler(message.json<RpcRequestOf<S>>(), null) };
+            }
           } catch (failure) {
-            const apiError = toApiError(failure);
-            if (apiError.kind === ErrorKind.Internal)
-              this.logger.error(`${subject} failed: ${String(failure)}`);
-            reply = { ok: false, error: { code: apiError.code, message: apiError.message } };
+            // Refused callers get the reason in clear: there is nothing to protect in it.
+            reply = this.errorReply(subject, failure);
           }
           message.respond(JSON.stringify(reply));
         })();
@@ -56,17 +78,26 @@ export class Rpc implements BeforeApplicationShutdown {
     request: RpcRequestOf<S>,
     timeoutMs = DEFAULT_TIMEOUT_MS,
   ): Promise<RpcResponseOf<S>> {
-    let answer: RpcReply<RpcResponseOf<S>>;
+    const authenticated = RPC_CALLERS[subject] !== undefined;
+    const body = authenticated ? await this.identity.sign(subject, request) : request;
+    let answer: RpcReply<RpcResponseOf<S>> | SealedRpcReply;
     try {
-      const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(request), {
+      const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
         timeout: timeoutMs,
       });
-      answer = message.json<RpcReply<RpcResponseOf<S>>>();
+      answer = message.json<RpcReply<RpcResponseOf<S>> | SealedRpcReply>();
     } catch (error) {
       throw new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
     }
+    if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     throw new ApiError(kindOfCode(answer.error.code), answer.error.message, { code: answer.error.code });
+  }
+
+  private errorReply(subject: string, failure: unknown): RpcReply<never> {
+    const apiError = toApiError(failure);
+    if (apiError.kind === ErrorKind.Internal) this.logger.error(`${subject} failed: ${String(failure)}`);
+    return { ok: false, error: { code: apiError.code, message: apiError.message } };
   }
 
   async beforeApplicationShutdown(): Promise<void> {

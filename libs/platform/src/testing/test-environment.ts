@@ -6,8 +6,12 @@ import type { MerchantMode } from '../auth/api-keys.js';
 import { dropDatabase, ensureDatabase } from '../database/data-source.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
+import { generateRpcKeyPair } from '../rpc/rpc-identity.js';
 
 import pg from 'pg';
+
+/** Services that get an RPC identity in a test run, as npm start and the chart give them. */
+const RPC_SERVICES = ['orders', 'payments', 'gateway-tokens', 'hosted-form-bff', 'webhook-service'];
 
 const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Leftovers of runs that died before cleanup are removed once they are this old. */
@@ -29,6 +33,10 @@ export interface TestMerchant {
 export class TestEnvironment {
   private readonly databases = new Set<string>();
   private readonly collectors: EventCollector[] = [];
+  /** Each service's RPC identity key pair for this run (signing authenticated RPC subjects). */
+  private readonly rpcKeys = new Map<string, { privateKey: string; publicKey: string }>(
+    RPC_SERVICES.map((service) => [service, generateRpcKeyPair()]),
+  );
 
   private constructor(
     readonly id: string,
@@ -78,8 +86,17 @@ export class TestEnvironment {
       MERCHANTS_BUCKET: `MERCHANTS_${this.id}`,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       OUTBOX_POLL_MS: '50',
+      ...(this.rpcKeys.has(service) ? { RPC_SIGNING_KEY: this.rpcKeys.get(service)!.privateKey } : {}),
+      RPC_TRUSTED_CALLERS: [...this.rpcKeys].map(([name, keys]) => `${name}:${keys.publicKey}`).join(','),
       ...extra,
     };
+  }
+
+  /** A service's RPC key pair of this run (a test may sign as that service, or as none). */
+  rpcKeyPair(service: string): { privateKey: string; publicKey: string } {
+    const keys = this.rpcKeys.get(service);
+    if (!keys) throw new Error(`No RPC keys for ${service}; known: ${[...this.rpcKeys.keys()].join(', ')}`);
+    return keys;
   }
 
   async createMerchant(name = 'Test Merchant', mode: MerchantMode = 'sandbox'): Promise<TestMerchant> {

@@ -1,4 +1,4 @@
-import { ApiError } from '@byrd/platform';
+import { ApiError } from '../errors/index.js';
 import { checkCard, maskCardNumber } from './card-checks.js';
 
 const now = new Date('2026-11-22T00:00:00Z');

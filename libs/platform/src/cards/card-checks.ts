@@ -1,6 +1,6 @@
 import valid from 'card-validator';
 import type { CardBrand } from '@byrd/contracts';
-import { ApiError, type FieldError } from '@byrd/platform';
+import { ApiError, type FieldError } from '../errors/index.js';
 
 /** credit-card-type names (used by card-validator) → the gateway's brand values. */
 const BRANDS: Record<string, CardBrand> = {

@@ -1,0 +1,186 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
+import { CompactEncrypt, SignJWT, compactDecrypt, decodeJwt, exportJWK, jwtVerify, type JWK } from 'jose';
+import type { RpcReply } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '../errors/api-error.js';
+
+/** A signed request stays valid this long (clock skew included): long enough for a queue, short for a replay. */
+const REQUEST_LIFETIME_S = 30;
+const CLOCK_TOLERANCE_S = 5;
+
+/** What an authenticated subject carries instead of the bare request. */
+export interface SignedRpcRequest {
+  /** Compact JWS (EdDSA) of `{ req, rk }`, issued by the caller, audience the subject. */
+  jws: string;
+}
+
+/** What an authenticated subject answers: the reply encrypted to the caller's reply key. */
+export interface SealedRpcReply {
+  /** Compact JWE (ECDH-ES, X25519, A256GCM). */
+  jwe: string;
+}
+
+export interface VerifiedRpcRequest<T> {
+  caller: string;
+  request: T;
+  replyKey: KeyObject;
+}
+
+/** An Ed25519 key pair as the RPC_* variables hold it: base64 DER (PKCS#8 private, SPKI public). */
+export function generateRpcKeyPair(): { privateKey: string; publicKey: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+    publicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+  };
+}
+
+/** Parses `name:base64-spki,name:base64-spki`; throws a sentence naming the bad entry. */
+export function parseTrustedCallers(list: string): Map<string, KeyObject> {
+  const callers = new Map<string, KeyObject>();
+  for (const entry of list
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const [name, key] = entry.split(':');
+    if (!name || !key) throw new Error(`entry "${entry}" is not name:base64-public-key`);
+    try {
+      const publicKey = createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' });
+      if (publicKey.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
+      callers.set(name, publicKey);
+    } catch {
+      throw new Error(`the key of "${name}" is not a base64 Ed25519 public key (SPKI DER)`);
+    }
+  }
+  return callers;
+}
+
+export function parseSigningKey(base64: string): KeyObject {
+  const key = createPrivateKey({ key: Buffer.from(base64, 'base64'), format: 'der', type: 'pkcs8' });
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error('must be an Ed25519 private key');
+  return key;
+}
+
+/**
+ * A service's identity on the internal request/reply subjects that carry card data. The caller
+ * signs each request (EdDSA JWS naming the subject as audience, 30 s lifetime, unique id) and
+ * names a reply key; the server checks the signature against the public keys it trusts, the
+ * subject's allowed callers, and replays, then encrypts its answer to the reply key (JWE), so
+ * neither another service nor anyone reading the NATS traffic can ask for or read a card.
+ */
+export class RpcIdentity {
+  private readonly replyKeys = generateKeyPairSync('x25519');
+  private replyJwk?: Promise<JWK>;
+  private readonly seen = new Map<string, number>();
+
+  constructor(
+    readonly serviceName: string,
+    private readonly signingKey: KeyObject | null,
+    private readonly trusted: Map<string, KeyObject>,
+  ) {}
+
+  static fromConfig(
+    serviceName: string,
+    config: { RPC_SIGNING_KEY?: string; RPC_TRUSTED_CALLERS?: string },
+  ): RpcIdentity {
+    return new RpcIdentity(
+      serviceName,
+      config.RPC_SIGNING_KEY ? parseSigningKey(config.RPC_SIGNING_KEY) : null,
+      parseTrustedCallers(config.RPC_TRUSTED_CALLERS ?? ''),
+    );
+  }
+
+  async sign(subject: string, request: unknown): Promise<SignedRpcRequest> {
+    if (!this.signingKey) {
+      throw new ApiError(
+        ErrorKind.Internal,
+        `${this.serviceName} has no RPC_SIGNING_KEY, so it cannot call ${subject}`,
+      );
+    }
+    this.replyJwk ??= exportJWK(this.replyKeys.publicKey);
+    const jws = await new SignJWT({ req: request, rk: await this.replyJwk })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuer(this.serviceName)
+      .setAudience(subject)
+      .setIssuedAt()
+      .setExpirationTime(`${REQUEST_LIFETIME_S}s`)
+      .setJti(randomUUID())
+      .sign(this.signingKey);
+    return { jws };
+  }
+
+  /** Checks who sent a request and that it may; throws BYRD403 otherwise. */
+  async verify<T>(
+    subject: string,
+    envelope: unknown,
+    allowedCallers: readonly string[],
+  ): Promise<VerifiedRpcRequest<T>> {
+    const jws = (envelope as Partial<SignedRpcRequest> | null)?.jws;
+    if (typeof jws !== 'string') throw forbidden(`${subject} takes signed requests only`);
+    let payload: { req?: T; rk?: JWK; jti?: string; exp?: number; iss?: string };
+    try {
+      ({ payload } = await jwtVerify(jws, this.keyOf(decodeJwt(jws).iss), {
+        algorithms: ['EdDSA'],
+        audience: subject,
+        clockTolerance: CLOCK_TOLERANCE_S,
+        maxTokenAge: REQUEST_LIFETIME_S + CLOCK_TOLERANCE_S,
+        requiredClaims: ['iss', 'jti', 'exp', 'iat'],
+      }));
+    } catch (error) {
+      throw forbidden(`${subject}: the request's signature is not valid (${(error as Error).message})`);
+    }
+    const caller = payload.iss!;
+    if (!allowedCallers.includes(caller)) throw forbidden(`${caller} may not call ${subject}`);
+    this.rememberOnce(payload.jti!, payload.exp!);
+    if (!payload.rk) throw forbidden(`${subject}: the request names no reply key`);
+    const replyKey = replyKeyOf(payload.rk);
+    if (!replyKey) throw forbidden(`${subject}: the request's reply key is not an X25519 public key`);
+    return { caller, request: payload.req as T, replyKey };
+  }
+
+  async seal(reply: RpcReply<unknown>, replyKey: KeyObject): Promise<SealedRpcReply> {
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(reply)))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM' })
+      .encrypt(replyKey);
+    return { jwe };
+  }
+
+  async open<T>(sealed: SealedRpcReply): Promise<RpcReply<T>> {
+    const { plaintext } = await compactDecrypt(sealed.jwe, this.replyKeys.privateKey);
+    return JSON.parse(new TextDecoder().decode(plaintext)) as RpcReply<T>;
+  }
+
+  private keyOf(issuer: string | undefined): KeyObject {
+    const key = issuer === undefined ? undefined : this.trusted.get(issuer);
+    if (!key) throw new Error(`caller ${String(issuer)} is not trusted`);
+    return key;
+  }
+
+  /** A request id is accepted once while it is valid: a copied request cannot be replayed. */
+  private rememberOnce(jti: string, expiresAtS: number): void {
+    const now = Date.now();
+    if (this.seen.has(jti)) throw forbidden('this request was already served (replay)');
+    if (this.seen.size > 10_000) {
+      for (const [id, until] of this.seen) if (until < now) this.seen.delete(id);
+    }
+    this.seen.set(jti, (expiresAtS + CLOCK_TOLERANCE_S) * 1000);
+  }
+}
+
+function replyKeyOf(jwk: JWK): KeyObject | null {
+  try {
+    const key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: 'jwk' });
+    return key.asymmetricKeyType === 'x25519' ? key : null;
+  } catch {
+    return null;
+  }
+}
+
+function forbidden(message: string): ApiError {
+  return new ApiError(ErrorKind.Forbidden, message, { code: 'BYRD403' });
+}
