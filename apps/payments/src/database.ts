@@ -5,6 +5,7 @@ import { Payments1763800000200 } from './migrations/1763800000200-payments.js';
 import { AsyncPayments1763800000400 } from './migrations/1763800000400-async-payments.js';
 import { Chargebacks1763800000410 } from './migrations/1763800000410-chargebacks.js';
 import { ThreeDSOpenSessions1763900000500 } from './migrations/1763900000500-three-ds-open-sessions.js';
+import { CardVerifications1764300000100 } from './migrations/1764300000100-card-verifications.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -12,4 +13,5 @@ export const PAYMENTS_MIGRATIONS = [
   AsyncPayments1763800000400,
   Chargebacks1763800000410,
   ThreeDSOpenSessions1763900000500,
+  CardVerifications1764300000100,
 ];

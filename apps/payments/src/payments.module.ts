@@ -10,6 +10,9 @@ import { CreatePayment } from './payments/create-payment.usecase.js';
 import { CardCharge } from './payments/card-charge.js';
 import { PayPayment } from './payments/pay-payment.usecase.js';
 import { PaymentAuthorizer } from './payments/payment-authorizer.js';
+import { TokenCharge } from './payments/token-charge.js';
+import { VerifyCard } from './verification/verify-card.usecase.js';
+import { VerificationRpcHandlers } from './verification/verification.rpc.js';
 import { TransactionsController } from './transactions/transactions.controller.js';
 import { QueryTransactions } from './transactions/query-transactions.usecase.js';
 import { AsyncPaymentsModule } from './async/async-payments.module.js';
@@ -24,10 +27,14 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
     { provide: THREE_DS_PROVIDER, useClass: SandboxThreeDSProvider },
     PaymentAuthorizer,
     CardCharge,
+    TokenCharge,
     CreatePayment,
     PayPayment,
     CompleteAuthentication,
     QueryTransactions,
+    // The vault's card verifications run on the same 3DS server.
+    VerifyCard,
+    VerificationRpcHandlers,
   ],
   exports: [PaymentsCoreModule, ACQUIRER, THREE_DS_PROVIDER, PaymentAuthorizer, CompleteAuthentication],
 })

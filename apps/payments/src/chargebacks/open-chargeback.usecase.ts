@@ -9,7 +9,7 @@ import {
   type OpenChargebackRequest,
 } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
-import { Transaction } from '../transactions/transaction.entity.js';
+import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { Chargeback } from './chargeback.entity.js';
 import { ChargebackEventRecorder } from './chargeback-events.js';
 import { presentChargeback } from './chargeback.presenter.js';
@@ -34,7 +34,9 @@ export class OpenChargeback {
       // A capture's pre-authorisation is locked first, as refunds lock it (root, then source): a
       // refund of the pre-authorisation and a chargeback on one of its captures run one after the other.
       const found = isGuid(request.transactionId)
-        ? await manager.getRepository(Transaction).findOneBy({ id: request.transactionId, merchantId })
+        ? await manager
+            .getRepository(Transaction)
+            .findOneBy(ofMerchant(merchantId, { id: request.transactionId }))
         : null;
       if (!found) throw ApiError.notFound(`Transaction ${request.transactionId}`);
       const preAuth =

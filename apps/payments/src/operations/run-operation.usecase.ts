@@ -6,7 +6,7 @@ import { isGuid, toDecimalAmount, toIsoAmount, type OperationAmountRequest } fro
 import { ApiError, type MerchantContext } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { applyOutcome } from '../payments/payment-authorizer.js';
-import { Transaction } from '../transactions/transaction.entity.js';
+import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import {
   checkOperation,
@@ -85,7 +85,7 @@ export class RunOperation {
 
   private async lockSource(manager: EntityManager, merchantId: string, sourceId: string) {
     const found = isGuid(sourceId)
-      ? await manager.findOneBy(Transaction, { id: sourceId, merchantId })
+      ? await manager.findOneBy(Transaction, ofMerchant(merchantId, { id: sourceId }))
       : null;
     if (!found) throw ApiError.notFound(`Transaction ${sourceId}`);
     const lock = { mode: 'pessimistic_write' as const };

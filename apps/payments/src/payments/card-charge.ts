@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { PaymentCardDto } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, checkCard, ErrorKind, type CheckedCard } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
-import { checkCard } from '../cards/card-checks.js';
 import { CardSeal } from '../cards/card-seal.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
@@ -11,20 +9,19 @@ import { PROTOCOL_VERSION, THREE_DS_PROVIDER, type ThreeDSProvider } from '../th
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { applyOutcome, PaymentAuthorizer } from './payment-authorizer.js';
 
-/** Tokens are charged once the card vault (gateway-tokens) is installed; until then a clear 400. */
-export function refuseTokenPayments(request: { tokenId?: string }): void {
-  if (request.tokenId) {
-    throw ApiError.invalidField(
-      'tokenId',
-      'token payments need the card vault (gateway-tokens), which is not installed',
-    );
-  }
-}
-
 export interface ChargeStarted {
-  session: ThreeDSSession;
+  /** Null when no shopper takes part (a merchant-initiated token payment). */
+  session: ThreeDSSession | null;
   /** The hosted 3DS page when the shopper must answer a challenge, else null. */
   actionUrl: string | null;
+}
+
+/** A card as the checks and the acquirer take it (a stored card has no CVV). */
+export interface CardToCharge {
+  number: string;
+  expiration: string;
+  cvv?: string;
+  holder?: string | null;
 }
 
 /**
@@ -58,17 +55,12 @@ export class CardCharge {
     }
   }
 
-  async start(transaction: Transaction, input: PaymentCardDto, now = new Date()): Promise<ChargeStarted> {
-    const card = checkCard(input);
-    this.assertAcquirerFor(transaction);
-    Object.assign(transaction, {
-      brand: card.brand,
-      maskedCardNumber: card.masked,
-      cardExpiration: card.expiration,
-      holder: input.holder ?? transaction.holder ?? null,
-      acquirer: this.acquirer.name,
-      expiresAt: new Date(now.getTime() + this.config.THREE_DS_TIMEOUT_MS),
-    });
+  async start(
+    transaction: Transaction,
+    input: CardToCharge,
+    now = new Date(),
+  ): Promise<ChargeStarted & { session: ThreeDSSession }> {
+    const card = this.putCard(transaction, input, now);
     applyOutcome(transaction, 'Created', 'BYRD207');
 
     const session: ThreeDSSession = Object.assign(new ThreeDSSession(), {
@@ -108,8 +100,36 @@ export class CardCharge {
     return { session, actionUrl: null };
   }
 
+  /**
+   * A merchant-initiated payment of a stored card: no shopper is present to authenticate, so the
+   * card goes to the acquirer at once, marked as not authenticated.
+   */
+  async chargeWithoutShopper(
+    transaction: Transaction,
+    input: CardToCharge,
+    now = new Date(),
+  ): Promise<ChargeStarted> {
+    const card = this.putCard(transaction, input, now);
+    await this.authorizer.authorizeUnauthenticated(transaction, card);
+    return { session: null, actionUrl: null };
+  }
+
+  private putCard(transaction: Transaction, input: CardToCharge, now: Date): CheckedCard {
+    const card = checkCard(input);
+    this.assertAcquirerFor(transaction);
+    Object.assign(transaction, {
+      brand: card.brand,
+      maskedCardNumber: card.masked,
+      cardExpiration: card.expiration,
+      holder: input.holder ?? transaction.holder ?? null,
+      acquirer: this.acquirer.name,
+      expiresAt: new Date(now.getTime() + this.config.THREE_DS_TIMEOUT_MS),
+    });
+    return card;
+  }
+
   /** The hosted 3DS page that runs the whole flow and returns the shopper to `redirectUrl`. */
-  private actionUrl(sessionId: string): string {
+  actionUrl(sessionId: string): string {
     return `${this.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/3ds/authenticate/${sessionId}`;
   }
 }

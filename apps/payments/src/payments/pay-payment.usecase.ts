@@ -7,7 +7,8 @@ import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
-import { CardCharge, refuseTokenPayments } from './card-charge.js';
+import { CardCharge } from './card-charge.js';
+import { TokenCharge } from './token-charge.js';
 import { PayerResolver, type PaymentActor } from './payer.js';
 
 /** `POST /api/v2/payment/{transactionId}/pay`: the second step of a payment created without a card. */
@@ -18,6 +19,7 @@ export class PayPayment {
     private readonly payer: PayerResolver,
     private readonly events: TransactionEventRecorder,
     private readonly charge: CardCharge,
+    private readonly tokenCharge: TokenCharge,
   ) {}
 
   async execute(
@@ -25,13 +27,18 @@ export class PayPayment {
     transactionId: string,
     request: CompletePaymentRequest,
   ): Promise<PaymentResponse> {
-    refuseTokenPayments(request);
-    if (!request.card) throw ApiError.invalidField('card', 'is required');
+    const { card, tokenId } = request;
+    if (!card && !tokenId) throw ApiError.invalidField('card', 'card or tokenId is required');
+    if (tokenId && 'checkoutKey' in actor) {
+      throw ApiError.invalidField(
+        'tokenId',
+        "token payments are sent by the merchant's backend, with its API key",
+      );
+    }
     const found = isGuid(transactionId)
       ? await this.dataSource.getRepository(Transaction).findOneBy({ id: transactionId })
       : null;
     if (!found || !(await this.owns(actor, found))) throw ApiError.notFound(`Payment ${transactionId}`);
-    const card = request.card;
 
     const answer = await this.dataSource.transaction(async (manager) => {
       const transaction = await manager.findOneOrFail(Transaction, {
@@ -47,9 +54,11 @@ export class PayPayment {
           code: 'BYRD205',
         });
       }
-      const { session, actionUrl } = await this.charge.start(transaction, card);
+      const { session, actionUrl } = card
+        ? await this.charge.start(transaction, card)
+        : await this.tokenCharge.start(transaction, tokenId!);
       await manager.save(transaction);
-      await manager.insert(ThreeDSSession, session as QueryDeepPartialEntity<ThreeDSSession>);
+      if (session) await manager.insert(ThreeDSSession, session as QueryDeepPartialEntity<ThreeDSSession>);
       await this.events.record(manager, transaction);
       return presentPayment(transaction, session, actionUrl);
     });

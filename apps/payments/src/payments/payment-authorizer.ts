@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { describe as describeCode, type ReturnCode, type TransactionStatus } from '@byrd/contracts';
-import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
+import { ACQUIRER, type Acquirer, type AuthorizationRequest } from '../acquirer/acquirer.js';
 import type { AuthenticationResult } from '../three-ds/three-ds-provider.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 
@@ -23,21 +23,42 @@ export class PaymentAuthorizer {
     card: { number: string; expiration: string; cvv?: string } | null,
     authentication: AuthenticationResult & { dsTransactionId: string },
   ): Promise<void> {
-    if ((authentication.status === 'Authorized' || authentication.status === 'NotEnrolled') && card) {
-      const result = await this.acquirer.authorize({
-        transactionId: transaction.id,
-        merchantMode: transaction.merchantMode,
-        operation: transaction.isPreAuth ? 'PreAuth' : 'Payment',
-        isoAmount: transaction.isoAmount,
-        currency: transaction.currency,
-        card,
-        authentication,
-      });
-      applyOutcome(transaction, result.outcome, result.code);
-    } else if (authentication.transStatusReason === '19') {
+    const authenticated = authentication.status === 'Authorized' || authentication.status === 'NotEnrolled';
+    if (transaction.operationType === 'Verification') {
+      // A card verification ends with the authentication: nothing goes to the acquirer.
+      if (authenticated) return applyOutcome(transaction, 'Success', 'BYRD200');
+    } else if (authenticated && card) {
+      return this.authorize(transaction, card, authentication);
+    }
+    if (authentication.transStatusReason === '19') {
       applyOutcome(transaction, 'Canceled', 'BYRD208');
     } else {
       applyOutcome(transaction, 'Denied', 'BYRD205');
     }
+  }
+
+  /** A payment no shopper takes part in (merchant-initiated, stored card): no 3DS data to pass on. */
+  authorizeUnauthenticated(
+    transaction: Transaction,
+    card: { number: string; expiration: string },
+  ): Promise<void> {
+    return this.authorize(transaction, card);
+  }
+
+  private async authorize(
+    transaction: Transaction,
+    card: AuthorizationRequest['card'],
+    authentication?: AuthorizationRequest['authentication'],
+  ): Promise<void> {
+    const result = await this.acquirer.authorize({
+      transactionId: transaction.id,
+      merchantMode: transaction.merchantMode,
+      operation: transaction.isPreAuth ? 'PreAuth' : 'Payment',
+      isoAmount: transaction.isoAmount,
+      currency: transaction.currency,
+      card,
+      authentication,
+    });
+    applyOutcome(transaction, result.outcome, result.code);
   }
 }

@@ -81,7 +81,7 @@ export function paymentStatusOf(status: TransactionStatus): ThreeDSPostAuthRespo
 
 /**
  * Where `action.url` sends the shopper at the end: the payment's redirectUrl with `transactionId`
- * and `status` added to its query (the rest kept). Null when there is none, or it is not http(s).
+ * (a card verification: `tokenId`) and `status` added to its query (the rest kept). Null when there is none, or it is not http(s).
  */
 export function returnUrlOf(transaction: Transaction): string | null {
   if (!transaction.redirectUrl) return null;
@@ -92,7 +92,10 @@ export function returnUrlOf(transaction: Transaction): string | null {
     return null;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  url.searchParams.set('transactionId', transaction.id);
+  // A card verification returns with the token it verified; a payment with itself.
+  if (transaction.operationType === 'Verification')
+    url.searchParams.set('tokenId', transaction.tokenId ?? '');
+  else url.searchParams.set('transactionId', transaction.id);
   url.searchParams.set('status', transaction.status);
   return url.toString();
 }

@@ -9,7 +9,7 @@ import {
 } from '@byrd/contracts';
 import { ApiError } from '@byrd/platform';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
-import { Transaction } from './transaction.entity.js';
+import { ofMerchant, Transaction } from './transaction.entity.js';
 import { presentTransaction } from './transaction.presenter.js';
 
 /** Reads of a merchant's transactions; another merchant's id answers like a missing one. */
@@ -19,7 +19,9 @@ export class QueryTransactions {
 
   async one(merchantId: string, transactionId: string): Promise<TransactionResponse> {
     const transaction = isGuid(transactionId)
-      ? await this.dataSource.getRepository(Transaction).findOneBy({ id: transactionId, merchantId })
+      ? await this.dataSource
+          .getRepository(Transaction)
+          .findOneBy(ofMerchant(merchantId, { id: transactionId }))
       : null;
     if (!transaction) throw ApiError.notFound(`Transaction ${transactionId}`);
     const session = await this.dataSource
@@ -33,11 +35,10 @@ export class QueryTransactions {
       throw ApiError.invalidField('orderId', 'orderId or orderRef is required');
     const pageNumber = query.pageNumber ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
-    const where = {
-      merchantId,
+    const where = ofMerchant(merchantId, {
       ...(query.orderId ? { orderId: query.orderId } : {}),
       ...(query.orderRef ? { orderRef: query.orderRef } : {}),
-    };
+    });
     const [transactions, totalAvailable] = await this.dataSource.getRepository(Transaction).findAndCount({
       where,
       order: { createdAt: 'DESC', id: 'ASC' },

@@ -11,7 +11,7 @@ import {
   type TransactionStatus,
 } from '@byrd/contracts';
 import { Outbox, type RowToInsert } from '@byrd/platform';
-import type { Transaction } from './transaction.entity.js';
+import { publicOperationType, type Transaction } from './transaction.entity.js';
 
 const KIND: Record<OperationType, TransactionEventKind> = {
   Payment: 'payment',
@@ -34,12 +34,13 @@ const OUTCOME: Record<TransactionStatus, TransactionEventOutcome> = {
 };
 
 export function eventNameOf(
-  transaction: Pick<Transaction, 'operationType' | 'status'>,
+  transaction: Pick<Transaction, 'id' | 'operationType' | 'status'>,
 ): TransactionEventName {
-  if (transaction.operationType === 'Release') {
+  const operationType = publicOperationType(transaction);
+  if (operationType === 'Release') {
     return transactionEventName('preauth', transaction.status === 'Success' ? 'canceled' : 'error');
   }
-  return transactionEventName(KIND[transaction.operationType], OUTCOME[transaction.status]);
+  return transactionEventName(KIND[operationType], OUTCOME[transaction.status]);
 }
 
 /** Writes transaction.* events to the outbox, in the transaction that changed the money. */
@@ -47,7 +48,9 @@ export function eventNameOf(
 export class TransactionEventRecorder {
   constructor(private readonly outbox: Outbox) {}
 
+  /** Card verifications (the vault's) are not announced: they move no money and no order. */
   async record(manager: EntityManager, transaction: Transaction): Promise<void> {
+    if (transaction.operationType === 'Verification') return;
     await this.outbox.append(manager, this.envelopeOf(transaction));
   }
 
@@ -68,7 +71,7 @@ export class TransactionEventRecorder {
         orderId: transaction.orderId,
         orderRef: transaction.orderRef,
         status: transaction.status,
-        operationType: transaction.operationType,
+        operationType: publicOperationType(transaction),
         amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
         isoAmount: transaction.isoAmount,
         currency: transaction.currency,

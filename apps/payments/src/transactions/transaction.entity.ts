@@ -1,4 +1,12 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Not,
+  PrimaryColumn,
+  UpdateDateColumn,
+  type FindOptionsWhere,
+} from 'typeorm';
 import { minorUnits } from '@byrd/platform';
 import type {
   CardBrand,
@@ -34,7 +42,8 @@ export class Transaction {
   orderRef: string | null;
 
   @Column({ name: 'operation_type', type: 'text' })
-  operationType: OperationType;
+  /** `Verification`: a token's 3DS card verification, never shown to merchants nor announced. */
+  operationType: OperationType | 'Verification';
 
   @Column({ name: 'source_transaction_id', type: 'uuid', nullable: true })
   sourceTransactionId: string | null;
@@ -114,4 +123,22 @@ export class Transaction {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+}
+
+/** The operation type of a transaction merchants see; a card verification is never one of them. */
+export function publicOperationType(transaction: Pick<Transaction, 'id' | 'operationType'>): OperationType {
+  if (transaction.operationType === 'Verification') {
+    throw new Error(
+      `Transaction ${transaction.id} is a card verification, which is never shown or announced`,
+    );
+  }
+  return transaction.operationType;
+}
+
+/** A merchant's transactions as they may see and operate on them: never a card verification. */
+export function ofMerchant(
+  merchantId: string,
+  where: FindOptionsWhere<Transaction> = {},
+): FindOptionsWhere<Transaction> {
+  return { ...where, merchantId, operationType: Not('Verification' as const) };
 }

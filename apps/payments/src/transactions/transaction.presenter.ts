@@ -6,7 +6,7 @@ import {
   type PaymentResponse,
   type TransactionResponse,
 } from '@byrd/contracts';
-import type { Transaction } from './transaction.entity.js';
+import { publicOperationType, type Transaction } from './transaction.entity.js';
 import type { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
 
 /** `GET /api/v2/transactions/{id}`: the transaction with its 3DS result. */
@@ -19,7 +19,7 @@ export function presentTransaction(
     orderId: transaction.orderId,
     orderRef: transaction.orderRef,
     status: transaction.status,
-    operationType: transaction.operationType,
+    operationType: publicOperationType(transaction),
     brand: transaction.brand,
     paymentMethod: transaction.paymentMethod,
     code: transaction.code,

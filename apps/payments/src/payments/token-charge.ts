@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { RpcSubjects, type RequestTransactionMode } from '@byrd/contracts';
+import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { CardCharge, type ChargeStarted } from './card-charge.js';
+
+/** No cardholder is present in these modes, so there is nobody to authenticate. */
+const MERCHANT_INITIATED: readonly RequestTransactionMode[] = [
+  'merchantInitiatedUnescheduled',
+  'merchantInitiatedRecurring',
+];
+
+/**
+ * Charges a stored card: the vault hands over the card (authenticated RPC), and the token must be
+ * unexpired (BYRD240) and verified. Merchant-initiated modes skip 3DS; the others authenticate the
+ * shopper by the sandbox 3DS rules, as a card payment does.
+ */
+@Injectable()
+export class TokenCharge {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly rpc: Rpc,
+    private readonly charge: CardCharge,
+  ) {}
+
+  async start(
+    transaction: Transaction,
+    tokenId: string,
+    mode: RequestTransactionMode = 'cardHolderInitiatedUnescheduled',
+    now = new Date(),
+  ): Promise<ChargeStarted> {
+    const card = await this.rpc.call(RpcSubjects.TokensDetokenize, {
+      merchantId: transaction.merchantId,
+      tokenId,
+    });
+    if (card.isExpired) {
+      throw new ApiError(ErrorKind.BusinessRule, `Token ${tokenId} is expired (${card.expiration})`, {
+        code: 'BYRD240',
+      });
+    }
+    if (card.verificationId) await this.assertVerified(tokenId, card.verificationId);
+    Object.assign(transaction, { tokenId, transactionMode: mode });
+    const input = { number: card.number, expiration: card.expiration, holder: card.holder };
+    return MERCHANT_INITIATED.includes(mode)
+      ? this.charge.chargeWithoutShopper(transaction, input, now)
+      : this.charge.start(transaction, input, now);
+  }
+
+  /** The token's 3DS verification must have succeeded: its shopper may never have finished it. */
+  private async assertVerified(tokenId: string, verificationId: string): Promise<void> {
+    const verification = await this.dataSource
+      .getRepository(Transaction)
+      .findOneBy({ id: verificationId, operationType: 'Verification' });
+    if (verification?.status === 'Success') return;
+    const why =
+      verification?.status === 'Created'
+        ? 'its cardholder has not completed the 3D Secure verification yet'
+        : 'its 3D Secure verification failed; tokenize the card again';
+    throw new ApiError(ErrorKind.BusinessRule, `Token ${tokenId} cannot be charged: ${why}`, {
+      code: 'BYRD205',
+    });
+  }
+}

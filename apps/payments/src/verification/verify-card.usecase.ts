@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { RpcSubjects, type CardVerificationStarted, type VerifyCardRpcRequest } from '@byrd/contracts';
+import { ApiError, ErrorKind, insertAtomically, Rpc } from '@byrd/platform';
+import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import { CardCharge } from '../payments/card-charge.js';
+import { newPayment } from '../payments/new-payment.js';
+import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+
+/** Zero-amount verifications carry a currency all the same; the sandbox's is the euro. */
+const VERIFICATION_CURRENCY = 'EUR';
+
+/**
+ * `rpc.payments.verifyCard` (the vault only): authenticates the cardholder of a new token with
+ * 3DS, as a zero-amount card verification. It is a transaction of its own (`Verification`) that
+ * runs the same 3DS pages as a payment but never reaches the acquirer, is never announced and is
+ * never listed; a token payment checks it succeeded. The shopper always goes through `actionUrl`,
+ * which, for a frictionless card, returns to the redirect address at once.
+ */
+@Injectable()
+export class VerifyCard {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly rpc: Rpc,
+    private readonly charge: CardCharge,
+    @Inject(ACQUIRER) private readonly acquirer: Acquirer,
+    @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
+  ) {}
+
+  async execute(request: VerifyCardRpcRequest): Promise<CardVerificationStarted> {
+    const card = await this.rpc.call(RpcSubjects.TokensDetokenize, {
+      merchantId: request.merchantId,
+      tokenId: request.tokenId,
+    });
+    if (card.isExpired) {
+      throw new ApiError(ErrorKind.BusinessRule, `The card expired in ${card.expiration}`, {
+        code: 'BYRD240',
+      });
+    }
+    const now = new Date();
+    const transaction = newPayment({
+      payer: {
+        merchantId: request.merchantId,
+        mode: request.merchantMode,
+        order: null,
+        initiatedFrom: 'Server',
+      },
+      request: { currency: VERIFICATION_CURRENCY, redirectUrl: request.redirectUrl ?? undefined },
+      isoAmount: 0,
+      paymentMethod: 'card',
+      isPreAuth: false,
+      acquirer: this.acquirer.name,
+      requestId: randomUUID(),
+      expiresAt: new Date(now.getTime() + this.config.THREE_DS_TIMEOUT_MS),
+      now,
+    });
+    Object.assign(transaction, { operationType: 'Verification', tokenId: request.tokenId });
+    const { session } = await this.charge.start(
+      transaction,
+      { number: card.number, expiration: card.expiration, holder: card.holder },
+      now,
+    );
+    await insertAtomically(this.dataSource, [
+      { target: Transaction, entity: transaction },
+      { target: ThreeDSSession, entity: session },
+    ]);
+    return { verificationId: transaction.id, actionUrl: this.charge.actionUrl(session.id) };
+  }
+}
