@@ -1,0 +1,5 @@
+import { CardToken } from './tokens/card-token.entity.js';
+import { Tokens1764300000000 } from './migrations/1764300000000-tokens.js';
+
+export const TOKENS_ENTITIES = [CardToken];
+export const TOKENS_MIGRATIONS = [Tokens1764300000000];

@@ -1,0 +1,10 @@
+import 'reflect-metadata';
+import { runHttpService } from '@byrd/platform';
+import { AppModule, SERVICE_NAME } from './app.module.js';
+import { tokensConfigSchema } from './config.js';
+
+await runHttpService(tokensConfigSchema, (config) => ({
+  module: AppModule.forRoot(config),
+  serviceName: SERVICE_NAME,
+  description: 'Card vault: card tokens, encrypted at rest and masked on read.',
+}));

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource, IsNull } from 'typeorm';
+import type { RequestTransactionMode } from '@byrd/contracts';
+import type { CheckedCard } from '@byrd/platform';
+import { CardCipher, CardFingerprint } from '../vault/card-cipher.js';
+import { CardToken, expiryInstant } from './card-token.entity.js';
+
+export interface CardToStore {
+  merchantId: string;
+  customReference: string | null;
+  alias: string | null;
+  card: CheckedCard;
+  holder: string | null;
+  transactionMode: RequestTransactionMode | null;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * Writes cards into the vault. The same card (keyed fingerprint) for the same merchant and
+ * customer reference is one token: storing it again refreshes that token (a renewed expiry, a new
+ * alias) instead of making a second one.
+ */
+@Injectable()
+export class CardStore {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cipher: CardCipher,
+    private readonly fingerprints: CardFingerprint,
+  ) {}
+
+  async store(input: CardToStore): Promise<{ token: CardToken; created: boolean }> {
+    const repository = this.dataSource.getRepository(CardToken);
+    const fingerprint = this.fingerprints.of(input.merchantId, input.card.number);
+    for (let attempt = 0; ; attempt++) {
+      const existing = await repository.findOneBy({
+        merchantId: input.merchantId,
+        customReference: input.customReference ?? IsNull(),
+        fingerprint,
+      });
+      const token = this.tokenOf(existing?.id ?? randomUUID(), input, fingerprint, existing);
+      if (existing) {
+        await repository.save(token);
+        return { token, created: false };
+      }
+      try {
+        await repository.insert(token);
+        return { token, created: true };
+      } catch (error) {
+        // The same card stored at the same moment by another request: refresh that one instead.
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt > 0) throw error;
+      }
+    }
+  }
+
+  private tokenOf(
+    id: string,
+    input: CardToStore,
+    fingerprint: Buffer,
+    existing: CardToken | null,
+  ): CardToken {
+    const sealed = this.cipher.seal(id, {
+      number: input.card.number,
+      expiration: input.card.expiration,
+      holder: input.holder,
+    });
+    return Object.assign(existing ?? new CardToken(), {
+      id,
+      merchantId: input.merchantId,
+      customReference: input.customReference,
+      alias: input.alias ?? existing?.alias ?? null,
+      brand: input.card.brand,
+      maskedNumber: input.card.masked,
+      expiration: input.card.expiration,
+      expiresAt: expiryInstant(input.card.expiration),
+      fingerprint,
+      cardCiphertext: sealed.ciphertext,
+      wrappedKey: sealed.wrappedKey,
+      kekId: sealed.kekId,
+      transactionMode: input.transactionMode ?? existing?.transactionMode ?? null,
+      verificationId: existing?.verificationId ?? null,
+    } satisfies Partial<CardToken>);
+  }
+}

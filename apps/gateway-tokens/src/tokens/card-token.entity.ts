@@ -1,0 +1,67 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { CardBrand, RequestTransactionMode } from '@byrd/contracts';
+
+/**
+ * A card kept as a token. The card number and holder exist only in `cardCiphertext` (under the
+ * token's own data key, itself wrapped by the KEK `kekId`); the rest is what may be shown.
+ */
+@Entity({ name: 'card_tokens' })
+export class CardToken {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'merchant_id', type: 'text' })
+  merchantId: string;
+
+  @Column({ name: 'custom_reference', type: 'text', nullable: true })
+  customReference: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  alias: string | null;
+
+  @Column({ type: 'text' })
+  brand: CardBrand;
+
+  /** First six and last four digits. */
+  @Column({ name: 'masked_number', type: 'text' })
+  maskedNumber: string;
+
+  /** MM/YY. */
+  @Column({ type: 'text' })
+  expiration: string;
+
+  /** The first instant the card is no longer valid (the month after its expiry month). */
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+
+  @Column({ type: 'bytea', select: false })
+  fingerprint: Buffer;
+
+  @Column({ name: 'card_ciphertext', type: 'bytea', select: false })
+  cardCiphertext: Buffer;
+
+  @Column({ name: 'wrapped_key', type: 'bytea', select: false })
+  wrappedKey: Buffer;
+
+  @Column({ name: 'kek_id', type: 'text' })
+  kekId: string;
+
+  @Column({ name: 'transaction_mode', type: 'text', nullable: true })
+  transactionMode: RequestTransactionMode | null;
+
+  /** The payments card verification (3DS) of this card; null when the merchant sent 3DS data. */
+  @Column({ name: 'verification_id', type: 'uuid', nullable: true })
+  verificationId: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}
+
+/** When a card of expiry MM/YY stops being valid: the first day of the following month, UTC. */
+export function expiryInstant(expiration: string): Date {
+  const [month, year] = expiration.split('/').map(Number);
+  return new Date(Date.UTC(2000 + year, month, 1));
+}

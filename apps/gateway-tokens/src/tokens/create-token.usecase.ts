@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import {
+  RpcSubjects,
+  type CreateTokenRequest,
+  type CreateTokenResponse,
+  type TokenCardDto,
+  type TokenCreateRpcRequest,
+  type TokenResponse,
+} from '@byrd/contracts';
+import { ApiError, checkCard, Rpc, type MerchantContext } from '@byrd/platform';
+import { CardToken } from './card-token.entity.js';
+import { CardStore } from './card-store.js';
+import { presentCreatedToken, presentToken } from './token.presenter.js';
+
+/** 3DS data sent with the card means the merchant authenticated the cardholder already. */
+function merchantAuthenticated(card: TokenCardDto): boolean {
+  const sent = [card.aav, card.eci, card.dsTransactionId, card.xid].some((v) => v != null && v !== '');
+  if (!sent) return false;
+  const missing = (['aav', 'eci'] as const).filter((field) => !card[field]);
+  if (missing.length > 0) {
+    throw ApiError.invalid(
+      `3DS data needs ${missing.map((f) => `Card.${f}`).join(' and ')}`,
+      missing.map((field) => ({
+        field: `Card.${field}`,
+        message: 'is required with 3DS authentication data',
+      })),
+    );
+  }
+  return true;
+}
+
+/**
+ * `POST /api/v2/tokens`: checks and vaults the card. Unless the merchant sent 3DS data, the
+ * cardholder is verified through the payments 3DS server: the answer is BYRD207 with the page to
+ * send the shopper to, and payments charges the token only once that verification succeeded.
+ */
+@Injectable()
+export class CreateToken {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly store: CardStore,
+    private readonly rpc: Rpc,
+  ) {}
+
+  async execute(merchant: MerchantContext, request: CreateTokenRequest): Promise<CreateTokenResponse> {
+    const card = checkCard(request.Card, new Date(), 'Card');
+    const authenticated = merchantAuthenticated(request.Card);
+    const { token, created } = await this.store.store({
+      merchantId: merchant.merchantId,
+      customReference: request.CustomReference ?? null,
+      alias: request.Alias ?? null,
+      card,
+      holder: request.Card.holder ?? null,
+      transactionMode: request.transactionMode ?? request.Card.transactionMode ?? null,
+    });
+    if (authenticated) {
+      await this.setVerification(token, null);
+      return presentCreatedToken(token, request, null);
+    }
+    try {
+      const started = await this.rpc.call(RpcSubjects.PaymentsVerifyCard, {
+        merchantId: merchant.merchantId,
+        merchantMode: merchant.mode,
+        tokenId: token.id,
+        redirectUrl: request.RedirectUrl ?? null,
+      });
+      await this.setVerification(token, started.verificationId);
+      return presentCreatedToken(token, request, started.actionUrl);
+    } catch (error) {
+      // A card that cannot be verified is not kept.
+      if (created) await this.dataSource.getRepository(CardToken).delete({ id: token.id });
+      throw error;
+    }
+  }
+
+  private async setVerification(token: CardToken, verificationId: string | null): Promise<void> {
+    token.verificationId = verificationId;
+    await this.dataSource.getRepository(CardToken).update({ id: token.id }, { verificationId });
+  }
+}
+
+/**
+ * `rpc.tokens.create` (the hosted form's "save my card"): stores a card its shopper has just
+ * authenticated with 3DS while paying, so no separate verification is needed.
+ */
+@Injectable()
+export class SaveAuthenticatedCard {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly store: CardStore,
+  ) {}
+
+  async execute(request: TokenCreateRpcRequest): Promise<TokenResponse> {
+    const card = checkCard(request.card, new Date(), 'card');
+    const { token } = await this.store.store({
+      merchantId: request.merchantId,
+      customReference: request.customReference,
+      alias: request.alias,
+      card,
+      holder: request.card.holder,
+      transactionMode: request.transactionMode ?? null,
+    });
+    await this.dataSource.getRepository(CardToken).update({ id: token.id }, { verificationId: null });
+    return presentToken(token);
+  }
+}

@@ -1,0 +1,23 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import type { TokensConfig } from '../config.js';
+import { CardCipher, CardFingerprint } from './card-cipher.js';
+import { KeyRing } from './key-ring.js';
+
+/** The vault's cryptography, built once from the configured keys. */
+@Global()
+@Module({})
+export class VaultModule {
+  static forRoot(config: TokensConfig): DynamicModule {
+    return {
+      module: VaultModule,
+      providers: [
+        { provide: CardCipher, useValue: new CardCipher(KeyRing.fromConfig(config)) },
+        {
+          provide: CardFingerprint,
+          useValue: new CardFingerprint(Buffer.from(config.VAULT_FINGERPRINT_KEY, 'base64')),
+        },
+      ],
+      exports: [CardCipher, CardFingerprint],
+    };
+  }
+}

@@ -1,0 +1,93 @@
+import { RpcSubjects, type DetokenizeRpcRequest } from '@byrd/contracts';
+import { generateRpcKeyPair, parseTrustedCallers, RpcIdentity, parseSigningKey } from '@byrd/platform';
+import { TokensHarness } from './harness.js';
+
+const VISA = '4242424242424242';
+
+/**
+ * `rpc.tokens.detokenize` hands out card numbers, so only payments may call it: the vault checks
+ * who signed each request, refuses everyone else and replays, and encrypts what it answers.
+ */
+describe('who may detokenize', () => {
+  let h: TokensHarness;
+  let request: DetokenizeRpcRequest;
+
+  beforeAll(async () => {
+    h = await TokensHarness.start();
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    request = { merchantId: h.merchant.merchantId, tokenId: created.body.tokenId };
+  });
+  afterAll(() => h?.stop());
+
+  /** A raw request on the vault's subject, as any program on the NATS server could send it. */
+  async function send(body: unknown): Promise<{ text: string; json: any }> {
+    const reply = await h.env.nats.nc.request(
+      h.env.nats.subject(RpcSubjects.TokensDetokenize),
+      JSON.stringify(body),
+      {
+        timeout: 5_000,
+      },
+    );
+    return { text: reply.string(), json: reply.json() };
+  }
+
+  /** An identity signing as `name` with `privateKey`, trusting the vault's answers. */
+  function identity(name: string, privateKey: string): RpcIdentity {
+    return new RpcIdentity(name, parseSigningKey(privateKey), parseTrustedCallers(''));
+  }
+
+  it('answers payments, with the card encrypted to it', async () => {
+    const payments = identity('payments', h.env.rpcKeyPair('payments').privateKey);
+    const reply = await send(await payments.sign(RpcSubjects.TokensDetokenize, request));
+    expect(reply.json).toEqual({ jwe: expect.any(String) });
+    expect(reply.text).not.toContain(VISA);
+    expect(await payments.open(reply.json)).toEqual({
+      ok: true,
+      data: expect.objectContaining({ tokenId: request.tokenId, number: VISA, brand: 'VISA' }),
+    });
+  });
+
+  it('refuses an unsigned request', async () => {
+    const reply = await send(request);
+    expect(reply.json).toEqual({
+      ok: false,
+      error: { code: 'BYRD403', message: 'rpc.tokens.detokenize takes signed requests only' },
+    });
+  });
+
+  it('refuses a service it trusts that is not payments', async () => {
+    const orders = identity('orders', h.env.rpcKeyPair('orders').privateKey);
+    const reply = await send(await orders.sign(RpcSubjects.TokensDetokenize, request));
+    expect(reply.json).toEqual({
+      ok: false,
+      error: { code: 'BYRD403', message: 'orders may not call rpc.tokens.detokenize' },
+    });
+  });
+
+  it('refuses a caller that claims to be payments without its key', async () => {
+    const impostor = identity('payments', generateRpcKeyPair().privateKey);
+    const reply = await send(await impostor.sign(RpcSubjects.TokensDetokenize, request));
+    expect(reply.json.ok).toBe(false);
+    expect(reply.json.error.code).toBe('BYRD403');
+    expect(reply.json.error.message).toContain('signature is not valid');
+    expect(reply.text).not.toContain(VISA);
+  });
+
+  it('refuses a signed request sent again (replay)', async () => {
+    const payments = identity('payments', h.env.rpcKeyPair('payments').privateKey);
+    const signed = await payments.sign(RpcSubjects.TokensDetokenize, request);
+    expect((await send(signed)).json).toEqual({ jwe: expect.any(String) });
+    const replayed = await send(signed);
+    expect(replayed.json.error).toEqual({
+      code: 'BYRD403',
+      message: 'this request was already served (replay)',
+    });
+  });
+
+  it('refuses a request signed for another subject', async () => {
+    const payments = identity('payments', h.env.rpcKeyPair('payments').privateKey);
+    const signed = await payments.sign(RpcSubjects.TokensCreate, request);
+    const reply = await send(signed);
+    expect(reply.json.error.code).toBe('BYRD403');
+  });
+});

@@ -1,0 +1,103 @@
+import { randomInt } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '@byrd/platform';
+import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
+import { CardCipher } from '../src/vault/card-cipher.js';
+import { KeyRing, newKekEntry, parseKeks } from '../src/vault/key-ring.js';
+import { rotateKek } from '../src/vault/rotate-kek.js';
+import { TokensHarness, vaultKeys } from './harness.js';
+
+/** A valid VISA number of its own (Luhn check digit computed). */
+function visaNumber(): string {
+  const body = `4${Array.from({ length: 14 }, () => randomInt(10)).join('')}`;
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let digit = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    sum += digit;
+  }
+  return `${body}${(10 - (sum % 10)) % 10}`;
+}
+
+/**
+ * `vault rotate-kek` while the vault is busy: every data key ends up under the new KEK, every card
+ * still opens (also once the old key is gone), and the tokens written meanwhile are all there.
+ */
+describe('KEK rotation under load', () => {
+  const k1 = newKekEntry('k1');
+  const k2 = newKekEntry('k2');
+  let h: TokensHarness;
+  let db: DataSource;
+  const cards = new Map<string, string>(); // tokenId → number
+
+  beforeAll(async () => {
+    h = await TokensHarness.start(vaultKeys([k1]));
+    db = new DataSource(
+      dataSourceOptions({
+        url: h.tokensConfig.DATABASE_URL,
+        entities: TOKENS_ENTITIES,
+        migrations: TOKENS_MIGRATIONS,
+      }),
+    );
+    await db.initialize();
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await h?.stop();
+  });
+
+  async function tokenize(count: number): Promise<void> {
+    for (let i = 0; i < count; i += 20) {
+      await Promise.all(
+        Array.from({ length: Math.min(20, count - i) }, async () => {
+          const number = visaNumber();
+          const { status, body } = await h.createToken({ number, eci: '05', aav: 'x' });
+          expect(status).toBe(201);
+          cards.set(body.tokenId, number);
+        }),
+      );
+    }
+  }
+
+  it('re-wraps every data key while tokens are created and charged, and loses none', async () => {
+    await tokenize(300);
+    // Step 1 of a rotation: every replica learns k2 and wraps new cards with it.
+    await h.restartTokens(vaultKeys([k2, k1]));
+
+    const rotation = rotateKek(db, new CardCipher(new KeyRing(parseKeks(`${k2},${k1}`), 'k2')), {
+      batchSize: 25,
+    });
+    const charged = [...cards.keys()].slice(0, 60);
+    const load = (async () => {
+      await tokenize(150);
+      for (const tokenId of charged) {
+        const payment = await h.payWithToken(tokenId);
+        expect({ tokenId, status: payment.body.status }).toEqual({ tokenId, status: 'Success' });
+      }
+    })();
+    const [result] = await Promise.all([rotation, load]);
+    expect(result.rewrapped).toBe(300);
+
+    const [{ count }] = await db.query<{ count: number }[]>(`SELECT count(*)::int AS count FROM card_tokens`);
+    expect(count).toBe(450);
+    const stillOld = await db.query<unknown[]>(`SELECT id FROM card_tokens WHERE kek_id <> 'k2'`);
+    expect(stillOld).toEqual([]);
+
+    // Step 3: k1 retired. Every card opens with k2 alone, to the number it was created with.
+    const onlyK2 = new CardCipher(new KeyRing(parseKeks(k2)));
+    const rows = await db.query<
+      { id: string; card_ciphertext: Buffer; wrapped_key: Buffer; kek_id: string }[]
+    >(`SELECT id, card_ciphertext, wrapped_key, kek_id FROM card_tokens`);
+    for (const row of rows) {
+      const card = onlyK2.open(row.id, {
+        ciphertext: row.card_ciphertext,
+        wrappedKey: row.wrapped_key,
+        kekId: row.kek_id,
+      });
+      expect(card.number).toBe(cards.get(row.id));
+    }
+    await h.restartTokens(vaultKeys([k2]));
+    const payment = await h.payWithToken([...cards.keys()][0]);
+    expect(payment.body.status).toBe('Success');
+  });
+});

@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { completeChallenge, TokensHarness } from './harness.js';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MASTER_CHALLENGE = '5555341244441115';
+const MASTER_FRICTIONLESS = '5448280000000007';
+const VISA = '4242424242424242';
+
+/** The card vault over HTTP, with payments verifying and charging its tokens. */
+describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
+  let h: TokensHarness;
+
+  beforeAll(async () => {
+    h = await TokensHarness.start();
+  });
+  afterAll(() => h?.stop());
+
+  it('creates a token, verifies its cardholder with 3DS, charges it, lists it and deletes it', async () => {
+    const customReference = `customer-${randomUUID()}`;
+    const created = await h.createToken(
+      { number: MASTER_CHALLENGE },
+      { CustomReference: customReference, Alias: 'Work card', transactionMode: 'initialUnescheduled' },
+    );
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      card: {
+        number: '555534******1115',
+        expiration: '12/30',
+        cvv: '***',
+        holder: 'Ana Silva',
+        aav: null,
+        dsTransactionId: null,
+        eci: null,
+        xid: null,
+        verificationMethod: 'ThreeDSecure',
+        scheme: 'Undefined',
+        usage: 'Unscheduled',
+        countryCode: null,
+      },
+      tokenId: expect.stringMatching(GUID),
+      customReference,
+      alias: 'Work card',
+      action: {
+        type: 'redirect',
+        url: expect.stringMatching(new RegExp(`^${h.paymentsUrl}/3ds/authenticate/`)),
+      },
+      code: 'BYRD207',
+      description: 'Pending redirect',
+    });
+    const { tokenId } = created.body;
+
+    // Until the shopper has authenticated, the token cannot be charged.
+    const early = await h.payWithToken(tokenId);
+    expect(early.status).toBe(422);
+    expect(early.body.message).toContain('has not completed the 3D Secure verification');
+
+    const landing = await completeChallenge(created.body.action.url);
+    expect(landing).toBe(`https://shop.example.com/cards?tokenId=${tokenId}&status=Success`);
+
+    const read = await h.tokenRequest('GET', `/api/v2/tokens/${tokenId}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({
+      tokenId,
+      customReference,
+      alias: 'Work card',
+      brand: 'MASTER',
+      expiration: '12/30',
+      maskedCardNumber: '555534******1115',
+      isExpired: false,
+    });
+
+    // Merchant-initiated: nobody to authenticate, charged at once.
+    const mit = await h.payWithToken(tokenId, { transactionMode: 'merchantInitiatedRecurring' });
+    expect(mit.status).toBe(201);
+    expect(mit.body).toMatchObject({
+      code: 'BYRD200',
+      status: 'Success',
+      brand: 'MASTER',
+      transactionMode: 'merchantInitiatedRecurring',
+      threeDSecure: null,
+      action: null,
+    });
+    const transaction = await h.call(h.paymentsUrl, 'GET', `/api/v2/transactions/${mit.body.transactionId}`);
+    expect(transaction.body).toMatchObject({
+      tokenId,
+      maskedCardNumber: '555534******1115',
+      status: 'Success',
+    });
+
+    // Cardholder-initiated: the sandbox 3DS rules apply again (this card is always challenged).
+    const cit = await h.payWithToken(tokenId, { transactionMode: 'cardHolderInitiatedUnescheduled' });
+    expect(cit.status).toBe(201);
+    expect(cit.body).toMatchObject({ code: 'BYRD207', status: 'Created' });
+    expect(await completeChallenge(cit.body.action.url)).toBe(
+      `https://shop.example.com/return?transactionId=${cit.body.transactionId}&status=Success`,
+    );
+
+    const listed = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${customReference}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({
+      data: [read.body],
+      success: true,
+      errorCode: null,
+      pagination: { pageNumber: 1, pageSize: 20, total: 1, totalAvailable: 1 },
+    });
+
+    expect((await h.tokenRequest('DELETE', `/api/v2/tokens/${tokenId}`)).status).toBe(204);
+    expect((await h.tokenRequest('GET', `/api/v2/tokens/${tokenId}`)).status).toBe(404);
+    expect((await h.tokenRequest('DELETE', `/api/v2/tokens/${tokenId}`)).status).toBe(404);
+    const gone = await h.payWithToken(tokenId);
+    expect(gone.status).toBe(404);
+    expect(gone.body.code).toBe('BYRD901');
+  });
+
+  it('sends a frictionless cardholder straight back, verified', async () => {
+    const created = await h.createToken({ number: MASTER_FRICTIONLESS });
+    expect(created.body.code).toBe('BYRD207');
+    const landing = await fetch(created.body.action.url, { redirect: 'manual' });
+    expect(landing.status).toBe(303);
+    expect(landing.headers.get('location')).toBe(
+      `https://shop.example.com/cards?tokenId=${created.body.tokenId}&status=Success`,
+    );
+    const payment = await h.payWithToken(created.body.tokenId, {
+      transactionMode: 'cardHolderInitiatedUnescheduled',
+    });
+    expect(payment.body).toMatchObject({ code: 'BYRD200', status: 'Success' });
+  });
+
+  it('keeps a token whose shopper failed 3DS unusable', async () => {
+    const created = await h.createToken({ number: MASTER_CHALLENGE });
+    expect(await completeChallenge(created.body.action.url, '0000')).toBe(
+      `https://shop.example.com/cards?tokenId=${created.body.tokenId}&status=Denied`,
+    );
+    const payment = await h.payWithToken(created.body.tokenId);
+    expect(payment.status).toBe(422);
+    expect(payment.body).toMatchObject({
+      code: 'BYRD205',
+      message: expect.stringContaining('verification failed'),
+    });
+  });
+
+  it('needs no redirect when the merchant sends the 3DS data', async () => {
+    const created = await h.createToken({
+      number: VISA,
+      aav: 'AAACAgSRBklmQCFgMpEGAAAAAAA=',
+      eci: '05',
+      dsTransactionId: randomUUID(),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      code: 'BYRD200',
+      action: null,
+      card: { eci: '05', number: '424242******4242' },
+    });
+    const payment = await h.payWithToken(created.body.tokenId, {
+      transactionMode: 'merchantInitiatedUnescheduled',
+    });
+    expect(payment.body).toMatchObject({ code: 'BYRD200', status: 'Success', brand: 'VISA' });
+
+    const partial = await h.createToken({ number: VISA, aav: 'AAACAgSRBklmQCFgMpEGAAAAAAA=' });
+    expect(partial.status).toBe(400);
+    expect(partial.body.errors).toEqual([
+      { field: 'Card.eci', message: 'is required with 3DS authentication data' },
+    ]);
+  });
+
+  it('recognises the same card for the same customer reference, and only there', async () => {
+    const reference = `customer-${randomUUID()}`;
+    const first = await h.createToken({ number: VISA, eci: '05', aav: 'x' }, { CustomReference: reference });
+    const again = await h.createToken(
+      { number: VISA, eci: '05', aav: 'x', expiration: '11/31' },
+      { CustomReference: reference, Alias: 'Renewed' },
+    );
+    expect(again.body.tokenId).toBe(first.body.tokenId);
+    const read = await h.tokenRequest('GET', `/api/v2/tokens/${first.body.tokenId}`);
+    expect(read.body).toMatchObject({ expiration: '11/31', alias: 'Renewed' });
+    const other = await h.createToken(
+      { number: VISA, eci: '05', aav: 'x' },
+      { CustomReference: `${reference}-2` },
+    );
+    expect(other.body.tokenId).not.toBe(first.body.tokenId);
+  });
+
+  it('refuses bad cards with a clear 400 naming each field', async () => {
+    const luhn = await h.createToken({ number: '4242424242424241', expiration: '01/20' });
+    expect(luhn.status).toBe(400);
+    expect(luhn.body).toMatchObject({ code: 'BYRD900', description: 'Invalid input' });
+    expect(luhn.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'Card.expiration',
+      'Card.number',
+    ]);
+    const amex = await h.createToken({ number: '378282246310005', cvv: '123' });
+    expect(amex.body.errors).toEqual([{ field: 'Card.cvv', message: 'must be 4 digits for AMEX' }]);
+    const noCard = await h.tokenRequest('POST', '/api/v2/tokens', { Type: 'Card' });
+    expect(noCard.status).toBe(400);
+    expect(noCard.body.errors[0].field).toBe('Card');
+    expect((await h.tokenRequest('GET', '/api/v2/tokens/not-a-guid')).status).toBe(400);
+    expect((await h.tokenRequest('GET', '/api/v2/tokens?isExpired=maybe')).status).toBe(400);
+  });
+
+  it("answers another merchant's token like a missing one", async () => {
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    const other = await h.env.createMerchant('Other Shop');
+    const as = { 'x-api-key': other.apiKey };
+    expect(
+      (await h.tokenRequest('GET', `/api/v2/tokens/${created.body.tokenId}`, undefined, as)).status,
+    ).toBe(404);
+    expect(
+      (await h.tokenRequest('DELETE', `/api/v2/tokens/${created.body.tokenId}`, undefined, as)).status,
+    ).toBe(404);
+    const payment = await h.payWithToken(created.body.tokenId, {}, as);
+    expect(payment.status).toBe(404);
+    expect((await h.tokenRequest('GET', `/api/v2/tokens/${created.body.tokenId}`)).status).toBe(200);
+  });
+
+  it('refuses an expired token with BYRD240 and lists it as expired', async () => {
+    const reference = `customer-${randomUUID()}`;
+    const created = await h.createToken(
+      { number: VISA, eci: '05', aav: 'x' },
+      { CustomReference: reference },
+    );
+    // Time passes: the card's expiry month is over.
+    const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL });
+    await db.initialize();
+    await db.query(`UPDATE card_tokens SET expiration = '10/25', expires_at = '2025-11-01' WHERE id = $1`, [
+      created.body.tokenId,
+    ]);
+    await db.destroy();
+
+    const payment = await h.payWithToken(created.body.tokenId);
+    expect(payment.status).toBe(422);
+    expect(payment.body).toMatchObject({ code: 'BYRD240', description: 'Token is expired' });
+    const expired = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${reference}&isExpired=true`);
+    expect(expired.body.data).toEqual([
+      expect.objectContaining({ tokenId: created.body.tokenId, isExpired: true }),
+    ]);
+    const valid = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${reference}&isExpired=false`);
+    expect(valid.body.data).toEqual([]);
+  });
+
+  it('takes token payments from the merchant backend only, not a checkout key', async () => {
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    const browser = await h.call(
+      h.paymentsUrl,
+      'POST',
+      `/api/v2/payment?checkoutKey=${randomUUID()}`,
+      {
+        type: 'card',
+        amount: '25.00',
+        currency: 'EUR',
+        orderId: randomUUID(),
+        tokenId: created.body.tokenId,
+      },
+      { 'x-api-key': '' },
+    );
+    expect(browser.status).toBe(400);
+    expect(browser.body.errors[0].field).toBe('tokenId');
+  });
+});
