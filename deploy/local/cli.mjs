@@ -2,30 +2,55 @@
 // `npm run cli -- <command>`: the platform's admin CLI (merchants, API keys), e.g.
 //   npm run cli -- merchants create --name "Sandbox Merchant" --mode sandbox --json
 //   npm run cli -- keys verify <apiKey>
+//   npm run cli -- vault rotate-kek     (the card vault's, apps/gateway-tokens/src/vault-cli.ts: with
+//                                        npm start's database and .local/secrets.json keys by default)
 // The CLI lives in libs/platform (src/cli/main.ts, exporting runCli(argv) -> exit code). This
 // wrapper builds @byrd/platform first when its dist is missing, then runs it. It reads NATS_URL
 // (default nats://127.0.0.1:4222).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI_ENTRY = join(ROOT, 'libs/platform/dist/cli/main.js');
+const VAULT_CLI_ENTRY = join(ROOT, 'apps/gateway-tokens/dist/vault-cli.js');
+const SECRETS_FILE = join(ROOT, '.local/secrets.json');
 
-function buildPlatform() {
-  console.error('Building @byrd/platform (its CLI is not built yet)...');
+function build(workspace) {
+  console.error(`Building ${workspace} (its CLI is not built yet)...`);
   // Build output goes to stderr: stdout belongs to the CLI (e.g. its --json line).
   const result = spawnSync(
     'npx',
-    ['--no', 'turbo', 'run', 'build', '--filter=@byrd/platform', '--output-logs=errors-only'],
+    ['--no', 'turbo', 'run', 'build', `--filter=${workspace}`, '--output-logs=errors-only'],
     { cwd: ROOT, stdio: ['ignore', process.stderr, process.stderr] },
   );
   return result.status === 0;
 }
 
+/** The vault's keys and database as npm start runs it, unless the environment names others. */
+function localVaultEnv() {
+  const secrets = existsSync(SECRETS_FILE) ? JSON.parse(readFileSync(SECRETS_FILE, 'utf8')) : {};
+  const host = process.env.PGHOST ?? '127.0.0.1';
+  return {
+    DATABASE_URL: `postgres://${process.env.PGUSER ?? 'postgres'}@${host}:${process.env.PGPORT ?? '5432'}/byrd_gateway_tokens`,
+    ...(secrets['gateway-tokens'] ?? {}),
+    ...process.env,
+  };
+}
+
+async function runVault(argv) {
+  if (!existsSync(VAULT_CLI_ENTRY) && !build('@byrd/gateway-tokens')) {
+    console.error('Building @byrd/gateway-tokens failed (see above).');
+    return 1;
+  }
+  const { runVaultCli } = await import(pathToFileURL(VAULT_CLI_ENTRY).href);
+  return runVaultCli(argv, localVaultEnv());
+}
+
 async function main() {
-  if (!existsSync(CLI_ENTRY) && !buildPlatform()) {
+  if (process.argv[2] === 'vault') return runVault(process.argv.slice(3));
+  if (!existsSync(CLI_ENTRY) && !build('@byrd/platform')) {
     console.error('Building @byrd/platform failed (see above).');
     return 1;
   }

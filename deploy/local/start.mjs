@@ -27,7 +27,7 @@
 // Per-service extra variables: deploy/local/services.env.json, { "<service>": { "VAR": "value" } }.
 //
 // Only Node built-ins are used here, so this runs before `npm install`.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import {
   chmodSync,
@@ -57,9 +57,11 @@ const SECRETS_FILE = join(LOCAL_DIR, 'secrets.json');
  * Keys a service must keep across restarts (what they sealed is stored), generated once per checkout
  * into .local/secrets.json (mode 600). In Kubernetes they come from Secrets (charts/byrd values).
  */
+const aesKey = () => randomBytes(32).toString('base64');
 const LOCAL_SECRETS = {
-  payments: ['CARD_SEAL_KEY'],
-  'webhook-service': ['WEBHOOK_SECRETS_KEYS'],
+  payments: { CARD_SEAL_KEY: aesKey },
+  'webhook-service': { WEBHOOK_SECRETS_KEYS: aesKey },
+  'gateway-tokens': { VAULT_KEKS: () => `dev1:${aesKey()}`, VAULT_FINGERPRINT_KEY: aesKey },
 };
 const IS_ROOT = process.getuid?.() === 0;
 
@@ -696,18 +698,31 @@ async function seedSandboxMerchant(config) {
 // ---------------------------------------------------------------------------------------------
 // Steps f, g and h: services, edge, readiness
 
-/** The development keys of LOCAL_SECRETS, created on first use and kept in .local/secrets.json. */
-function localSecrets() {
+/**
+ * The development keys of LOCAL_SECRETS, and an RPC identity (Ed25519 key pair) per service, created
+ * on first use and kept in .local/secrets.json.
+ */
+function localSecrets(services) {
   mkdirSync(LOCAL_DIR, { recursive: true, mode: 0o700 });
   const saved = existsSync(SECRETS_FILE) ? JSON.parse(readFileSync(SECRETS_FILE, 'utf8')) : {};
   let changed = false;
-  for (const [service, names] of Object.entries(LOCAL_SECRETS)) {
+  for (const [service, generators] of Object.entries(LOCAL_SECRETS)) {
     saved[service] ??= {};
-    for (const name of names) {
+    for (const [name, generate] of Object.entries(generators)) {
       if (saved[service][name]) continue;
-      saved[service][name] = randomBytes(32).toString('base64');
+      saved[service][name] = generate();
       changed = true;
     }
+  }
+  saved.rpcIdentities ??= {};
+  for (const { name } of services) {
+    if (saved.rpcIdentities[name]) continue;
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    saved.rpcIdentities[name] = {
+      privateKey: privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64'),
+      publicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+    };
+    changed = true;
   }
   if (changed) {
     writeFileSync(SECRETS_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
@@ -746,7 +761,10 @@ function startServices(services, config) {
   step('Starting services');
   if (services.length === 0) note('no built services to start');
   const extraEnv = readServicesEnv();
-  const secrets = localSecrets();
+  const secrets = localSecrets(services);
+  const trustedCallers = Object.entries(secrets.rpcIdentities)
+    .map(([name, keys]) => `${name}:${keys.publicKey}`)
+    .join(',');
   for (const [index, service] of services.entries()) {
     const env = {
       ...process.env,
@@ -760,6 +778,8 @@ function startServices(services, config) {
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
       NODE_OPTIONS: serviceNodeOptions(),
       ...(secrets[service.name] ?? {}),
+      RPC_SIGNING_KEY: secrets.rpcIdentities[service.name].privateKey,
+      RPC_TRUSTED_CALLERS: trustedCallers,
       ...(extraEnv[service.name] ?? {}),
     };
     startLongRunning(service.name, process.execPath, [service.main], {

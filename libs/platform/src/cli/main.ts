@@ -4,6 +4,7 @@ import { loadConfig } from '../config/config.js';
 import { MerchantDirectory } from '../auth/merchants.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
+import { generateRpcKeyPair } from '../rpc/rpc-identity.js';
 
 const cliConfigSchema = z.object({
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
@@ -23,6 +24,9 @@ const USAGE = `Usage: npm run cli -- <command>
   keys revoke <apiKey>                                            revoke a key (every service stops accepting it within a second)
   keys verify <apiKey>                                            exit 0 when the key is valid
   nats provision                                                  create the EVENTS stream and the KV buckets
+  rpc keygen [service ...]                                        new RPC identities: each service's RPC_SIGNING_KEY and
+                                                                  the RPC_TRUSTED_CALLERS every service is given
+  vault rotate-kek | vault new-kek --id <id>                      the card vault's keys (npm run cli -- vault --help)
 
 Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, API_KEYS_BUCKET, MERCHANTS_BUCKET.`;
 
@@ -50,6 +54,7 @@ export async function runCli(
     out.log(USAGE);
     return values.help ? 0 : 1;
   }
+  if (group === 'rpc' && command === 'keygen') return keygen(positionals.slice(2), out);
   const config = loadConfig(cliConfigSchema, env);
   const nats = await NatsContext.open(
     { url: config.NATS_URL, user: config.NATS_USER, password: config.NATS_PASSWORD, name: 'byrd-cli' },
@@ -110,6 +115,17 @@ export async function runCli(
   } finally {
     await nats.close();
   }
+}
+
+/** Services that take part in the authenticated RPC subjects (RPC_CALLERS), callers and servers. */
+const RPC_SERVICES = ['payments', 'gateway-tokens', 'hosted-form-bff'];
+
+function keygen(services: string[], out: Out): number {
+  const names = services.length > 0 ? services : RPC_SERVICES;
+  const identities = names.map((name) => ({ name, ...generateRpcKeyPair() }));
+  for (const { name, privateKey } of identities) out.log(`${name} RPC_SIGNING_KEY=${privateKey}`);
+  out.log(`RPC_TRUSTED_CALLERS=${identities.map((i) => `${i.name}:${i.publicKey}`).join(',')}`);
+  return 0;
 }
 
 function fail(out: Out, message: string): number {
