@@ -132,7 +132,11 @@ export class TokensHarness {
  * The shopper's side of a 3DS challenge, as the hosted `action.url` page drives it: preAuth, auth,
  * the issuer's challenge page and the code typed into it. Then the redirect back to the shop.
  */
-export async function completeChallenge(actionUrl: string, otp = '1234'): Promise<string | null> {
+export async function completeChallenge(
+  actionUrl: string,
+  otp = '1234',
+  seen: { challengePage?: string } = {},
+): Promise<string | null> {
   const { origin, pathname } = new URL(actionUrl);
   const id = pathname.split('/').pop()!;
   const api = (path: string, body: unknown) =>
@@ -161,6 +165,7 @@ export async function completeChallenge(actionUrl: string, otp = '1234'): Promis
       }),
     ).toString('base64url');
     const page = await form(auth.body.challengeUrl, { creq });
+    seen.challengePage = page;
     const action = /<form method="post" action="([^"]+)"/.exec(page)?.[1];
     if (!action) throw new Error(`No challenge form in: ${page.slice(0, 500)}`);
     await form(action, { threeDSServerTransID: id, otp, action: 'submit' });

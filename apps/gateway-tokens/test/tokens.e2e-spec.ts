@@ -55,8 +55,12 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(early.status).toBe(422);
     expect(early.body.message).toContain('has not completed the 3D Secure verification');
 
-    const landing = await completeChallenge(created.body.action.url);
+    const seen: { challengePage?: string } = {};
+    const landing = await completeChallenge(created.body.action.url, '1234', seen);
     expect(landing).toBe(`https://shop.example.com/cards?tokenId=${tokenId}&status=Success`);
+    // The issuer asks the shopper to confirm the card, not a payment: nothing is charged.
+    expect(seen.challengePage).toContain('Confirm your card');
+    expect(seen.challengePage).not.toContain('Amount');
 
     const read = await h.tokenRequest('GET', `/api/v2/tokens/${tokenId}`);
     expect(read.status).toBe(200);

@@ -8,7 +8,7 @@ const VISA = '4242424242424242';
  * `rpc.tokens.detokenize` hands out card numbers, so only payments may call it: the vault checks
  * who signed each request, refuses everyone else and replays, and encrypts what it answers.
  */
-describe('who may detokenize', () => {
+describe("who may call the vault's card subjects", () => {
   let h: TokensHarness;
   let request: DetokenizeRpcRequest;
 
@@ -82,6 +82,38 @@ describe('who may detokenize', () => {
       code: 'BYRD403',
       message: 'this request was already served (replay)',
     });
+  });
+
+  it("saves the hosted form's card (rpc.tokens.create), for the hosted form only", async () => {
+    const callers = {
+      bff: identity('hosted-form-bff', h.env.rpcKeyPair('hosted-form-bff').privateKey),
+      payments: identity('payments', h.env.rpcKeyPair('payments').privateKey),
+    };
+    const create = async (caller: RpcIdentity) => {
+      const signed = await caller.sign(RpcSubjects.TokensCreate, {
+        merchantId: h.merchant.merchantId,
+        customReference: 'shopper-7',
+        alias: null,
+        card: { number: '5448280000000007', expiration: '12/30', holder: 'Ana Silva' },
+        transactionMode: 'initialUnescheduled',
+      });
+      const reply = await h.env.nats.nc.request(
+        h.env.nats.subject(RpcSubjects.TokensCreate),
+        JSON.stringify(signed),
+      );
+      return reply.json<any>();
+    };
+    const saved = await callers.bff.open<{ tokenId: string }>(await create(callers.bff));
+    expect(saved).toEqual({
+      ok: true,
+      data: expect.objectContaining({ customReference: 'shopper-7', maskedCardNumber: '544828******0007' }),
+    });
+    // Its shopper authenticated while paying: the token is charged without another verification.
+    const payment = await h.payWithToken(saved.ok ? saved.data.tokenId : '');
+    expect(payment.body).toMatchObject({ status: 'Success' });
+
+    const refused = await create(callers.payments);
+    expect(refused.error).toEqual({ code: 'BYRD403', message: 'payments may not call rpc.tokens.create' });
   });
 
   it('refuses a request signed for another subject', async () => {
