@@ -1,10 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runMigrations } from '@byrd/platform';
 import {
   callService,
+  cardDataLeaks,
+  dumpDatabases,
   freePort,
   startServiceProcess,
   TestEnvironment,
@@ -112,29 +113,18 @@ describe('card data around the vault', () => {
     expect((await tokenize(INVALID)).status).toBe(400);
     await new Promise((r) => setTimeout(r, 500)); // let the outbox drain
 
-    const dumps = databases.map((url) =>
-      execFileSync('pg_dump', ['--data-only', '--no-owner', url], { encoding: 'utf8' }),
-    );
     const collector = await env.collect('>');
     await collector.waitFor(() => false, 1_000).catch(() => undefined);
     const events = collector.events.map((event) => JSON.stringify(event.envelope));
     expect(events.length).toBeGreaterThan(2);
 
     const places = {
-      database: dumps.join('\n'),
+      database: dumpDatabases(databases),
       logs: tokens.output() + payments.output(),
       events: events.join('\n'),
     };
     expect(places.logs.length).toBeGreaterThan(1_000); // trace logging really ran
-    for (const [place, text] of Object.entries(places)) {
-      for (const number of [CHALLENGE, FRICTIONLESS, AMEX, INVALID])
-        expect({ place, found: text.includes(number) }).toEqual({ place, found: false });
-      for (const cvv of CVVS)
-        expect({ place, cvv: new RegExp(`cvv\\W{0,6}${cvv}`, 'i').test(text) }).toEqual({
-          place,
-          cvv: false,
-        });
-    }
+    expect(cardDataLeaks(places, [CHALLENGE, FRICTIONLESS, AMEX, INVALID], CVVS)).toEqual([]);
     // What is kept is the masked form (and, in the vault, ciphertext).
     expect(places.database).toContain('555534******1115');
   });

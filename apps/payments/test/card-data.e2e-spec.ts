@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runMigrations } from '@byrd/platform';
 import {
+  cardDataLeaks,
+  dumpDatabases,
   freePort,
   startServiceProcess,
   TestEnvironment,
@@ -131,9 +132,6 @@ describe('card data at rest', () => {
     ).toBe(400);
     await new Promise((r) => setTimeout(r, 500)); // let the outbox drain
 
-    const dumps = databases.map((url) =>
-      execFileSync('pg_dump', ['--data-only', '--no-owner', url], { encoding: 'utf8' }),
-    );
     const streamed: string[] = [];
     const collector = await env.collect('>');
     await collector.waitFor(() => false, 1_000).catch(() => undefined);
@@ -141,20 +139,12 @@ describe('card data at rest', () => {
     expect(streamed.length).toBeGreaterThan(5);
 
     const places = {
-      database: dumps.join('\n'),
+      database: dumpDatabases(databases),
       logs: payments.output() + orders.output(),
       events: streamed.join('\n'),
     };
     expect(places.logs.length).toBeGreaterThan(1_000); // trace logging really ran
-    for (const [place, text] of Object.entries(places)) {
-      for (const number of [...CARDS, '5105105105105101'])
-        expect({ place, found: text.includes(number) }).toEqual({ place, found: false });
-      for (const cvv of CVVS)
-        expect({ place, cvv: new RegExp(`cvv\\W{0,6}${cvv}`, 'i').test(text) }).toEqual({
-          place,
-          cvv: false,
-        });
-    }
+    expect(cardDataLeaks(places, [...CARDS, '5105105105105101'], CVVS)).toEqual([]);
     // The masked form is what is kept.
     expect(places.database).toContain('544828******0007');
   });

@@ -4,6 +4,7 @@ export * from './logging/index.js';
 export * from './auth/index.js';
 export * from './database/index.js';
 export * from './crypto/secret-box.js';
+export * from './crypto/aes-gcm.js';
 export * from './messaging/tokens.js';
 export * from './messaging/nats.js';
 export * from './messaging/streams.js';

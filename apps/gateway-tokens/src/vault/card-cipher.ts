@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { aesGcmOpen as decrypt, aesGcmSeal as encrypt } from '@byrd/platform';
 import type { KeyRing } from './key-ring.js';
 
 /** What the vault keeps of a card, encrypted. The CVV is never part of it. */
@@ -13,24 +14,6 @@ export interface SealedCard {
   ciphertext: Buffer;
   wrappedKey: Buffer;
   kekId: string;
-}
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
-function encrypt(key: Buffer, plain: Buffer, aad: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(aad));
-  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]);
-}
-
-function decrypt(key: Buffer, sealed: Buffer, aad: string): Buffer {
-  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES));
-  decipher.setAAD(Buffer.from(aad));
-  decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-  return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
 }
 
 /**

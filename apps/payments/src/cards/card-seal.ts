@@ -1,13 +1,10 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { aesGcmOpen, aesGcmSeal } from '@byrd/platform';
 
 /** A card kept while its shopper is in a 3DS challenge. CVV is deliberately not part of it. */
 export interface SealedCardContent {
   number: string;
   expiration: string;
 }
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /**
  * AES-256-GCM sealing of a card number for the minutes of a 3DS challenge, bound to its session id
@@ -22,18 +19,10 @@ export class CardSeal {
   }
 
   seal(card: SealedCardContent, sessionId: string): Buffer {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(Buffer.from(sessionId));
-    const body = Buffer.concat([cipher.update(JSON.stringify(card), 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]);
+    return aesGcmSeal(this.key, Buffer.from(JSON.stringify(card), 'utf8'), sessionId);
   }
 
   open(sealed: Buffer, sessionId: string): SealedCardContent {
-    const decipher = createDecipheriv('aes-256-gcm', this.key, sealed.subarray(0, IV_BYTES));
-    decipher.setAAD(Buffer.from(sessionId));
-    decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    const plain = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
-    return JSON.parse(plain.toString('utf8')) as SealedCardContent;
+    return JSON.parse(aesGcmOpen(this.key, sealed, sessionId).toString('utf8')) as SealedCardContent;
   }
 }

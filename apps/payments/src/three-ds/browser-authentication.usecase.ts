@@ -15,7 +15,7 @@ import { presentAuth, presentPostAuth, presentPreAuth, returnUrlOf } from './thr
 
 /** Where `action.url` takes the shopper: through the flow, back to the shop, or to the outcome. */
 export type Landing =
-  | { kind: 'authenticate'; sessionId: string; requestId: string }
+  | { kind: 'authenticate'; sessionId: string; requestId: string; verifiesCard: boolean }
   | { kind: 'return'; url: string }
   | { kind: 'outcome'; ended: SessionWithPayment };
 
@@ -73,7 +73,12 @@ export class BrowserAuthentication {
     const current = await this.sessions.current(id);
     const { session, transaction } = current;
     if (session.status === 'Created') {
-      return { kind: 'authenticate', sessionId: session.id, requestId: transaction.requestId };
+      return {
+        kind: 'authenticate',
+        sessionId: session.id,
+        requestId: transaction.requestId,
+        verifiesCard: transaction.operationType === 'Verification',
+      };
     }
     const url = returnUrlOf(transaction);
     return url ? { kind: 'return', url } : { kind: 'outcome', ended: current };

@@ -20,7 +20,8 @@ export interface ChallengeView {
   /** Where the challenge form posts. */
   answerUrl: string;
   merchantName: string | null;
-  amount: string;
+  /** Null for a card verification. */
+  amount: string | null;
   currency: string;
   /** Last four digits only. */
   cardLast4: string | null;
@@ -87,7 +88,11 @@ export class SandboxAcs {
       acsTransID: session.acsTransId,
       answerUrl: `${this.links.base}/acs/challenge/${session.acsTransId}`,
       merchantName: await this.merchantNameOf(current),
-      amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
+      // A card verification (the vault's) charges nothing: no amount to confirm.
+      amount:
+        transaction.operationType === 'Verification'
+          ? null
+          : toDecimalAmount(transaction.isoAmount, transaction.currency),
       currency: transaction.currency,
       cardLast4: transaction.maskedCardNumber?.slice(-4) ?? null,
       brand: transaction.brand,

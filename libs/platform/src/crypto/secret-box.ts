@@ -1,8 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { aesGcmOpen, aesGcmSeal } from './aes-gcm.js';
 
 const VERSION = 'v1';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /** The id of a key as stored next to what it sealed: not secret, lets keys rotate. */
 function keyId(key: Buffer): string {
@@ -37,11 +36,8 @@ export class SecretBox {
   }
 
   seal(plain: string, context: string): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.sealingKey, iv);
-    cipher.setAAD(Buffer.from(context));
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return `${VERSION}:${this.sealingKeyId}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64')}`;
+    const sealed = aesGcmSeal(this.sealingKey, Buffer.from(plain, 'utf8'), context);
+    return `${VERSION}:${this.sealingKeyId}:${sealed.toString('base64')}`;
   }
 
   open(sealed: string, context: string): string {
@@ -50,13 +46,7 @@ export class SecretBox {
     if (version !== VERSION || !key || !data) {
       throw new Error(`Cannot open a secret sealed with key ${id ?? '?'}: that key is not configured`);
     }
-    const raw = Buffer.from(data, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
-    decipher.setAAD(Buffer.from(context));
-    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
-      'utf8',
-    );
+    return aesGcmOpen(key, Buffer.from(data, 'base64'), context).toString('utf8');
   }
 
   /** Whether the value was sealed with an older key (to re-seal it with the current one). */

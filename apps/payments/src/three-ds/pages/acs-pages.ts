@@ -26,12 +26,19 @@ export function methodPage(outcome: MethodOutcome): Page {
 /** The challenge: what is being paid, the code field, Submit and Cancel. */
 export function challengePage(view: ChallengeView): Page {
   const card = view.cardLast4 ? `${view.brand ?? 'Card'} ending in ${view.cardLast4}` : null;
+  const title = view.amount === null ? 'Confirm your card' : 'Confirm your payment';
   return {
-    title: 'Confirm your payment',
+    title,
     body: html`<main>
       ${view.sandbox ? html`<p class="sandbox" role="note">Sandbox bank: no real money moves.</p>` : ''}
-      <h1>Confirm your payment</h1>
-      <p>Your bank asks you to confirm this purchase.</p>
+      <h1>${title}</h1>
+      <p>
+        ${
+          view.amount === null
+            ? 'Your bank asks you to confirm this card is yours, so it can be saved. Nothing is charged.'
+            : 'Your bank asks you to confirm this purchase.'
+        }
+      </p>
       <dl>
         ${
           view.merchantName
@@ -39,8 +46,12 @@ export function challengePage(view: ChallengeView): Page {
                 <dd>${view.merchantName}</dd>`
             : ''
         }
-        <dt>Amount</dt>
-        <dd>${view.amount} ${view.currency}</dd>
+        ${
+          view.amount !== null
+            ? html`<dt>Amount</dt>
+                <dd>${view.amount} ${view.currency}</dd>`
+            : ''
+        }
         ${
           card
             ? html`<dt>Card</dt>

@@ -8,11 +8,15 @@ import { html, type Page } from './html.js';
  * `action.url`: runs the SDK flow in the page, then reloads itself; the ended session then answers
  * with the redirect to the shop, so the return address is built in one place (the server).
  */
-export function authenticatePage(session: { sessionId: string; requestId: string }, acsOrigin: string): Page {
+export function authenticatePage(
+  session: { sessionId: string; requestId: string; verifiesCard: boolean },
+  acsOrigin: string,
+): Page {
+  const what = session.verifiesCard ? 'card' : 'payment';
   return {
-    title: 'Verifying your payment',
+    title: `Verifying your ${what}`,
     body: html`<main data-session-id="${session.sessionId}" data-request-id="${session.requestId}">
-      <h1>Verifying your payment</h1>
+      <h1>Verifying your ${what}</h1>
       <p id="status" role="status" aria-live="polite">Contacting your bank…</p>
       <div id="challenge" class="frame"></div>
       <p id="retry" hidden><a href="">Try again</a></p>
@@ -26,7 +30,7 @@ try {
     requestId: main.dataset.requestId,
     container: document.getElementById('challenge'),
     onProgress: (step) => {
-      if (step === 'challenge') status.textContent = 'Your bank asks you to confirm the payment.';
+      if (step === 'challenge') status.textContent = 'Your bank asks you to confirm the ${what}.';
     },
   });
   status.textContent = 'Verification finished. Returning to the shop…';
