@@ -243,6 +243,25 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(valid.body.data).toEqual([]);
   });
 
+  it('completes a two-step payment with a token', async () => {
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    const first = await h.call(h.paymentsUrl, 'POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+    });
+    expect(first.body).toMatchObject({ code: 'BYRD010', status: 'Created' });
+    const paid = await h.call(h.paymentsUrl, 'POST', `/api/v2/payment/${first.body.transactionId}/pay`, {
+      tokenId: created.body.tokenId,
+    });
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({
+      status: 'Success',
+      brand: 'VISA',
+      transactionMode: 'cardHolderInitiatedUnescheduled',
+    });
+  });
+
   it('takes token payments from the merchant backend only, not a checkout key', async () => {
     const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
     const browser = await h.call(
