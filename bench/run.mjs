@@ -21,7 +21,10 @@ const BENCHMARKS = {
     description: 'frictionless card payments through the edge, next to a bare Fastify + pg handler (issue 3)',
     load: () => import('./payments.mjs'),
   },
-  tokens: { description: 'token creation through the edge vs the bare handler (issue 4)', load: null },
+  tokens: {
+    description: 'token creation through the edge vs the bare Fastify + pg handler (issue 4)',
+    load: () => import('./tokens.mjs'),
+  },
   webhooks: {
     description: 'webhook deliveries/s, event-to-receiver latency, claim query cost (issue 5)',
     load: () => import('./webhooks.mjs'),

@@ -51,14 +51,23 @@ export async function runPacedLoad({
         )
       : headers;
 
-  const payload = body === undefined ? undefined : Buffer.from(body);
+  // ... and in the body too, as autocannon's idReplacement does (e.g. a new token per request).
+  const payloadFor =
+    body === undefined
+      ? () => undefined
+      : body.includes('[<id>]')
+        ? () => body.replaceAll('[<id>]', randomUUID())
+        : (
+            (fixed) => () =>
+              fixed
+          )(Buffer.from(body));
   // dispatch with a bare handler, not pool.request(): no response stream per request, so the load
   // generator's own CPU (it shares the machine with what it measures) stays small.
   const fire = (scheduledAt) => {
     let statusCode = 0;
     inFlight++;
     pool.dispatch(
-      { path, method, headers: headersFor(), body: payload },
+      { path, method, headers: headersFor(), body: payloadFor() },
       {
         onRequestStart() {},
         onResponseStart(_controller, code) {

@@ -15,8 +15,6 @@ export interface CardToStore {
   transactionMode: RequestTransactionMode | null;
 }
 
-const UNIQUE_VIOLATION = '23505';
-
 /**
  * Writes cards into the vault. The same card (keyed fingerprint) for the same merchant and
  * customer reference is one token: storing it again refreshes that token (a renewed expiry, a new
@@ -33,25 +31,25 @@ export class CardStore {
   async store(input: CardToStore): Promise<{ token: CardToken; created: boolean }> {
     const repository = this.dataSource.getRepository(CardToken);
     const fingerprint = this.fingerprints.of(input.merchantId, input.card.number);
-    for (let attempt = 0; ; attempt++) {
-      const existing = await repository.findOneBy({
-        merchantId: input.merchantId,
-        customReference: input.customReference ?? IsNull(),
-        fingerprint,
-      });
-      const token = this.tokenOf(existing?.id ?? randomUUID(), input, fingerprint, existing);
-      if (existing) {
-        await repository.save(token);
-        return { token, created: false };
-      }
-      try {
-        await repository.insert(token);
-        return { token, created: true };
-      } catch (error) {
-        // The same card stored at the same moment by another request: refresh that one instead.
-        if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt > 0) throw error;
-      }
-    }
+    // A new card is the common case: one statement, which does nothing when the card is known.
+    const token = this.tokenOf(randomUUID(), input, fingerprint, null);
+    const inserted = await repository
+      .createQueryBuilder()
+      .insert()
+      .values(token)
+      .orIgnore()
+      .returning('id')
+      .execute();
+    if ((inserted.raw as unknown[]).length === 1) return { token, created: true };
+
+    const existing = await repository.findOneByOrFail({
+      merchantId: input.merchantId,
+      customReference: input.customReference ?? IsNull(),
+      fingerprint,
+    });
+    const refreshed = this.tokenOf(existing.id, input, fingerprint, existing);
+    await repository.save(refreshed);
+    return { token: refreshed, created: false };
   }
 
   private tokenOf(
