@@ -43,7 +43,7 @@ export async function rotateKek(
       `SELECT count(*)::int AS remaining FROM card_tokens WHERE kek_id <> $1`,
       [active],
     );
-    options.onBatch?.({ rewrapped, remaining });
+    if (!done) options.onBatch?.({ rewrapped, remaining });
     // Rows locked by a request are picked up by a later pass; stop only when none is left at all.
     if (done && remaining === 0) return { rewrapped, remaining };
     if (done) await new Promise((resolve) => setTimeout(resolve, 50));
