@@ -23,6 +23,7 @@ export * from './dto/operations.dto.js';
 export * from './dto/transactions.dto.js';
 export * from './dto/webhooks.dto.js';
 export * from './dto/hosted-form.dto.js';
+export * from './dto/checkout.dto.js';
 export * from './dto/three-ds.dto.js';
 export * from './dto/sandbox.dto.js';
 

@@ -3,7 +3,15 @@
 import type { ReturnCode } from './codes.js';
 import type { TokenResponse } from './dto/tokens.dto.js';
 import type { TokenOptions } from './dto/orders.dto.js';
-import type { CardBrand, MerchantMode, OrderStatus, PaymentMethod, RequestTransactionMode } from './enums.js';
+import type { CheckoutPaymentView } from './dto/checkout.dto.js';
+import type {
+  CardBrand,
+  MerchantMode,
+  OrderStatus,
+  PaymentMethod,
+  PaymentType,
+  RequestTransactionMode,
+} from './enums.js';
 
 /** Request/reply subjects. */
 export const RpcSubjects = {
@@ -17,6 +25,10 @@ export const RpcSubjects = {
   TokensDetokenize: 'rpc.tokens.detokenize',
   /** Tokens → payments: verify a new token's card with 3DS (its shopper is redirected). */
   PaymentsVerifyCard: 'rpc.payments.verifyCard',
+  /** Hosted form BFF → payments: the shopper pays the order (card data). */
+  PaymentsCreate: 'rpc.payments.create',
+  /** Hosted form BFF → payments: a payment of the order, as the page follows it. */
+  PaymentsGet: 'rpc.payments.get',
 } as const;
 export type RpcSubject = (typeof RpcSubjects)[keyof typeof RpcSubjects];
 
@@ -26,8 +38,9 @@ export type RpcSubject = (typeof RpcSubjects)[keyof typeof RpcSubjects];
  */
 export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = Object.freeze({
   'rpc.tokens.detokenize': ['payments'],
-  'rpc.tokens.create': ['hosted-form-bff'],
+  'rpc.tokens.create': ['payments'],
   'rpc.payments.verifyCard': ['gateway-tokens'],
+  'rpc.payments.create': ['hosted-form-bff'],
 });
 
 /** Error reply of an RPC. */
@@ -137,6 +150,34 @@ export interface CardVerificationStarted {
   actionUrl: string;
 }
 
+/**
+ * `rpc.payments.create` request: the hosted form pays an order, authorised by its checkout key.
+ * Amount and currency are the order's; the payment is `initiatedFrom: HostedForm`.
+ */
+export interface CheckoutPaymentRpcRequest {
+  orderId: string;
+  checkoutKey: string;
+  payment: {
+    type: PaymentType;
+    card?: { number: string; expiration: string; cvv: string; holder?: string };
+    mbway?: { phoneNumber: string };
+  };
+  /**
+   * Store the card in the vault once the payment succeeds (after its 3DS challenge, if any), under
+   * the order's `tokenOptions.customReference`; refused when the order offers no tokenization.
+   */
+  saveCard: boolean;
+  /** The browser request's id, for the logs. */
+  requestId?: string;
+}
+
+/** `rpc.payments.get` request: one payment of the order, authorised by its checkout key. */
+export interface CheckoutPaymentLookup {
+  orderId: string;
+  checkoutKey: string;
+  transactionId: string;
+}
+
 /** Request and reply data of each subject. */
 export interface RpcContracts {
   'rpc.orders.get': { request: OrderAccessRequest; response: OrderSummary };
@@ -144,6 +185,8 @@ export interface RpcContracts {
   'rpc.tokens.create': { request: TokenCreateRpcRequest; response: TokenResponse };
   'rpc.tokens.detokenize': { request: DetokenizeRpcRequest; response: DetokenizedCard };
   'rpc.payments.verifyCard': { request: VerifyCardRpcRequest; response: CardVerificationStarted };
+  'rpc.payments.create': { request: CheckoutPaymentRpcRequest; response: CheckoutPaymentView };
+  'rpc.payments.get': { request: CheckoutPaymentLookup; response: CheckoutPaymentView };
 }
 
 /** Request type of a subject. */
