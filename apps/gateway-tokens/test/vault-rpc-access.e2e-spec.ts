@@ -5,8 +5,9 @@ import { TokensHarness } from './harness.js';
 const VISA = '4242424242424242';
 
 /**
- * `rpc.tokens.detokenize` hands out card numbers, so only payments may call it: the vault checks
- * who signed each request, refuses everyone else and replays, and encrypts what it answers.
+ * `rpc.tokens.detokenize` hands out card numbers and `rpc.tokens.create` takes them, so only
+ * payments may call them: the vault checks who signed each request, refuses everyone else and
+ * replays, and encrypts what it answers.
  */
 describe("who may call the vault's card subjects", () => {
   let h: TokensHarness;
@@ -84,11 +85,7 @@ describe("who may call the vault's card subjects", () => {
     });
   });
 
-  it("saves the hosted form's card (rpc.tokens.create), for the hosted form only", async () => {
-    const callers = {
-      bff: identity('hosted-form-bff', h.env.rpcKeyPair('hosted-form-bff').privateKey),
-      payments: identity('payments', h.env.rpcKeyPair('payments').privateKey),
-    };
+  it('saves the card of a hosted-form payment (rpc.tokens.create), for payments only', async () => {
     const create = async (caller: RpcIdentity) => {
       const signed = await caller.sign(RpcSubjects.TokensCreate, {
         merchantId: h.merchant.merchantId,
@@ -100,10 +97,14 @@ describe("who may call the vault's card subjects", () => {
       const reply = await h.env.nats.nc.request(
         h.env.nats.subject(RpcSubjects.TokensCreate),
         JSON.stringify(signed),
+        { timeout: 5_000 },
       );
-      return reply.json<any>();
+      return { text: reply.string(), json: reply.json<any>() };
     };
-    const saved = await callers.bff.open<{ tokenId: string }>(await create(callers.bff));
+    const payments = identity('payments', h.env.rpcKeyPair('payments').privateKey);
+    const answer = await create(payments);
+    expect(answer.text).not.toContain('5448280000000007');
+    const saved = await payments.open<{ tokenId: string }>(answer.json);
     expect(saved).toEqual({
       ok: true,
       data: expect.objectContaining({ customReference: 'shopper-7', maskedCardNumber: '544828******0007' }),
@@ -112,8 +113,14 @@ describe("who may call the vault's card subjects", () => {
     const payment = await h.payWithToken(saved.ok ? saved.data.tokenId : '');
     expect(payment.body).toMatchObject({ status: 'Success' });
 
-    const refused = await create(callers.payments);
-    expect(refused.error).toEqual({ code: 'BYRD403', message: 'payments may not call rpc.tokens.create' });
+    // The hosted form's backend collects the card but never stores it itself; nor may any other service.
+    for (const service of ['hosted-form-bff', 'orders']) {
+      const refused = await create(identity(service, h.env.rpcKeyPair(service).privateKey));
+      expect(refused.json).toEqual({
+        ok: false,
+        error: { code: 'BYRD403', message: `${service} may not call rpc.tokens.create` },
+      });
+    }
   });
 
   it('refuses a request signed for another subject', async () => {

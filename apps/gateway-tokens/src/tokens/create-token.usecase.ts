@@ -81,8 +81,9 @@ export class CreateToken {
 }
 
 /**
- * `rpc.tokens.create` (the hosted form's "save my card"): stores a card its shopper has just
- * authenticated with 3DS while paying, so no separate verification is needed.
+ * `rpc.tokens.create`, called by payments only (RPC_CALLERS): the hosted form's "save my card".
+ * Payments calls it once a hosted-form card payment has succeeded, its shopper authenticated with
+ * 3DS while paying, so the token needs no separate verification.
  */
 @Injectable()
 export class SaveAuthenticatedCard {
