@@ -1,6 +1,7 @@
 // NATS request/reply between services. Subjects start with `rpc.`, never overlapping the
 // event stream's subjects (a stream would answer a request with its publish ack).
 import type { ReturnCode } from './codes.js';
+import type { FieldError } from './dto/common.dto.js';
 import type { TokenResponse } from './dto/tokens.dto.js';
 import type { TokenOptions } from './dto/orders.dto.js';
 import type { CheckoutPaymentView } from './dto/checkout.dto.js';
@@ -19,7 +20,7 @@ export const RpcSubjects = {
   OrdersGet: 'rpc.orders.get',
   /** Hosted form BFF → orders: the shopper pressed cancel. */
   OrdersCancel: 'rpc.orders.cancel',
-  /** → tokens: store a card (hosted form "save card", tokenizing payments). */
+  /** Payments → tokens: store the card of a hosted-form payment that succeeded ("save my card"). */
   TokensCreate: 'rpc.tokens.create',
   /** Payments → tokens: the card behind a token (payments only). */
   TokensDetokenize: 'rpc.tokens.detokenize',
@@ -49,6 +50,8 @@ export interface RpcError {
   code: ReturnCode;
   /** Human sentence. */
   message: string;
+  /** Invalid input (BYRD900): each failing field by its dotted path, e.g. `card.number`. */
+  errors?: FieldError[];
 }
 
 /** Every RPC reply. */
@@ -60,8 +63,8 @@ export function rpcOk<T>(data: T): RpcReply<T> {
 }
 
 /** An error reply. */
-export function rpcError<T = never>(code: ReturnCode, message: string): RpcReply<T> {
-  return { ok: false, error: { code, message } };
+export function rpcError<T = never>(code: ReturnCode, message: string, errors?: FieldError[]): RpcReply<T> {
+  return { ok: false, error: { code, message, ...(errors?.length ? { errors } : {}) } };
 }
 
 /**

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nes
 import type { Subscription } from '@nats-io/transport-node';
 import {
   RPC_CALLERS,
+  rpcError,
   type RpcContracts,
   type RpcReply,
   type RpcRequestOf,
@@ -91,13 +92,14 @@ export class Rpc implements BeforeApplicationShutdown {
     }
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
-    throw new ApiError(kindOfCode(answer.error.code), answer.error.message, { code: answer.error.code });
+    const { code, message, errors } = answer.error;
+    throw new ApiError(kindOfCode(code), message, { code, errors });
   }
 
   private errorReply(subject: string, failure: unknown): RpcReply<never> {
     const apiError = toApiError(failure);
     if (apiError.kind === ErrorKind.Internal) this.logger.error(`${subject} failed: ${String(failure)}`);
-    return { ok: false, error: { code: apiError.code, message: apiError.message } };
+    return rpcError(apiError.code, apiError.message, apiError.errors);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
