@@ -2,7 +2,7 @@ import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
-import type { BaseConfig } from './config/config.js';
+import type { BaseConfig, StatelessConfig } from './config/config.js';
 import { dataSourceOptions, type DatabaseOptions } from './database/data-source.js';
 import { loggerParams } from './logging/logging.js';
 import { ApiExceptionFilter } from './errors/exception.filter.js';
@@ -25,14 +25,29 @@ import {
 } from './messaging/tokens.js';
 import { RpcIdentity } from './rpc/rpc-identity.js';
 
-export interface PlatformOptions {
+interface CommonPlatformOptions {
   serviceName: string;
-  config: BaseConfig;
-  entities: DatabaseOptions['entities'];
-  migrations: DatabaseOptions['migrations'];
   /** Also provides the service's full config under this token, to every module. */
   configToken?: symbol;
 }
+
+/** A service with its own database (outbox, durable consumers and idempotency included). */
+interface DatabasePlatformOptions extends CommonPlatformOptions {
+  config: BaseConfig;
+  entities: DatabaseOptions['entities'];
+  migrations: DatabaseOptions['migrations'];
+}
+
+/**
+ * A service that keeps no data (the hosted form's backend): no database, hence no outbox, no
+ * durable consumers and no idempotency store; readiness checks NATS only.
+ */
+interface StatelessPlatformOptions extends CommonPlatformOptions {
+  config: StatelessConfig;
+  database: false;
+}
+
+export type PlatformOptions = DatabasePlatformOptions | StatelessPlatformOptions;
 
 /** Closes the broker connection last, after every consumer and RPC handler has drained. */
 class NatsLifecycle implements OnApplicationShutdown {
@@ -50,19 +65,25 @@ class NatsLifecycle implements OnApplicationShutdown {
 export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     const { config, serviceName } = options;
+    const database = 'database' in options ? null : options;
+    const databaseProviders = database ? [Outbox, EventConsumers, IdempotencyInterceptor] : [];
     return {
       module: PlatformModule,
       global: true,
       imports: [
         LoggerModule.forRoot(loggerParams(serviceName, config.LOG_LEVEL, config.LOG_FORMAT)),
-        TypeOrmModule.forRoot(
-          dataSourceOptions({
-            url: config.DATABASE_URL,
-            poolSize: config.DATABASE_POOL_SIZE,
-            entities: options.entities,
-            migrations: options.migrations,
-          }),
-        ),
+        ...(database
+          ? [
+              TypeOrmModule.forRoot(
+                dataSourceOptions({
+                  url: database.config.DATABASE_URL,
+                  poolSize: database.config.DATABASE_POOL_SIZE,
+                  entities: database.entities,
+                  migrations: database.migrations,
+                }),
+              ),
+            ]
+          : []),
       ],
       controllers: [HealthController],
       providers: [
@@ -88,13 +109,11 @@ export class PlatformModule {
         { provide: RPC_IDENTITY, useFactory: () => RpcIdentity.fromConfig(serviceName, config) },
         NatsLifecycle,
         ApiKeyRegistry,
-        Outbox,
-        EventConsumers,
         Rpc,
-        IdempotencyInterceptor,
+        ...databaseProviders,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
-        { provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor },
+        ...(database ? [{ provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor }] : []),
         { provide: APP_PIPE, useFactory: createValidationPipe },
       ],
       exports: [
@@ -104,9 +123,8 @@ export class PlatformModule {
         NATS_CONTEXT,
         API_KEYS_KV,
         ApiKeyRegistry,
-        Outbox,
-        EventConsumers,
         Rpc,
+        ...(database ? [Outbox, EventConsumers] : []),
       ],
     };
   }

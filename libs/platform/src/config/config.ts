@@ -93,6 +93,21 @@ function isValid(parse: () => unknown): boolean {
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
 
 /**
+ * Variables of a service that keeps no data of its own (the hosted form's backend): the base ones
+ * without the database and the outbox. Such a service is started with PlatformModule's
+ * `database: false`.
+ */
+export const statelessConfigSchema = baseConfigSchema.omit({
+  DATABASE_URL: true,
+  DATABASE_POOL_SIZE: true,
+  OUTBOX_RELAY_ENABLED: true,
+  OUTBOX_POLL_MS: true,
+  OUTBOX_BATCH_WINDOW_MS: true,
+});
+
+export type StatelessConfig = z.infer<typeof statelessConfigSchema>;
+
+/**
  * Parses the environment against a schema. A missing or bad variable stops the service with a
  * sentence naming it, rather than a stack trace at first use.
  */

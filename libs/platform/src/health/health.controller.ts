@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Optional, ServiceUnavailableException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/api-key.guard.js';
@@ -16,13 +16,16 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
-/** Liveness says the process runs; readiness says it can serve: PostgreSQL and NATS both answer. */
+/**
+ * Liveness says the process runs; readiness says it can serve: PostgreSQL (for a service with a
+ * database) and NATS both answer.
+ */
 @ApiExcludeController()
 @Public()
 @Controller('health')
 export class HealthController {
   constructor(
-    private readonly dataSource: DataSource,
+    @Optional() @Inject(DataSource) private readonly dataSource: DataSource | null,
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
   ) {}
 
@@ -35,11 +38,15 @@ export class HealthController {
   @HttpCode(200)
   async ready() {
     const checks = await Promise.allSettled([
-      withTimeout(this.dataSource.query('SELECT 1'), 'PostgreSQL'),
+      this.dataSource ? withTimeout(this.dataSource.query('SELECT 1'), 'PostgreSQL') : null,
       withTimeout(this.nats.nc.rtt(), 'NATS'),
     ]);
     const [database, nats] = checks.map((c) => (c.status === 'fulfilled' ? 'up' : 'down'));
-    const body = { status: database === 'up' && nats === 'up' ? 'ok' : 'unavailable', database, nats };
+    const body = {
+      status: database === 'up' && nats === 'up' ? 'ok' : 'unavailable',
+      ...(this.dataSource ? { database } : {}),
+      nats,
+    };
     if (body.status !== 'ok') throw new ServiceUnavailableException(body);
     return body;
   }

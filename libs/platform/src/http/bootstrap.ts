@@ -6,7 +6,7 @@ import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { Logger } from 'nestjs-pino';
 import type { z } from 'zod';
-import { ConfigError, loadConfig, type BaseConfig } from '../config/config.js';
+import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -64,7 +64,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
  */
 export async function startHttpService(
   options: HttpServiceOptions,
-  config: BaseConfig,
+  config: StatelessConfig,
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(options);
   await app.listen(config.HTTP_PORT, config.HTTP_HOST);
@@ -116,7 +116,7 @@ function withDtoSchemas(document: OpenAPIObject): OpenAPIObject {
  * A service's `main`: loads its config (a bad variable stops it with a sentence naming it, no
  * stack trace), then starts it.
  */
-export async function runHttpService<S extends z.ZodType<BaseConfig>>(
+export async function runHttpService<S extends z.ZodType<StatelessConfig>>(
   schema: S,
   service: (config: z.infer<S>) => HttpServiceOptions,
 ): Promise<void> {

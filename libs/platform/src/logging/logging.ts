@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 
 /**
  * Card data must never reach a log line (PCI DSS req. 3): any property named like a card, a PAN or
@@ -28,34 +29,44 @@ export function requestIdOf(req: IncomingMessage): string {
   return id;
 }
 
+let testDestination: DestinationStream | undefined;
+
+/**
+ * Tests that run services in-process read their JSON log lines here (e.g. to scan them for card
+ * data) instead of stdout. Applies to the apps whose modules are built after the call; `undefined`
+ * restores stdout.
+ */
+export function setLogDestination(destination: DestinationStream | undefined): void {
+  testDestination = destination;
+}
+
 export function loggerParams(serviceName: string, level: string, format: 'json' | 'pretty' = 'json'): Params {
-  return {
-    pinoHttp: {
-      level,
-      ...(format === 'pretty'
-        ? {
-            transport: {
-              target: 'pino-pretty',
-              options: { singleLine: true, ignore: 'pid,hostname,service' },
-            },
-          }
-        : {}),
-      name: serviceName,
-      redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-      genReqId: (req: IncomingMessage, res: ServerResponse) => {
-        const id = requestIdOf(req);
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      autoLogging: { ignore: (req: IncomingMessage) => req.url?.startsWith('/health') ?? false },
-      customProps: () => ({ service: serviceName }),
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: req.url,
-        }),
-      },
+  const options = {
+    level,
+    ...(format === 'pretty'
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { singleLine: true, ignore: 'pid,hostname,service' },
+          },
+        }
+      : {}),
+    name: serviceName,
+    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    genReqId: (req: IncomingMessage, res: ServerResponse) => {
+      const id = requestIdOf(req);
+      res.setHeader('x-request-id', id);
+      return id;
+    },
+    autoLogging: { ignore: (req: IncomingMessage) => req.url?.startsWith('/health') ?? false },
+    customProps: () => ({ service: serviceName }),
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: req.url,
+      }),
     },
   };
+  return { pinoHttp: testDestination && format === 'json' ? [options, testDestination] : options };
 }

@@ -1,7 +1,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import type { BaseConfig } from '../config/config.js';
+import type { StatelessConfig } from '../config/config.js';
 
 export interface NatsOptions {
   url: string;
@@ -10,7 +10,7 @@ export interface NatsOptions {
   name: string;
 }
 
-export function natsOptionsFrom(config: BaseConfig, name: string): NatsOptions {
+export function natsOptionsFrom(config: StatelessConfig, name: string): NatsOptions {
   return { url: config.NATS_URL, user: config.NATS_USER, password: config.NATS_PASSWORD, name };
 }
 
