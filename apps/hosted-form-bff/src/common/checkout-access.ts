@@ -1,0 +1,47 @@
+import { createParamDecorator, type ExecutionContext, type PipeTransform } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { CHECKOUT_KEY_HEADER, isGuid } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+
+/** What proves the shopper's access to one order: the order id and the order's checkout key. */
+export interface CheckoutAccess {
+  orderId: string;
+  checkoutKey: string;
+}
+
+/** The answer to a wrong order id, a wrong checkout key or both: it never says which one was wrong. */
+export function orderNotFound(): ApiError {
+  return new ApiError(ErrorKind.NotFound, 'No order matches this order id and checkout key');
+}
+
+/**
+ * The `x-checkout-key` header. Missing → 401 BYRD401. A value that is not a GUID cannot open any
+ * order, so it answers like a wrong key (404).
+ */
+export const CheckoutKey = createParamDecorator((_: unknown, context: ExecutionContext): string => {
+  const header = context.switchToHttp().getRequest<FastifyRequest>().headers[CHECKOUT_KEY_HEADER];
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) {
+    throw new ApiError(
+      ErrorKind.Unauthorized,
+      `The ${CHECKOUT_KEY_HEADER} header with the order's checkout key is missing`,
+    );
+  }
+  if (!isGuid(value)) throw orderNotFound();
+  return value.toLowerCase();
+});
+
+/** Path ids are GUIDs; anything else names nothing, so it is not found (as the gateway answers). */
+export class GuidParam implements PipeTransform<string, string> {
+  constructor(private readonly notFound: () => ApiError) {}
+
+  transform(value: string): string {
+    if (!isGuid(value)) throw this.notFound();
+    return value.toLowerCase();
+  }
+}
+
+/** The request id Fastify pinned on the request (the caller's `x-request-id` when sane). */
+export const RequestId = createParamDecorator((_: unknown, context: ExecutionContext): string =>
+  String(context.switchToHttp().getRequest<FastifyRequest>().id),
+);

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { RpcSubjects, type CheckoutCancelResult } from '@byrd/contracts';
+import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import type { CheckoutAccess } from '../common/checkout-access.js';
+import { OPEN_ORDER_STATUSES } from './checkout-order-view.js';
+import { GetCheckoutOrder, withUniformNotFound } from './get-checkout-order.usecase.js';
+
+/**
+ * `POST /checkout/api/v2/orders/{orderId}/cancel`: the shopper's cancel button. Only an open order
+ * can be canceled; orders also refuses one that holds an authorised payment (BYRD205, 422).
+ */
+@Injectable()
+export class CancelCheckoutOrder {
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly orders: GetCheckoutOrder,
+  ) {}
+
+  async execute(access: CheckoutAccess): Promise<CheckoutCancelResult> {
+    const order = await this.orders.summary(access);
+    if (!OPEN_ORDER_STATUSES.includes(order.status)) {
+      throw new ApiError(ErrorKind.BusinessRule, `This order is ${order.status} and cannot be canceled`, {
+        code: 'BYRD205',
+      });
+    }
+    const result = await this.rpc
+      .call(RpcSubjects.OrdersCancel, { orderId: access.orderId, checkoutKey: access.checkoutKey })
+      .catch(withUniformNotFound);
+    return { orderId: result.orderId, status: result.status };
+  }
+}

@@ -1,0 +1,48 @@
+import {
+  PaymentType,
+  type CheckoutOrderView,
+  type OrderStatus,
+  type OrderSummary,
+  type PaymentMethod,
+} from '@byrd/contracts';
+
+/** The methods this form takes, in the order it lists them. */
+export const FORM_PAYMENT_METHODS: readonly PaymentType[] = Object.freeze([
+  PaymentType.Card,
+  PaymentType.Multibanco,
+  PaymentType.MbWay,
+]);
+
+/** Orders in these states can still be paid or canceled; the others show a closed page. */
+export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = Object.freeze(['created', 'pending']);
+
+/** Shown when the order does not name its merchant. */
+export const FALLBACK_MERCHANT_NAME = 'Online store';
+
+/**
+ * The methods offered for an order: those the merchant allowed (none listed means all) that this
+ * form can take, in the form's order.
+ */
+export function offeredPaymentMethods(allowed: readonly PaymentMethod[]): PaymentType[] {
+  return FORM_PAYMENT_METHODS.filter((method) => allowed.length === 0 || allowed.includes(method));
+}
+
+/** What the page renders of an order (never the merchant id nor the checkout key). */
+export function toCheckoutOrderView(order: OrderSummary, threeDSecureSdkUrl: string): CheckoutOrderView {
+  return {
+    orderId: order.orderId,
+    status: order.status,
+    amount: order.amount,
+    isoAmount: order.isoAmount,
+    currency: order.currency,
+    orderRef: order.orderRef,
+    merchantName: order.merchantName?.trim() || FALLBACK_MERCHANT_NAME,
+    merchantMode: order.merchantMode ?? 'sandbox',
+    expiresAt: order.expiresAt,
+    redirectUrl: order.redirectUrl,
+    paymentMethods: offeredPaymentMethods(order.allowedPaymentMethods ?? []),
+    saveCardOffered: Boolean(order.tokenOptions?.customReference),
+    isPreAuth: order.isPreAuth,
+    threeDSecureSdkUrl,
+  };
+}

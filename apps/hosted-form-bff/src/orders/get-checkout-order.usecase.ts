@@ -1,0 +1,32 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { RpcSubjects, type CheckoutOrderView, type OrderSummary } from '@byrd/contracts';
+import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
+import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
+import { toCheckoutOrderView } from './checkout-order-view.js';
+
+/** Orders' "not found" names the order id; the shopper gets the sentence that names neither. */
+export function withUniformNotFound(error: unknown): never {
+  if (error instanceof ApiError && error.kind === ErrorKind.NotFound) throw orderNotFound();
+  throw error;
+}
+
+/** `GET /checkout/api/v2/orders/{orderId}`: the order as the page renders it. */
+@Injectable()
+export class GetCheckoutOrder {
+  constructor(
+    private readonly rpc: Rpc,
+    @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
+  ) {}
+
+  async execute(access: CheckoutAccess): Promise<CheckoutOrderView> {
+    return toCheckoutOrderView(await this.summary(access), this.config.THREE_DS_SDK_URL);
+  }
+
+  /** The order as orders reports it to the holder of its checkout key. */
+  summary(access: CheckoutAccess): Promise<OrderSummary> {
+    return this.rpc
+      .call(RpcSubjects.OrdersGet, { orderId: access.orderId, checkoutKey: access.checkoutKey })
+      .catch(withUniformNotFound);
+  }
+}

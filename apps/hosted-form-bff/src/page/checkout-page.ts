@@ -1,0 +1,55 @@
+import path from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { pageSecurityHeaders, type PagePolicyOptions } from './security-headers.js';
+
+export const PAGE_PREFIX = '/checkout/';
+
+/** Vite's content-hashed output: a changed file gets a new name, so it may be cached forever. */
+const HASHED_ASSETS = `${path.sep}assets${path.sep}`;
+
+export interface CheckoutPageOptions extends PagePolicyOptions {
+  /** The built page (index.html, assets/). */
+  webDir: string;
+}
+
+/**
+ * The hosted form's static page under /checkout/: `index.html` (never cached: it names the current
+ * assets) and the hashed `assets/*` (cached for a year, immutable), all with the page's security
+ * headers. `/checkout` redirects to `/checkout/` so the page's relative API calls resolve under it.
+ */
+export async function checkoutPage(fastify: FastifyInstance, options: CheckoutPageOptions): Promise<void> {
+  const headers = pageSecurityHeaders(options);
+  const secure = (reply: FastifyReply) => {
+    for (const [name, value] of Object.entries(headers)) void reply.header(name, value);
+  };
+
+  await fastify.register(fastifyStatic, {
+    root: options.webDir,
+    prefix: PAGE_PREFIX,
+    index: false,
+    wildcard: true,
+    dotfiles: 'deny',
+    cacheControl: false,
+    setHeaders: (reply: FastifyReply, file: string) => {
+      secure(reply);
+      void reply.header(
+        'cache-control',
+        file.includes(HASHED_ASSETS)
+          ? 'public, max-age=31536000, immutable'
+          : file.endsWith('.html')
+            ? 'no-store'
+            : 'public, max-age=300',
+      );
+    },
+  });
+
+  fastify.get(PAGE_PREFIX, (_request, reply) => {
+    secure(reply);
+    return reply.header('cache-control', 'no-store').sendFile('index.html', options.webDir);
+  });
+  fastify.get(PAGE_PREFIX.slice(0, -1), (request, reply) => {
+    const query = request.url.indexOf('?');
+    return reply.redirect(`${PAGE_PREFIX}${query >= 0 ? request.url.slice(query) : ''}`, 301);
+  });
+}

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import {
+  RpcSubjects,
+  type CheckoutPaymentRequest,
+  type CheckoutPaymentRpcRequest,
+  type CheckoutPaymentView,
+} from '@byrd/contracts';
+import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import type { CheckoutAccess } from '../common/checkout-access.js';
+import { OPEN_ORDER_STATUSES } from '../orders/checkout-order-view.js';
+import { GetCheckoutOrder, withUniformNotFound } from '../orders/get-checkout-order.usecase.js';
+import { toCheckoutPaymentView } from './checkout-payment-view.js';
+
+/** Card authorisations with 3DS can take longer than a plain read. */
+const PAYMENT_RPC_TIMEOUT_MS = 30_000;
+
+/**
+ * `POST /checkout/api/v2/orders/{orderId}/payments`: the shopper pays the order with one of the
+ * methods the form offers for it. The card travels to payments only, signed and encrypted.
+ */
+@Injectable()
+export class PayCheckoutOrder {
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly orders: GetCheckoutOrder,
+  ) {}
+
+  async execute(
+    access: CheckoutAccess,
+    body: CheckoutPaymentRequest,
+    requestId: string,
+  ): Promise<CheckoutPaymentView> {
+    const order = await this.orders.execute(access);
+    if (!OPEN_ORDER_STATUSES.includes(order.status)) {
+      throw new ApiError(ErrorKind.BusinessRule, `This order is ${order.status} and cannot be paid`, {
+        code: 'BYRD205',
+      });
+    }
+    if (!(order.paymentMethods as string[]).includes(body.type)) {
+      throw ApiError.invalidField(
+        'type',
+        `must be one of this order's payment methods: ${order.paymentMethods.join(', ')}`,
+      );
+    }
+    const payment: CheckoutPaymentRpcRequest['payment'] = { type: body.type };
+    if (body.type === 'card') {
+      if (!body.card) throw ApiError.invalidField('card', 'is required for a card payment');
+      const { number, expiration, cvv, holder } = body.card;
+      payment.card = { number, expiration, cvv, ...(holder ? { holder } : {}) };
+    } else if (body.type === 'mbway') {
+      if (!body.mbway) throw ApiError.invalidField('mbway.phoneNumber', 'is required for an MB WAY payment');
+      payment.mbway = { phoneNumber: body.mbway.phoneNumber };
+    }
+    if (body.saveCard) {
+      if (body.type !== 'card') throw ApiError.invalidField('saveCard', 'applies to card payments only');
+      if (!order.saveCardOffered) {
+        throw ApiError.invalidField('saveCard', 'this order does not offer to save the card');
+      }
+    }
+    const created = await this.rpc
+      .call(
+        RpcSubjects.PaymentsCreate,
+        { ...access, payment, saveCard: body.saveCard === true, requestId },
+        PAYMENT_RPC_TIMEOUT_MS,
+      )
+      .catch(withUniformNotFound);
+    return toCheckoutPaymentView(created);
+  }
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { CheckoutHarness, standInWebDir } from './harness.js';
+
+/** The order the page renders and the cancel button, through the BFF as the browser calls it. */
+describe('hosted form API: orders', () => {
+  let h: CheckoutHarness;
+  beforeAll(async () => {
+    h = await CheckoutHarness.start({ webDir: standInWebDir() });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  const view = (orderId: string, checkoutKey?: string) =>
+    h.api('GET', `/checkout/api/v2/orders/${orderId}`, undefined, checkoutKey);
+
+  it('shows the order with the merchant, the amount, the 3DS SDK and every method the form takes', async () => {
+    const order = await h.createOrder({ amount: '42.50' });
+    expect(order.checkoutUrl).toContain(h.checkoutUrl.replace(/\/$/, ''));
+    const { status, body, headers } = await view(order.orderId, order.checkoutKey);
+    expect(status).toBe(200);
+    expect(headers.get('cache-control')).toBe('no-store');
+    expect(body).toEqual({
+      orderId: order.orderId,
+      status: 'created',
+      amount: '42.50',
+      isoAmount: 4250,
+      currency: 'EUR',
+      orderRef: order.orderRef,
+      merchantName: 'Acme Shop',
+      merchantMode: 'sandbox',
+      expiresAt: order.expiresAt,
+      redirectUrl: 'https://shop.example.com/return',
+      paymentMethods: ['card', 'multibanco', 'mbway'],
+      saveCardOffered: false,
+      isPreAuth: false,
+      threeDSecureSdkUrl: `${h.paymentsUrl}/3ds/sdk.js`,
+    });
+    expect(JSON.stringify(body)).not.toContain(order.checkoutKey);
+    expect(JSON.stringify(body)).not.toContain(h.merchant.merchantId);
+  });
+
+  it("offers only the merchant's allowed methods the form takes, in the form's order, and save card with tokenOptions", async () => {
+    const order = await h.createOrder({
+      paymentOptions: {
+        allowedPaymentMethods: ['mbway', 'paypal', 'card'],
+        tokenOptions: { customReference: 'customer-42' },
+        cardOptions: { isPreAuth: true },
+      },
+    });
+    const { body } = await view(order.orderId, order.checkoutKey);
+    expect(body.paymentMethods).toEqual(['card', 'mbway']);
+    expect(body.saveCardOffered).toBe(true);
+    expect(body.isPreAuth).toBe(true);
+
+    const multibancoOnly = await h.createOrder({ paymentOptions: { allowedPaymentMethods: ['multibanco'] } });
+    expect((await view(multibancoOnly.orderId, multibancoOnly.checkoutKey)).body.paymentMethods).toEqual([
+      'multibanco',
+    ]);
+  });
+
+  it("answers a wrong key, a wrong order or another order's key with the same 404, and a missing key with 401", async () => {
+    const order = await h.createOrder();
+    const other = await h.createOrder();
+    const answers = await Promise.all([
+      view(order.orderId, randomUUID()),
+      view(randomUUID(), order.checkoutKey),
+      view(order.orderId, other.checkoutKey),
+      view(order.orderId, 'not-a-key'),
+      view('not-an-order', order.checkoutKey),
+    ]);
+    for (const answer of answers) {
+      expect(answer.status).toBe(404);
+      expect(answer.body).toMatchObject({
+        code: 'BYRD901',
+        description: 'Resource not found',
+        message: 'No order matches this order id and checkout key',
+      });
+      expect(answer.body.requestId).toEqual(expect.any(String));
+    }
+
+    const missing = await view(order.orderId);
+    expect(missing.status).toBe(401);
+    expect(missing.body).toMatchObject({
+      code: 'BYRD401',
+      message: expect.stringContaining('x-checkout-key'),
+    });
+  });
+
+  it('cancels an open order (order.canceled), then refuses to cancel or pay it again', async () => {
+    const order = await h.createOrder();
+    const events = await h.env.collect('order.canceled');
+    const cancel = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/cancel`,
+      undefined,
+      order.checkoutKey,
+    );
+    expect(cancel.status).toBe(200);
+    expect(cancel.body).toEqual({ orderId: order.orderId, status: 'canceled' });
+    expect((await h.getOrder(order.orderId)).status).toBe('canceled');
+    const event = await events.waitFor((e) => (e.data as { orderId?: string }).orderId === order.orderId);
+    expect(event.envelope.type).toBe('order.canceled');
+    expect((await view(order.orderId, order.checkoutKey)).body.status).toBe('canceled');
+
+    const again = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/cancel`,
+      undefined,
+      order.checkoutKey,
+    );
+    expect(again.status).toBe(422);
+    expect(again.body).toMatchObject({
+      code: 'BYRD205',
+      message: 'This order is canceled and cannot be canceled',
+    });
+
+    const pay = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/payments`,
+      { type: 'multibanco' },
+      order.checkoutKey,
+    );
+    expect(pay.status).toBe(422);
+    expect(pay.body).toMatchObject({ code: 'BYRD205', message: 'This order is canceled and cannot be paid' });
+  });
+
+  it('cancels nothing without the right key', async () => {
+    const order = await h.createOrder();
+    const wrong = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/cancel`,
+      undefined,
+      randomUUID(),
+    );
+    expect(wrong.status).toBe(404);
+    expect((await h.getOrder(order.orderId)).status).toBe('created');
+  });
+
+  it('reports readiness without a database', async () => {
+    const ready = await fetch(`${h.bffUrl}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ok', nats: 'up' });
+  });
+});

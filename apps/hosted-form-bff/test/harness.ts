@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
+import { loadConfig, runMigrations, setLogDestination } from '@byrd/platform';
+import {
+  callService,
+  startTestApp,
+  TestEnvironment,
+  type HttpAnswer,
+  type TestMerchant,
+} from '@byrd/platform/testing';
+import { AppModule, SERVICE_NAME } from '../src/app.module.js';
+import { checkoutConfigSchema, type CheckoutConfig } from '../src/config.js';
+import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
+import { ordersConfigSchema } from '../../orders/src/config.js';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
+import { AppModule as PaymentsAppModule } from '../../payments/src/app.module.js';
+import { paymentsConfigSchema } from '../../payments/src/config.js';
+import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../../payments/src/database.js';
+import { AppModule as TokensAppModule } from '../../gateway-tokens/src/app.module.js';
+import { tokensConfigSchema } from '../../gateway-tokens/src/config.js';
+import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../../gateway-tokens/src/database.js';
+import { vaultKeys } from '../../gateway-tokens/test/harness.js';
+
+export type { HttpAnswer };
+
+export interface CheckoutHarnessOptions {
+  /** Extra variables of the BFF, e.g. `{ RATE_LIMIT_MAX: '3' }` (they win over the harness's own). */
+  bffEnv?: Record<string, string>;
+  /** Extra variables of orders (e.g. `ORDER_EXPIRY_UNIT_MS`). */
+  ordersEnv?: Record<string, string>;
+  /** Extra variables of payments (e.g. `THREE_DS_TIMEOUT_MS`). */
+  paymentsEnv?: Record<string, string>;
+  /**
+   * The built page the BFF serves (HOSTED_FORM_WEB_DIR); default the package's web/dist, which
+   * must have been built (`npm run build -w @byrd/hosted-form-bff`), else start() says so.
+   */
+  webDir?: string;
+  /** Level of every service's log, captured for `logs()`; default `trace` (everything). */
+  logLevel?: string;
+}
+
+/** The asset of {@link standInWebDir}, as Vite names its hashed output. */
+export const STAND_IN_ASSET = 'assets/index-AbC123xy.js';
+
+/**
+ * A minimal built page (index.html and one hashed asset) in a temporary directory, for tests of the
+ * API and of the serving that must not depend on the real page being built.
+ */
+export function standInWebDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'checkout-web-'));
+  mkdirSync(path.join(dir, 'assets'));
+  writeFileSync(
+    path.join(dir, 'index.html'),
+    `<!doctype html><html lang="en"><head><script type="module" src="/checkout/${STAND_IN_ASSET}"></script></head><body><div id="app"></div></body></html>`,
+  );
+  writeFileSync(path.join(dir, STAND_IN_ASSET), 'document.getElementById("app").textContent = "stand-in";\n');
+  return dir;
+}
+
+/** What a test reads of the BFF's config (e.g. to know the rate limits it runs with). */
+export type { CheckoutConfig };
+
+/**
+ * The hosted form end to end, on one TestEnvironment (this run's own databases, stream, key
+ * buckets and RPC identities): orders, payments (PUBLIC_BASE_URL = its own address, so its 3DS
+ * pages and SDK work in a browser), the card vault and the BFF, all in this process on loopback
+ * ports and reached over real HTTP. One sandbox merchant ("Acme Shop") creates the orders.
+ *
+ * - `checkoutUrl`: the page, `{bffUrl}/checkout/` (append `#/payment?checkoutKey=&orderId=&configs=`);
+ *   orders' `checkoutUrl` in order responses points at it too.
+ * - `createOrder(overrides)`: POST /api/v2/orders as the merchant (25.00 EUR by default) → its body.
+ * - `getOrder`, `waitForOrderStatus`: the merchant's GET /api/v2/orders/{id} (the order's status
+ *   follows its payments through events, asynchronously).
+ * - `api(method, path, body, checkoutKey)`: a call to the BFF, path from its root
+ *   (`/checkout/api/v2/orders/{id}`), with the key in `x-checkout-key` when given.
+ * - `simulateAsyncPayment(transactionId, 'pay' | ...)`: the sandbox shopper of a Multibanco/MB WAY payment.
+ * - `logs()`: every line the four services logged since start (JSON, for a card-data scan).
+ * - `stop()`: closes everything and drops this run's databases and streams.
+ */
+export class CheckoutHarness {
+  private constructor(
+    readonly env: TestEnvironment,
+    private readonly apps: NestFastifyApplication[],
+    readonly bffUrl: string,
+    readonly ordersUrl: string,
+    readonly paymentsUrl: string,
+    readonly tokensUrl: string,
+    readonly merchant: TestMerchant,
+    readonly bffConfig: CheckoutConfig,
+    private readonly logLines: string[],
+  ) {}
+
+  /** The page's address: `{bffUrl}/checkout/`. */
+  get checkoutUrl(): string {
+    return `${this.bffUrl}/checkout/`;
+  }
+
+  static async start(options: CheckoutHarnessOptions = {}): Promise<CheckoutHarness> {
+    const logLines: string[] = [];
+    // Set before any module is built: each app's logger takes its destination when built.
+    setLogDestination({ write: (line: string) => void logLines.push(line) });
+    const env = await TestEnvironment.create();
+    const apps: NestFastifyApplication[] = [];
+    try {
+      const logLevel = options.logLevel ?? 'trace';
+
+      const paymentsConfig = loadConfig(
+        paymentsConfigSchema,
+        await env.serviceEnv('payments', { LOG_LEVEL: logLevel, ...options.paymentsEnv }),
+      );
+      await runMigrations({
+        url: paymentsConfig.DATABASE_URL,
+        entities: PAYMENTS_ENTITIES,
+        migrations: PAYMENTS_MIGRATIONS,
+      });
+      const payments = await startTestApp(PaymentsAppModule.forRoot(paymentsConfig), 'payments');
+      apps.push(payments.app);
+      // Known once listening; payments reads PUBLIC_BASE_URL from this object on each use.
+      paymentsConfig.PUBLIC_BASE_URL = payments.url;
+
+      const tokensConfig = loadConfig(
+        tokensConfigSchema,
+        await env.serviceEnv('gateway-tokens', { LOG_LEVEL: logLevel, ...vaultKeys() }),
+      );
+      await runMigrations({
+        url: tokensConfig.DATABASE_URL,
+        entities: TOKENS_ENTITIES,
+        migrations: TOKENS_MIGRATIONS,
+      });
+      const tokens = await startTestApp(TokensAppModule.forRoot(tokensConfig), 'gateway-tokens');
+      apps.push(tokens.app);
+
+      const ordersVars = await env.serviceEnv('orders', { LOG_LEVEL: logLevel, ...options.ordersEnv });
+      const ordersConfig = loadConfig(ordersConfigSchema, ordersVars);
+      await runMigrations({
+        url: ordersConfig.DATABASE_URL,
+        entities: ORDERS_ENTITIES,
+        migrations: ORDERS_MIGRATIONS,
+      });
+      const orders = await startTestApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
+      apps.push(orders.app);
+
+      // The BFF keeps no data: the run's common variables and its own RPC identity, no database.
+      const { DATABASE_URL: _none, ...common } = ordersVars;
+      const bffConfig = loadConfig(checkoutConfigSchema, {
+        ...common,
+        RPC_SIGNING_KEY: env.rpcKeyPair(SERVICE_NAME).privateKey,
+        LOG_LEVEL: logLevel,
+        THREE_DS_SDK_URL: `${payments.url}/3ds/sdk.js`,
+        ...(options.webDir ? { HOSTED_FORM_WEB_DIR: options.webDir } : {}),
+        ...options.bffEnv,
+      });
+      const bff = await startTestApp(AppModule.forRoot(bffConfig), SERVICE_NAME);
+      apps.push(bff.app);
+      // Order responses' checkoutUrl: the page this BFF serves (orders reads it on each use).
+      ordersConfig.CHECKOUT_URL = `${bff.url}/checkout`;
+
+      const merchant = await env.createMerchant('Acme Shop');
+      return new CheckoutHarness(
+        env,
+        apps,
+        bff.url,
+        orders.url,
+        payments.url,
+        tokens.url,
+        merchant,
+        bffConfig,
+        logLines,
+      );
+    } catch (error) {
+      for (const app of apps.reverse()) await app.close().catch(() => undefined);
+      await env.cleanup().catch(() => undefined);
+      setLogDestination(undefined);
+      throw error;
+    }
+  }
+
+  async stop(): Promise<void> {
+    // The BFF first (it calls the others), then orders, the vault and payments.
+    for (const app of [...this.apps].reverse()) await app.close();
+    await this.env.cleanup();
+    setLogDestination(undefined);
+  }
+
+  /** Everything the services logged since start, one JSON object a line. */
+  logs(): string {
+    return this.logLines.join('');
+  }
+
+  /** A call as the merchant's backend makes it (`x-api-key`), to any of the services. */
+  merchantCall(
+    base: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
+    return callService(base, this.merchant.apiKey, method, path, body, headers);
+  }
+
+  /** `POST /api/v2/orders` as the merchant (25.00 EUR, a shopper, a redirectUrl); throws unless 201. */
+  async createOrder(overrides: Record<string, unknown> = {}): Promise<Record<string, any>> {
+    const answer = await this.merchantCall(this.ordersUrl, 'POST', '/api/v2/orders', {
+      amount: '25.00',
+      currency: 'EUR',
+      orderRef: `ref-${randomUUID().slice(0, 8)}`,
+      shopper: {
+        firstName: 'Ana',
+        lastName: 'Silva',
+        email: 'ana@example.com',
+        phoneNumber: '+351910000000',
+      },
+      orderOptions: { redirectUrl: 'https://shop.example.com/return' },
+      ...overrides,
+    });
+    if (answer.status !== 201) {
+      throw new Error(`Creating the order answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    }
+    return answer.body;
+  }
+
+  /** The merchant's `GET /api/v2/orders/{orderId}` body; throws unless 200. */
+  async getOrder(orderId: string): Promise<Record<string, any>> {
+    const answer = await this.merchantCall(this.ordersUrl, 'GET', `/api/v2/orders/${orderId}`);
+    if (answer.status !== 200) {
+      throw new Error(`Reading order ${orderId} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    }
+    return answer.body;
+  }
+
+  /** Polls the merchant's GET until the order has `status`; throws with the last one seen. */
+  async waitForOrderStatus(
+    orderId: string,
+    status: string,
+    timeoutMs = 15_000,
+  ): Promise<Record<string, any>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const order = await this.getOrder(orderId);
+      if (order.status === status) return order;
+      if (Date.now() > deadline) {
+        throw new Error(`Order ${orderId} never became ${status}; last seen ${String(order.status)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  /**
+   * A call to the BFF as the page makes it: `path` from the BFF's root (e.g.
+   * `/checkout/api/v2/orders/{orderId}`), JSON body, the checkout key in `x-checkout-key`.
+   */
+  async api(
+    method: string,
+    path: string,
+    body?: unknown,
+    checkoutKey?: string,
+    headers: Record<string, string> = {},
+  ): Promise<HttpAnswer> {
+    const response = await fetch(`${this.bffUrl}${path}`, {
+      method,
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(checkoutKey !== undefined ? { [CHECKOUT_KEY_HEADER]: checkoutKey } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON (the page, an asset): the text
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+
+  /**
+   * The sandbox shopper of a pending Multibanco / MB WAY payment: `pay` settles it, `refuse` (MB
+   * WAY) and `expire` end it (payments' `POST /api/v2/sandbox/payments/{id}/{action}`).
+   */
+  simulateAsyncPayment(transactionId: string, action: string): Promise<HttpAnswer> {
+    return this.merchantCall(this.paymentsUrl, 'POST', `/api/v2/sandbox/payments/${transactionId}/${action}`);
+  }
+}
