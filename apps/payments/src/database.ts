@@ -6,6 +6,7 @@ import { AsyncPayments1763800000400 } from './migrations/1763800000400-async-pay
 import { Chargebacks1763800000410 } from './migrations/1763800000410-chargebacks.js';
 import { ThreeDSOpenSessions1763900000500 } from './migrations/1763900000500-three-ds-open-sessions.js';
 import { CardVerifications1764300000100 } from './migrations/1764300000100-card-verifications.js';
+import { SavedCards1764400000100 } from './migrations/1764400000100-saved-cards.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -14,4 +15,5 @@ export const PAYMENTS_MIGRATIONS = [
   Chargebacks1763800000410,
   ThreeDSOpenSessions1763900000500,
   CardVerifications1764300000100,
+  SavedCards1764400000100,
 ];

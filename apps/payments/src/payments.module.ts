@@ -10,6 +10,7 @@ import { CreatePayment } from './payments/create-payment.usecase.js';
 import { CardCharge } from './payments/card-charge.js';
 import { PayPayment } from './payments/pay-payment.usecase.js';
 import { PaymentAuthorizer } from './payments/payment-authorizer.js';
+import { CardSaver } from './payments/card-saver.js';
 import { TokenCharge } from './payments/token-charge.js';
 import { VerifyCard } from './verification/verify-card.usecase.js';
 import { VerificationRpcHandlers } from './verification/verification.rpc.js';
@@ -26,6 +27,7 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
     { provide: ACQUIRER, useClass: SandboxAcquirer },
     { provide: THREE_DS_PROVIDER, useClass: SandboxThreeDSProvider },
     PaymentAuthorizer,
+    CardSaver,
     CardCharge,
     TokenCharge,
     CreatePayment,
@@ -36,6 +38,13 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
     VerifyCard,
     VerificationRpcHandlers,
   ],
-  exports: [PaymentsCoreModule, ACQUIRER, THREE_DS_PROVIDER, PaymentAuthorizer, CompleteAuthentication],
+  exports: [
+    PaymentsCoreModule,
+    ACQUIRER,
+    THREE_DS_PROVIDER,
+    PaymentAuthorizer,
+    CompleteAuthentication,
+    CreatePayment,
+  ],
 })
 export class PaymentsModule {}

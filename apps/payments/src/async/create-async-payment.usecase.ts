@@ -34,6 +34,16 @@ export class CreateAsyncPayment {
     request: CreatePaymentRequest,
     requestId: string,
   ): Promise<PaymentResponse> {
+    const transaction = await this.create(actor, request, requestId);
+    return {
+      ...presentPayment(transaction, null, null),
+      type: request.type,
+      ...presentAsyncDetails(transaction),
+    };
+  }
+
+  /** Creates the payment, with what its shopper needs to pay (reference, or the MB WAY request); persisted. */
+  async create(actor: PaymentActor, request: CreatePaymentRequest, requestId: string): Promise<Transaction> {
     const type = request.type as AsyncPaymentType;
     if (request.isPreAuth) {
       throw ApiError.invalidField(
@@ -75,7 +85,7 @@ export class CreateAsyncPayment {
       );
     }
     this.events.flush();
-    return { ...presentPayment(transaction, null, null), type, ...presentAsyncDetails(transaction) };
+    return transaction;
   }
 
   /** An order may restrict the methods its shopper is offered (`allowedPaymentMethods`; empty means all). */

@@ -16,6 +16,22 @@ import { amountToPay, PayerResolver, type PaymentActor } from './payer.js';
 
 export type { PaymentActor };
 
+export interface CardPaymentOptions {
+  /**
+   * The hosted form's "save my card": the customer reference (the order's
+   * `tokenOptions.customReference`) the card is stored under once the payment succeeds.
+   */
+  saveCardReference?: string;
+}
+
+/** A card payment as created: the transaction, its 3DS session (if any) and the hosted 3DS page. */
+export interface CreatedPayment {
+  transaction: Transaction;
+  session: ThreeDSSession | null;
+  /** Set while the shopper must answer a 3DS challenge. */
+  actionUrl: string | null;
+}
+
 /**
  * `POST /api/v2/payment` for cards. With a card or a token the payment is authenticated and
  * authorised now (or waits for the 3DS challenge); without either it is created and waits for
@@ -38,6 +54,17 @@ export class CreatePayment {
     request: CreatePaymentRequest,
     requestId: string,
   ): Promise<PaymentResponse> {
+    const { transaction, session, actionUrl } = await this.create(actor, request, requestId);
+    return presentPayment(transaction, session, actionUrl);
+  }
+
+  /** Creates, authenticates and (unless a 3DS challenge is pending) authorises the payment; persisted. */
+  async create(
+    actor: PaymentActor,
+    request: CreatePaymentRequest,
+    requestId: string,
+    options: CardPaymentOptions = {},
+  ): Promise<CreatedPayment> {
     if (request.tokenId && 'checkoutKey' in actor) {
       throw ApiError.invalidField(
         'tokenId',
@@ -58,6 +85,13 @@ export class CreatePayment {
       now,
     });
     this.charge.assertAcquirerFor(transaction);
+    if (options.saveCardReference) {
+      // The first payment of a stored credential (CardSaver stores the card once it succeeds).
+      Object.assign(transaction, {
+        saveCardReference: options.saveCardReference,
+        transactionMode: 'initialUnescheduled',
+      });
+    }
 
     let started: ChargeStarted | null = null;
     if (request.card) started = await this.charge.start(transaction, request.card, now);
@@ -72,6 +106,6 @@ export class CreatePayment {
       this.events.outboxRow(transaction),
     ]);
     this.events.flush();
-    return presentPayment(transaction, started?.session ?? null, started?.actionUrl ?? null);
+    return { transaction, session: started?.session ?? null, actionUrl: started?.actionUrl ?? null };
   }
 }

@@ -45,6 +45,8 @@ export function newPayment(fields: NewPaymentFields): Transaction {
     requestId: fields.requestId,
     fingerprint: randomUUID(),
     asyncDetails: null,
+    saveCardReference: null,
+    savedTokenId: null,
     expiresAt: fields.expiresAt,
     createdAt: now,
     updatedAt: now,

@@ -3,6 +3,7 @@ import { describe as describeCode, type ReturnCode, type TransactionStatus } fro
 import { ACQUIRER, type Acquirer, type AuthorizationRequest } from '../acquirer/acquirer.js';
 import type { AuthenticationResult } from '../three-ds/three-ds-provider.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
+import { CardSaver } from './card-saver.js';
 
 export function applyOutcome(transaction: Transaction, status: TransactionStatus, code: ReturnCode): void {
   transaction.status = status;
@@ -13,10 +14,15 @@ export function applyOutcome(transaction: Transaction, status: TransactionStatus
 /**
  * Turns a 3DS result into a payment outcome: an authenticated (or not enrolled) shopper's card goes
  * to the acquirer; a failed authentication is denied without one; a shopper who gave up is canceled.
+ * It holds the card of a shopper-present payment for the last time (frictionless, or opened from its
+ * seal after the challenge), so a card its shopper asked to save goes to the vault from here.
  */
 @Injectable()
 export class PaymentAuthorizer {
-  constructor(@Inject(ACQUIRER) private readonly acquirer: Acquirer) {}
+  constructor(
+    @Inject(ACQUIRER) private readonly acquirer: Acquirer,
+    private readonly cardSaver: CardSaver,
+  ) {}
 
   async settle(
     transaction: Transaction,
@@ -28,7 +34,8 @@ export class PaymentAuthorizer {
       // A card verification ends with the authentication: nothing goes to the acquirer.
       if (authenticated) return applyOutcome(transaction, 'Success', 'BYRD200');
     } else if (authenticated && card) {
-      return this.authorize(transaction, card, authentication);
+      await this.authorize(transaction, card, authentication);
+      return this.cardSaver.saveIfAsked(transaction, card);
     }
     if (authentication.transStatusReason === '19') {
       applyOutcome(transaction, 'Canceled', 'BYRD208');

@@ -111,6 +111,17 @@ export class Transaction {
   @Column({ type: 'uuid' })
   fingerprint: string;
 
+  /**
+   * The hosted form's "save my card": the order's `tokenOptions.customReference` the card is saved
+   * under once the payment succeeds; null when the shopper did not ask.
+   */
+  @Column({ name: 'save_card_reference', type: 'text', nullable: true })
+  saveCardReference: string | null;
+
+  /** The vault token the card was saved as; null until then, and when the vault failed. */
+  @Column({ name: 'saved_token_id', type: 'uuid', nullable: true })
+  savedTokenId: string | null;
+
   /** Async methods: what the shopper needs to pay (multibanco entity/reference, mbway phone). */
   @Column({ name: 'async_details', type: 'jsonb', nullable: true })
   asyncDetails: Record<string, unknown> | null;
