@@ -7,6 +7,7 @@ import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ChargebacksModule } from './chargebacks/chargebacks.module.js';
 import { OperationsModule } from './operations/operations.module.js';
 import { ThreeDSModule } from './three-ds/three-ds.module.js';
+import { CheckoutModule } from './checkout/checkout.module.js';
 
 export const SERVICE_NAME = 'payments';
 
@@ -28,6 +29,7 @@ export class AppModule {
         ChargebacksModule,
         OperationsModule,
         ThreeDSModule,
+        CheckoutModule,
       ],
     };
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { loadConfig, runMigrations } from '@byrd/platform';
+import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
 import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { paymentsConfigSchema } from '../src/config.js';
@@ -89,6 +89,17 @@ export class PaymentsHarness {
 
   getOrder(orderId: string) {
     return this.call(this.ordersUrl, 'GET', `/api/v2/orders/${orderId}`);
+  }
+
+  /**
+   * The platform RPC client of another service, signing as it with this run's keys: what the hosted
+   * form's backend (`hosted-form-bff`) uses to call `rpc.payments.*`.
+   */
+  rpcAs(service: string): Rpc {
+    const identity = RpcIdentity.fromConfig(service, {
+      RPC_SIGNING_KEY: this.env.rpcKeyPair(service).privateKey,
+    });
+    return new Rpc(this.env.nats, service, identity);
   }
 
   /** A card payment as a merchant backend sends it. */

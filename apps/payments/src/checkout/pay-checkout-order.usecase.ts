@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import {
+  CheckoutPaymentRequest,
+  isGuid,
+  validateDto,
+  type CheckoutPaymentRpcRequest,
+  type CheckoutPaymentView,
+  type CreatePaymentRequest,
+  type OrderSummary,
+} from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
+import { CreatePayment } from '../payments/create-payment.usecase.js';
+import { PayerResolver } from '../payments/payer.js';
+import { presentCheckoutPayment } from './checkout-payment.presenter.js';
+
+/**
+ * `rpc.payments.create` (the hosted form's backend only): the shopper pays the order, proven by its
+ * checkout key. Amount, currency and 3DS return address are the order's; the payment itself is an
+ * ordinary card (3DS, BYRD207 while the challenge is pending), multibanco or mbway payment,
+ * `initiatedFrom: HostedForm`. With `saveCard` the card is stored in the vault once it succeeds.
+ */
+@Injectable()
+export class PayCheckoutOrder {
+  constructor(
+    private readonly payer: PayerResolver,
+    private readonly createPayment: CreatePayment,
+    private readonly createAsyncPayment: CreateAsyncPayment,
+  ) {}
+
+  async execute(request: CheckoutPaymentRpcRequest): Promise<CheckoutPaymentView> {
+    const input = validPayment(request);
+    const actor = { checkoutKey: String(request.checkoutKey) };
+    const { order } = await this.payer.resolve(actor, { orderId: String(request.orderId) });
+    const saveCardReference = saveCardReferenceOf(order!, input);
+    acceptsMethod(order!, input.type);
+
+    const payment: CreatePaymentRequest = {
+      type: input.type,
+      orderId: order!.orderId,
+      isoAmount: order!.isoAmount,
+      currency: order!.currency,
+      redirectUrl: order!.redirectUrl ?? undefined,
+      ...(input.type === 'card' ? { card: input.card } : {}),
+      ...(input.type === 'mbway' ? { mbway: input.mbway } : {}),
+    };
+    const requestId = isGuid(request.requestId) ? request.requestId.toLowerCase() : randomUUID();
+    if (input.type !== 'card') {
+      const transaction = await this.createAsyncPayment.create(actor, payment, requestId);
+      return presentCheckoutPayment(transaction, null);
+    }
+    const { transaction, session } = await this.createPayment.create(actor, payment, requestId, {
+      saveCardReference,
+    });
+    return presentCheckoutPayment(transaction, session);
+  }
+}
+
+/** The payment part of the request, checked like the hosted form's own body (`card.number`, ...). */
+function validPayment(request: CheckoutPaymentRpcRequest): CheckoutPaymentRequest {
+  const checked = validateDto(CheckoutPaymentRequest, {
+    ...(typeof request?.payment === 'object' ? request.payment : {}),
+    saveCard: request?.saveCard ?? false,
+  });
+  if (!checked.ok) {
+    const fields = [...new Set(checked.errors.map((e) => e.field || 'payment'))];
+    throw ApiError.invalid(`Invalid value for ${fields.join(', ')}`, checked.errors);
+  }
+  const input = checked.value;
+  if (input.type === 'card' && !input.card)
+    throw ApiError.invalidField('card', 'is required for card payments');
+  if (input.type === 'mbway' && !input.mbway) {
+    throw ApiError.invalidField('mbway.phoneNumber', 'is required for MB WAY payments');
+  }
+  return input;
+}
+
+/** The reference to save the card under, when the shopper asked; refused where the order offers no saving. */
+function saveCardReferenceOf(order: OrderSummary, input: CheckoutPaymentRequest): string | undefined {
+  if (!input.saveCard) return undefined;
+  if (input.type !== 'card') {
+    throw ApiError.invalidField('saveCard', `only a card can be saved, not a ${input.type} payment`);
+  }
+  const reference = order.tokenOptions?.customReference;
+  if (!reference) {
+    throw ApiError.invalidField(
+      'saveCard',
+      'this order does not offer to save the card (it has no paymentOptions.tokenOptions.customReference)',
+    );
+  }
+  return reference;
+}
+
+/** An order may restrict its methods (`allowedPaymentMethods`; empty means all). */
+function acceptsMethod(order: OrderSummary, type: CheckoutPaymentRequest['type']): void {
+  const allowed = order.allowedPaymentMethods ?? [];
+  if (allowed.length > 0 && !allowed.includes(type)) {
+    throw new ApiError(
+      ErrorKind.BusinessRule,
+      `Order ${order.orderId} does not accept ${type}; it accepts ${allowed.join(', ')}`,
+      { code: 'BYRD292' },
+    );
+  }
+}
