@@ -41,6 +41,7 @@ export function jestConfig({ testMatch, testTimeout = 20_000, ...rest } = {}) {
       '^@byrd/contracts$': path.join(root, 'libs/contracts/src/index.ts'),
       '^@byrd/platform$': path.join(root, 'libs/platform/src/index.ts'),
       '^@byrd/platform/testing$': path.join(root, 'libs/platform/src/testing/index.ts'),
+      '^@byrd/platform/testing/chromium$': path.join(root, 'libs/platform/src/testing/chromium.ts'),
       '^(\\.{1,2}/.*)\\.js$': '$1',
     },
     ...rest,

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from './chromium.js';
+import { launchChromium } from '@byrd/platform/testing/chromium';
 import { PaymentsHarness } from './harness.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));

@@ -1,3 +1,5 @@
+// Debian's Chromium for the browser tests, through playwright-core (an optional peer of this library:
+// import `@byrd/platform/testing/chromium` only from suites that launch a browser).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
@@ -39,6 +41,7 @@ export function ensureChromium(): void {
   if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium, but ${CHROMIUM} is still missing`);
 }
 
+/** One headless Chromium (installed first when missing); a suite shares it and opens a context per test. */
 export async function launchChromium(): Promise<Browser> {
   ensureChromium();
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
