@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 
@@ -58,7 +59,11 @@ export function loggerParams(serviceName: string, level: string, format: 'json' 
       res.setHeader('x-request-id', id);
       return id;
     },
-    autoLogging: { ignore: (req: IncomingMessage) => req.url?.startsWith('/health') ?? false },
+    // Middie hands the middleware a url relative to its mount point; originalUrl is the request's.
+    autoLogging: {
+      ignore: (req: IncomingMessage & { originalUrl?: string }) =>
+        (req.originalUrl ?? req.url)?.startsWith('/health') ?? false,
+    },
     customProps: () => ({ service: serviceName }),
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({
@@ -68,5 +73,10 @@ export function loggerParams(serviceName: string, level: string, format: 'json' 
       }),
     },
   };
-  return { pinoHttp: testDestination && format === 'json' ? [options, testDestination] : options };
+  return {
+    pinoHttp: testDestination && format === 'json' ? [options, testDestination] : options,
+    // Every path, the root included. nestjs-pino's default (`{/*splat}`) matches only `/` on Nest 12
+    // with Fastify, so no request was logged.
+    forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }],
+  };
 }
