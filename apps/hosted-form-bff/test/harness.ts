@@ -28,7 +28,10 @@ import { vaultKeys } from '../../gateway-tokens/test/harness.js';
 export type { HttpAnswer };
 
 export interface CheckoutHarnessOptions {
-  /** Extra variables of the BFF, e.g. `{ RATE_LIMIT_MAX: '3' }` (they win over the harness's own). */
+  /**
+   * Extra variables of the BFF, e.g. `{ RATE_LIMIT_MAX: '3' }` (they win over the harness's own;
+   * the harness lifts both rate limits to 10000, as every test request comes from one address).
+   */
   bffEnv?: Record<string, string>;
   /** Extra variables of orders (e.g. `ORDER_EXPIRY_UNIT_MS`). */
   ordersEnv?: Record<string, string>;
@@ -39,9 +42,20 @@ export interface CheckoutHarnessOptions {
    * must have been built (`npm run build -w @byrd/hosted-form-bff`), else start() says so.
    */
   webDir?: string;
-  /** Level of every service's log, captured for `logs()`; default `trace` (everything). */
+  /**
+   * Level of every service's log, captured for `logs()`; default `trace` (everything). The first
+   * harness of a test file sets it for the whole file (one logger per process).
+   */
   logLevel?: string;
 }
+
+/**
+ * nestjs-pino builds one logger per process (the first app's level and destination; later apps
+ * log through it too), so every harness of a test file writes through this one sink, into the lines
+ * of the harness running now.
+ */
+let capturing: string[] | null = null;
+const LOG_SINK = { write: (line: string) => void capturing?.push(line) };
 
 /** The asset of {@link standInWebDir}, as Vite names its hashed output. */
 export const STAND_IN_ASSET = 'assets/index-AbC123xy.js';
@@ -101,8 +115,8 @@ export class CheckoutHarness {
 
   static async start(options: CheckoutHarnessOptions = {}): Promise<CheckoutHarness> {
     const logLines: string[] = [];
-    // Set before any module is built: each app's logger takes its destination when built.
-    setLogDestination({ write: (line: string) => void logLines.push(line) });
+    capturing = logLines;
+    setLogDestination(LOG_SINK);
     const env = await TestEnvironment.create();
     const apps: NestFastifyApplication[] = [];
     try {
@@ -152,6 +166,9 @@ export class CheckoutHarness {
         LOG_LEVEL: logLevel,
         THREE_DS_SDK_URL: `${payments.url}/3ds/sdk.js`,
         ...(options.webDir ? { HOSTED_FORM_WEB_DIR: options.webDir } : {}),
+        // Every test request comes from 127.0.0.1: a suite must not trip the limits by accident.
+        RATE_LIMIT_MAX: '10000',
+        RATE_LIMIT_PAYMENTS_MAX: '10000',
         ...options.bffEnv,
       });
       const bff = await startTestApp(AppModule.forRoot(bffConfig), SERVICE_NAME);
@@ -174,7 +191,6 @@ export class CheckoutHarness {
     } catch (error) {
       for (const app of apps.reverse()) await app.close().catch(() => undefined);
       await env.cleanup().catch(() => undefined);
-      setLogDestination(undefined);
       throw error;
     }
   }
@@ -183,7 +199,7 @@ export class CheckoutHarness {
     // The BFF first (it calls the others), then orders, the vault and payments.
     for (const app of [...this.apps].reverse()) await app.close();
     await this.env.cleanup();
-    setLogDestination(undefined);
+    if (capturing === this.logLines) capturing = null;
   }
 
   /** Everything the services logged since start, one JSON object a line. */

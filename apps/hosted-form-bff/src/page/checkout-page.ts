@@ -29,7 +29,7 @@ export async function checkoutPage(fastify: FastifyInstance, options: CheckoutPa
     prefix: PAGE_PREFIX,
     index: false,
     wildcard: true,
-    dotfiles: 'deny',
+    dotfiles: 'ignore',
     cacheControl: false,
     setHeaders: (reply: FastifyReply, file: string) => {
       secure(reply);

@@ -1,0 +1,132 @@
+import { CheckoutHarness, STAND_IN_ASSET, standInWebDir } from './harness.js';
+
+/** The page itself: where it is served, how it is cached, and what the browser may do with it. */
+describe('hosted form page and API guards', () => {
+  let h: CheckoutHarness;
+  beforeAll(async () => {
+    h = await CheckoutHarness.start({
+      webDir: standInWebDir(),
+      bffEnv: {
+        CHECKOUT_FRAME_ANCESTORS: "'self' https://shop.example.com https://*.merchant.example",
+        RATE_LIMIT_MAX: '6',
+        RATE_LIMIT_PAYMENTS_MAX: '2',
+        RATE_LIMIT_WINDOW_MS: '60000',
+      },
+    });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('serves index.html at /checkout/ uncached, with a CSP that allows the 3DS SDK origin and the configured embedders', async () => {
+    const page = await fetch(h.checkoutUrl);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toContain(`/checkout/${STAND_IN_ASSET}`);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const sdk = new URL(h.paymentsUrl).origin;
+    const csp = Object.fromEntries(
+      page.headers
+        .get('content-security-policy')!
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name, ...values]) => [name, values]),
+    );
+    expect(csp).toEqual({
+      'default-src': ["'self'"],
+      'script-src': ["'self'", sdk],
+      'connect-src': ["'self'", sdk],
+      'frame-src': [sdk],
+      'form-action': [sdk],
+      'img-src': ["'self'", 'data:'],
+      'style-src': ["'self'"],
+      'font-src': ["'self'"],
+      'object-src': ["'none'"],
+      'base-uri': ["'none'"],
+      'frame-ancestors': ["'self'", 'https://shop.example.com', 'https://*.merchant.example'],
+    });
+    // Embedding is decided by frame-ancestors alone: X-Frame-Options would forbid the merchants' iframes.
+    expect(page.headers.get('x-frame-options')).toBeNull();
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('redirects /checkout to /checkout/ keeping the query, so the page resolves its API under it', async () => {
+    const answer = await fetch(`${h.bffUrl}/checkout?lang=pt`, { redirect: 'manual' });
+    expect(answer.status).toBe(301);
+    expect(answer.headers.get('location')).toBe('/checkout/?lang=pt');
+  });
+
+  it('serves the hashed assets as immutable, and a missing file or path as a 404 error body', async () => {
+    const asset = await fetch(`${h.checkoutUrl}${STAND_IN_ASSET}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toContain('javascript');
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await asset.text()).toContain('stand-in');
+
+    for (const path of ['assets/missing-123.js', 'api/v2/unknown', '%2e%2e/%2e%2e/package.json', '.env']) {
+      const missing = await fetch(`${h.checkoutUrl}${path}`);
+      expect({ path, status: missing.status }).toEqual({ path, status: 404 });
+      expect(await missing.json()).toMatchObject({ code: 'BYRD901' });
+    }
+  });
+
+  it('describes its API in OpenAPI, with the checkout key header', async () => {
+    const spec = (await (await fetch(`${h.bffUrl}/docs/json`)).json()) as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(Object.keys(spec.paths).sort()).toEqual([
+      '/checkout/api/v2/orders/{orderId}',
+      '/checkout/api/v2/orders/{orderId}/cancel',
+      '/checkout/api/v2/orders/{orderId}/payments',
+      '/checkout/api/v2/orders/{orderId}/payments/{transactionId}',
+    ]);
+    const pay = spec.paths['/checkout/api/v2/orders/{orderId}/payments'].post;
+    expect(pay.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'x-checkout-key', in: 'header' })]),
+    );
+    expect(spec.components.schemas.CheckoutPaymentRequest).toBeDefined();
+  });
+
+  it('refuses an invalid card without echoing it, and answers 429 with Retry-After past the payment limit', async () => {
+    const order = await h.createOrder();
+    const pay = (card: Record<string, string>) =>
+      h.api(
+        'POST',
+        `/checkout/api/v2/orders/${order.orderId}/payments`,
+        { type: 'card', card: { expiration: '12/30', holder: 'Ana Silva', ...card } },
+        order.checkoutKey,
+      );
+    const invalid = await pay({ number: '4242 4242 42', cvv: '98765' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body).toMatchObject({ code: 'BYRD900' });
+    expect(invalid.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'card.cvv',
+      'card.number',
+    ]);
+    const text = JSON.stringify(invalid.body);
+    expect(text).not.toContain('42424242');
+    expect(text).not.toContain('98765');
+
+    expect((await pay({ number: '4242', cvv: '1' })).status).toBe(400);
+    const limited = await pay({ number: '4242', cvv: '1' });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toMatchObject({
+      code: 'BYRD999',
+      message: expect.stringContaining('Too many requests'),
+    });
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    // The API limit (6 a minute) counts every call: 3 payments above, 3 more reads, then 429.
+    const read = () => h.api('GET', `/checkout/api/v2/orders/${order.orderId}`, undefined, order.checkoutKey);
+    for (let i = 0; i < 3; i += 1) expect((await read()).status).toBe(200);
+    expect((await read()).status).toBe(429);
+    // The page itself is not limited.
+    expect((await fetch(h.checkoutUrl)).status).toBe(200);
+
+    expect(h.logs()).toContain('"statusCode":400'); // the refused requests were logged
+    expect(h.logs()).not.toContain('42424242');
+    expect(h.logs()).not.toContain('98765');
+  });
+});
