@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { loadConfig, runMigrations } from '@byrd/platform';
+import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
 import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { tokensConfigSchema, type TokensConfig } from '../src/config.js';
@@ -8,6 +8,9 @@ import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
 import { AppModule as PaymentsAppModule } from '../../payments/src/app.module.js';
 import { paymentsConfigSchema } from '../../payments/src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../../payments/src/database.js';
+import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
+import { ordersConfigSchema } from '../../orders/src/config.js';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
 import { newKekEntry } from '../src/vault/key-ring.js';
 
 /** The development-style vault keys of a test run. */
@@ -31,10 +34,25 @@ export class TokensHarness {
     readonly paymentsUrl: string,
     readonly merchant: TestMerchant,
     public tokensConfig: TokensConfig,
+    /** Started on request (`withOrders`): the hosted form's orders, for "save my card". */
+    readonly orders: { app: NestFastifyApplication; url: string } | null = null,
   ) {}
 
-  static async start(tokensEnv: Record<string, string> = vaultKeys()): Promise<TokensHarness> {
+  static async start(
+    tokensEnv: Record<string, string> = vaultKeys(),
+    options: { withOrders?: boolean } = {},
+  ): Promise<TokensHarness> {
     const env = await TestEnvironment.create();
+    let orders: { app: NestFastifyApplication; url: string } | null = null;
+    if (options.withOrders) {
+      const ordersConfig = loadConfig(ordersConfigSchema, await env.serviceEnv('orders'));
+      await runMigrations({
+        url: ordersConfig.DATABASE_URL,
+        entities: ORDERS_ENTITIES,
+        migrations: ORDERS_MIGRATIONS,
+      });
+      orders = await startTestApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
+    }
     const paymentsConfig = loadConfig(paymentsConfigSchema, await env.serviceEnv('payments'));
     await runMigrations({
       url: paymentsConfig.DATABASE_URL,
@@ -53,7 +71,16 @@ export class TokensHarness {
     });
     const tokens = await startTestApp(AppModule.forRoot(tokensConfig), SERVICE_NAME);
     const merchant = await env.createMerchant('Acme Shop');
-    return new TokensHarness(env, tokens.app, payments.app, tokens.url, payments.url, merchant, tokensConfig);
+    return new TokensHarness(
+      env,
+      tokens.app,
+      payments.app,
+      tokens.url,
+      payments.url,
+      merchant,
+      tokensConfig,
+      orders,
+    );
   }
 
   /** Restarts the vault on the same database with other variables (e.g. a new KEK list). */
@@ -71,11 +98,35 @@ export class TokensHarness {
   async stop(): Promise<void> {
     await this.tokens.close();
     await this.payments.close();
+    await this.orders?.app.close();
     await this.env.cleanup();
   }
 
   call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
     return callService(base, this.merchant.apiKey, method, path, body, headers);
+  }
+
+  /** `POST /api/v2/orders` as a merchant backend sends it (needs `withOrders`). */
+  createOrder(overrides: Record<string, unknown> = {}) {
+    return this.call(this.orders!.url, 'POST', '/api/v2/orders', {
+      amount: '25.00',
+      currency: 'EUR',
+      orderRef: `ref-${randomUUID().slice(0, 8)}`,
+      orderOptions: { redirectUrl: 'https://shop.example.com/return' },
+      ...overrides,
+    });
+  }
+
+  getOrder(orderId: string) {
+    return this.call(this.orders!.url, 'GET', `/api/v2/orders/${orderId}`);
+  }
+
+  /** The platform RPC client of another service, signing as it with this run's keys. */
+  rpcAs(service: string): Rpc {
+    const identity = RpcIdentity.fromConfig(service, {
+      RPC_SIGNING_KEY: this.env.rpcKeyPair(service).privateKey,
+    });
+    return new Rpc(this.env.nats, service, identity);
   }
 
   /** `POST /api/v2/tokens` with the published PascalCase body. */
