@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { statelessConfigSchema } from '@byrd/platform';
+import { parseSigningKey, statelessConfigSchema } from '@byrd/platform';
 
 /**
  * One CSP source expression of `frame-ancestors`: `'self'`, `'none'`, a scheme (`https:`) or a host
@@ -9,6 +9,15 @@ import { statelessConfigSchema } from '@byrd/platform';
 const FRAME_ANCESTOR_SOURCE =
   /^(?:'self'|'none'|[a-z][a-z0-9+.-]*:|(?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(?:\d{1,5}|\*))?)$/i;
 
+function isSigningKey(value: string): boolean {
+  try {
+    parseSigningKey(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
 export const checkoutConfigSchema = statelessConfigSchema.extend({
@@ -17,8 +26,8 @@ export const checkoutConfigSchema = statelessConfigSchema.extend({
    * Signs this service's `rpc.payments.create` requests (they carry the card): without it no card
    * can be paid, so the service refuses to start rather than fail at the first payment.
    */
-  RPC_SIGNING_KEY: statelessConfigSchema.shape.RPC_SIGNING_KEY.refine((v) => v !== undefined, {
-    message: 'is required: the hosted form signs its card payments with it',
+  RPC_SIGNING_KEY: z.string().refine(isSigningKey, {
+    message: 'must be a base64 Ed25519 private key (PKCS#8 DER)',
   }),
   /**
    * The payments service's 3DS browser SDK, `{payments PUBLIC_BASE_URL}/3ds/sdk.js`. The page imports

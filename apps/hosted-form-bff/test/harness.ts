@@ -75,6 +75,9 @@ export function standInWebDir(): string {
   return dir;
 }
 
+/** The merchant's order response (`orderId`, `checkoutKey`, `checkoutUrl`, `status`, ...). */
+export type CreatedOrder = { orderId: string; checkoutKey: string; [field: string]: any };
+
 /** What a test reads of the BFF's config (e.g. to know the rate limits it runs with). */
 export type { CheckoutConfig };
 
@@ -219,7 +222,7 @@ export class CheckoutHarness {
   }
 
   /** `POST /api/v2/orders` as the merchant (25.00 EUR, a shopper, a redirectUrl); throws unless 201. */
-  async createOrder(overrides: Record<string, unknown> = {}): Promise<Record<string, any>> {
+  async createOrder(overrides: Record<string, unknown> = {}): Promise<CreatedOrder> {
     const answer = await this.merchantCall(this.ordersUrl, 'POST', '/api/v2/orders', {
       amount: '25.00',
       currency: 'EUR',

@@ -1,0 +1,49 @@
+import type { OrderSummary } from '@byrd/contracts';
+import { offeredPaymentMethods, toCheckoutOrderView } from './checkout-order-view.js';
+
+const summary: OrderSummary = {
+  orderId: '0b0e7b43-6a43-4a1e-9d0e-7f1c2b3a4d5e',
+  status: 'created',
+  amount: '10.00',
+  isoAmount: 1000,
+  currency: 'EUR',
+  orderRef: null,
+  merchantId: 'merchant-1',
+  expiresAt: '2030-01-01T00:00:00.000Z',
+  redirectUrl: null,
+  allowedPaymentMethods: [],
+  tokenOptions: null,
+  isPreAuth: false,
+};
+
+describe('the order the page renders', () => {
+  it.each([
+    [[], ['card', 'multibanco', 'mbway']],
+    [
+      ['mbway', 'card'],
+      ['card', 'mbway'],
+    ],
+    [['paypal', 'multibanco', 'pix'], ['multibanco']],
+    [['paypal'], []],
+  ] as const)('offers %j as %j', (allowed, offered) => {
+    expect(offeredPaymentMethods(allowed)).toEqual(offered);
+  });
+
+  it('offers save card only with a customReference, and names some merchant', () => {
+    const view = toCheckoutOrderView(summary, 'https://pay.example/3ds/sdk.js');
+    expect(view).toMatchObject({
+      saveCardOffered: false,
+      merchantName: 'Online store',
+      merchantMode: 'sandbox',
+    });
+    expect(view).not.toHaveProperty('merchantId');
+    const offering = toCheckoutOrderView(
+      { ...summary, merchantName: 'Acme', merchantMode: 'live', tokenOptions: { customReference: 'c-1' } },
+      'https://pay.example/3ds/sdk.js',
+    );
+    expect(offering).toMatchObject({ saveCardOffered: true, merchantName: 'Acme', merchantMode: 'live' });
+    expect(
+      toCheckoutOrderView({ ...summary, tokenOptions: { customReference: '' } }, 'x').saveCardOffered,
+    ).toBe(false);
+  });
+});
