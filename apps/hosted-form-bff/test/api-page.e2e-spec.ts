@@ -109,6 +109,17 @@ describe('hosted form page and API guards', () => {
     expect(text).not.toContain('42424242');
     expect(text).not.toContain('98765');
 
+    // A body that is not JSON gets the uniform error body too, without a piece of the body.
+    const broken = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/payments`,
+      '{"type":"card","card":{"number":"4242424242424242","cvv":"98765"',
+      order.checkoutKey,
+    );
+    expect(broken.status).toBe(400);
+    expect(broken.body).toMatchObject({ code: 'BYRD900', requestId: expect.any(String) });
+    expect(JSON.stringify(broken.body)).not.toContain('42424242');
+
     expect((await pay({ number: '4242', cvv: '1' })).status).toBe(400);
     const limited = await pay({ number: '4242', cvv: '1' });
     expect(limited.status).toBe(429);

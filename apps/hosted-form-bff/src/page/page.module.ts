@@ -1,4 +1,4 @@
-import { Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
@@ -6,16 +6,21 @@ import { checkoutPage } from './checkout-page.js';
 
 export const WEB_DIR = Symbol('WEB_DIR');
 
-/** Mounts the static page on the app's Fastify instance before it starts listening. */
+/**
+ * Mounts the static page on the app's Fastify instance before it starts listening. At bootstrap,
+ * not module init: loading a plugin makes Fastify settle the routes declared so far, and Nest's
+ * routes must first get Nest's error handler (set after the init hooks), or a malformed body would
+ * be answered by Fastify's default handler instead of the uniform error body.
+ */
 @Injectable()
-class CheckoutPageMount implements OnModuleInit {
+class CheckoutPageMount implements OnApplicationBootstrap {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
     @Inject(WEB_DIR) private readonly webDir: string,
   ) {}
 
-  async onModuleInit(): Promise<void> {
+  async onApplicationBootstrap(): Promise<void> {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     await fastify.register(checkoutPage, {
       webDir: this.webDir,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -16,7 +16,7 @@ type Limiter = (request: FastifyRequest) => Promise<{ isExceeded: boolean; ttlIn
  * Ingress reports in X-Forwarded-For (Fastify's trustProxy).
  */
 @Injectable()
-export class RateLimiter implements OnModuleInit {
+export class RateLimiter implements OnApplicationBootstrap {
   private readonly limiters = new Map<RateLimitScope, Limiter>();
 
   constructor(
@@ -24,9 +24,10 @@ export class RateLimiter implements OnModuleInit {
     @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
   ) {}
 
-  async onModuleInit(): Promise<void> {
+  async onApplicationBootstrap(): Promise<void> {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     // Only its limiter factory is used (no global hook): the guard applies it to the API routes.
+    // At bootstrap, once Nest's routes have Nest's error handler (see CheckoutPageMount).
     await fastify.register(fastifyRateLimit, { global: false, cache: 10_000 });
     const limits: Record<RateLimitScope, number> = {
       api: this.config.RATE_LIMIT_MAX,
