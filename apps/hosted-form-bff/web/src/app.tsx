@@ -1,0 +1,365 @@
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type {
+  CheckoutOrderView,
+  CheckoutPaymentView,
+} from '../../../../libs/contracts/src/dto/checkout.dto.js';
+import type { PaymentMethod } from '../../../../libs/contracts/src/enums.js';
+import {
+  DEFAULT_HOSTED_FORM_THEME,
+  hostedFormLanguageTag,
+  type ResolvedHostedFormConfigs,
+} from '../../../../libs/contracts/src/hosted-form-configs.js';
+import { announce } from './announce.js';
+import { ApiError, createCheckoutApi, type CheckoutApi } from './api.js';
+import { CardStep } from './components/card-step.js';
+import { MethodMark } from './components/icons.js';
+import { MbWayStep, MbWayWaiting } from './components/mbway.js';
+import { MultibancoReference, MultibancoStep } from './components/multibanco.js';
+import { ClosedOrder, Leaving, Outcome, Problem } from './components/pages.js';
+import { Button, IconBack, IconChevron, ScreenTitle, Spinner } from './components/ui.js';
+import { CheckoutContext, FocusOnMount, useCheckout, type Checkout } from './context.js';
+import { formatAmount } from './format.js';
+import { messagesFor, type Messages } from './i18n.js';
+import { isHttpUrl, readCheckoutLink, type CheckoutLink } from './link.js';
+import { leaveTo, redirectTarget } from './navigate.js';
+import { applyTheme } from './theme.js';
+
+/** Methods this page can take, in the order the BFF lists them. */
+type FormMethod = 'card' | 'multibanco' | 'mbway';
+const FORM_METHODS: readonly PaymentMethod[] = ['card', 'multibanco', 'mbway'];
+/** Orders in these states can be paid when the BFF lists methods for them. */
+const PAYABLE = new Set(['created', 'pending']);
+/** Long enough to read "Payment successful" before the merchant's page loads. */
+const LEAVE_DELAY_MS = 900;
+
+type Loaded =
+  | { kind: 'loading' }
+  | { kind: 'problem'; title: string; text: string; detail?: string; retry?: boolean }
+  | { kind: 'closed'; order: CheckoutOrderView; returnUrl: string | null }
+  | { kind: 'ready'; order: CheckoutOrderView; configs: ResolvedHostedFormConfigs };
+
+export function App({ hash }: { hash: string }) {
+  const parsed = useMemo(() => readCheckoutLink(hash), [hash]);
+  const locale = parsed.ok ? parsed.link.configs.locale : parsed.problem.locale;
+  const t = messagesFor(locale);
+  const link = parsed.ok ? parsed.link : null;
+  const api = useMemo(() => (link ? createCheckoutApi(link.orderId, link.checkoutKey) : null), [link]);
+  const [attempt, setAttempt] = useState(0);
+  const [loaded, setLoaded] = useState<Loaded>(
+    parsed.ok
+      ? { kind: 'loading' }
+      : {
+          kind: 'problem',
+          title: t.invalidLinkTitle,
+          text: t.invalidLinkText,
+          detail: parsed.problem.detail,
+        },
+  );
+
+  useLayoutEffect(() => {
+    document.documentElement.lang = hostedFormLanguageTag(locale);
+    applyTheme(link?.configs.theme ?? DEFAULT_HOSTED_FORM_THEME, link?.configs.compact ?? false);
+  }, [link, locale]);
+
+  useEffect(() => {
+    if (!link || !api) return;
+    let stopped = false;
+    setLoaded({ kind: 'loading' });
+    api
+      .getOrder()
+      .then((order) => {
+        if (!stopped) setLoaded(settle(order, link, t));
+      })
+      .catch((error: unknown) => {
+        if (!stopped) setLoaded(loadProblem(error, t));
+      });
+    return () => {
+      stopped = true;
+    };
+  }, [api, link, t, attempt]);
+
+  const order = loaded.kind === 'ready' || loaded.kind === 'closed' ? loaded.order : null;
+  useEffect(() => {
+    document.title = order ? t.pageTitle(order.merchantName) : t.loading;
+  }, [order, t]);
+
+  return (
+    <main class="page">
+      <div class="panel" aria-busy={loaded.kind === 'loading' ? 'true' : undefined}>
+        {order?.merchantMode === 'sandbox' && (
+          <p class="test-banner" role="note">
+            {t.testMode}
+          </p>
+        )}
+        {order && <Summary order={order} t={t} amount={formatAmount(order.amount, order.currency, locale)} />}
+        {loaded.kind === 'loading' && (
+          <div class="loading">
+            <Spinner /> <span>{t.loading}</span>
+          </div>
+        )}
+        {loaded.kind === 'problem' && (
+          <Problem
+            t={t}
+            title={loaded.title}
+            text={loaded.text}
+            detail={loaded.detail}
+            onRetry={loaded.retry ? () => setAttempt(attempt + 1) : undefined}
+          />
+        )}
+        {loaded.kind === 'closed' && <ClosedOrder order={loaded.order} t={t} returnUrl={loaded.returnUrl} />}
+        {loaded.kind === 'ready' && api && (
+          <CheckoutFlow order={loaded.order} configs={loaded.configs} api={api} t={t} />
+        )}
+      </div>
+    </main>
+  );
+}
+
+function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Loaded {
+  const redirectUrl = link.configs.redirectUrl || (isHttpUrl(order.redirectUrl) ? order.redirectUrl : '');
+  const methods = order.paymentMethods.filter((method) => FORM_METHODS.includes(method));
+  if (!PAYABLE.has(order.status) || methods.length === 0) {
+    const returnUrl = redirectUrl
+      ? redirectTarget(redirectUrl, { orderId: order.orderId, status: order.status })
+      : null;
+    return { kind: 'closed', order, returnUrl };
+  }
+  if (!redirectUrl) {
+    return {
+      kind: 'problem',
+      title: t.invalidLinkTitle,
+      text: t.invalidLinkText,
+      detail: 'configs.redirectUrl is required (the order has no redirectUrl either)',
+    };
+  }
+  return {
+    kind: 'ready',
+    order: { ...order, paymentMethods: methods },
+    configs: { ...link.configs, redirectUrl },
+  };
+}
+
+function loadProblem(error: unknown, t: Messages): Loaded {
+  if (error instanceof ApiError && (error.status === 404 || error.code === 'BYRD901')) {
+    return { kind: 'problem', title: t.notFoundTitle, text: t.notFoundText };
+  }
+  if (error instanceof ApiError && error.status === 429) {
+    return { kind: 'problem', title: t.loadFailedTitle, text: t.tooMany, retry: true };
+  }
+  if (error instanceof ApiError && error.status >= 400 && error.status < 500) {
+    return { kind: 'problem', title: t.invalidLinkTitle, text: t.invalidLinkText, detail: error.description };
+  }
+  return { kind: 'problem', title: t.loadFailedTitle, text: t.loadFailedText, retry: true };
+}
+
+function Summary({ order, t, amount }: { order: CheckoutOrderView; t: Messages; amount: string }) {
+  return (
+    <header class="summary">
+      <h1 class="merchant">{order.merchantName}</h1>
+      <p class="amount">
+        <span class="sr-only">{t.amountToPay}: </span>
+        {amount}
+      </p>
+      {order.orderRef && <p class="order-ref">{t.orderRef(order.orderRef)}</p>}
+    </header>
+  );
+}
+
+type View =
+  | { name: 'methods' }
+  | { name: FormMethod }
+  | { name: 'reference'; payment: CheckoutPaymentView }
+  | { name: 'waiting'; payment: CheckoutPaymentView }
+  | { name: 'outcome'; payment: CheckoutPaymentView }
+  | { name: 'leaving'; url: string; tone: 'success' | 'failure' | 'info'; title: string };
+
+/**
+ * SPEC's rules for `defaultPaymentMethod`: one method → straight to it; a default among several →
+ * open it (with a way back to the list); a default that is not available, or none → the list.
+ */
+export function initialView(methods: readonly PaymentMethod[], preferred: PaymentMethod | null): View {
+  if (methods.length === 1) return { name: methods[0] as FormMethod };
+  if (preferred && methods.includes(preferred)) return { name: preferred as FormMethod };
+  return { name: 'methods' };
+}
+
+function CheckoutFlow({
+  order,
+  configs,
+  api,
+  t,
+}: {
+  order: CheckoutOrderView;
+  configs: ResolvedHostedFormConfigs;
+  api: CheckoutApi;
+  t: Messages;
+}) {
+  const methods = order.paymentMethods as FormMethod[];
+  const [view, setViewState] = useState<View>(() => initialView(methods, configs.defaultPaymentMethod));
+  const [moved, setMoved] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const setView = (next: View) => {
+    setMoved(true);
+    setBusy(false);
+    setViewState(next);
+  };
+
+  const checkout: Checkout = useMemo(() => {
+    const amount = formatAmount(order.amount, order.currency, configs.locale);
+    const leave = (status: string, payment?: CheckoutPaymentView) => {
+      const params = { orderId: order.orderId, status, transactionId: payment?.transactionId };
+      const url = redirectTarget(configs.redirectUrl, params);
+      const [tone, title]: ['success' | 'failure' | 'info', string] =
+        status === 'Success'
+          ? ['success', order.isPreAuth ? t.authorizedTitle : t.successTitle]
+          : status === 'canceled'
+            ? ['failure', t.canceledTitle]
+            : status === 'Created' || status === 'Processing'
+              ? ['info', t.processingTitle]
+              : ['failure', t.failedTitle];
+      setView({ name: 'leaving', url, tone, title });
+      window.setTimeout(() => leaveTo(url, params), LEAVE_DELAY_MS);
+    };
+    return { order, configs, api, t, locale: configs.locale, amount, leave };
+  }, [order, configs, api, t]);
+
+  const paid = (payment: CheckoutPaymentView) => {
+    if (configs.autoRedirect) checkout.leave(payment.status, payment);
+    else setView({ name: 'outcome', payment });
+  };
+  const mbwaySettled = (payment: CheckoutPaymentView) => {
+    if (payment.status === 'Success' || !configs.autoRedirect) paid(payment);
+    else checkout.leave(payment.status, payment);
+  };
+
+  const choosing =
+    view.name === 'methods' || view.name === 'card' || view.name === 'multibanco' || view.name === 'mbway';
+  const canGoBack = methods.length > 1 && view.name !== 'methods' && choosing && !busy;
+
+  return (
+    <CheckoutContext.Provider value={checkout}>
+      <FocusOnMount.Provider value={moved}>
+        <div class="content">
+          {canGoBack && (
+            <button type="button" class="back" onClick={() => setView({ name: 'methods' })}>
+              <IconBack /> {t.backToMethods}
+            </button>
+          )}
+          {view.name === 'methods' && <MethodList methods={methods} onChoose={(name) => setView({ name })} />}
+          {view.name === 'card' && <CardStep onPaid={paid} onBusyChange={setBusy} />}
+          {view.name === 'multibanco' && (
+            <MultibancoStep
+              onReference={(payment) => setView({ name: 'reference', payment })}
+              onBusyChange={setBusy}
+            />
+          )}
+          {view.name === 'mbway' && (
+            <MbWayStep
+              onRequested={(payment) => setView({ name: 'waiting', payment })}
+              onBusyChange={setBusy}
+            />
+          )}
+          {view.name === 'reference' && <MultibancoReference payment={view.payment} />}
+          {view.name === 'waiting' && <MbWayWaiting payment={view.payment} onSettled={mbwaySettled} />}
+          {view.name === 'outcome' && (
+            <Outcome
+              payment={view.payment}
+              onRetry={() => setView(initialView(methods, view.payment.type))}
+            />
+          )}
+          {view.name === 'leaving' && <Leaving url={view.url} tone={view.tone} title={view.title} />}
+        </div>
+        {configs.showCancelButton && choosing && !busy && <CancelOrder />}
+      </FocusOnMount.Provider>
+    </CheckoutContext.Provider>
+  );
+}
+
+function MethodList({
+  methods,
+  onChoose,
+}: {
+  methods: FormMethod[];
+  onChoose: (method: FormMethod) => void;
+}) {
+  const { t } = useCheckout();
+  const names: Record<FormMethod, [string, string]> = {
+    card: [t.methodCard, t.methodCardHint],
+    multibanco: [t.methodMultibanco, t.methodMultibancoHint],
+    mbway: [t.methodMbway, t.methodMbwayHint],
+  };
+  return (
+    <section class="step" aria-labelledby="methods-title">
+      <ScreenTitle id="methods-title">{t.chooseMethod}</ScreenTitle>
+      <ul class="methods">
+        {methods.map((method) => (
+          <li key={method}>
+            <button type="button" class="method" data-method={method} onClick={() => onChoose(method)}>
+              <MethodMark method={method} />
+              <span class="method-text">
+                <span class="method-name">{names[method][0]}</span>
+                <span class="method-hint">{names[method][1]}</span>
+              </span>
+              <IconChevron />
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** `showCancelButton`: cancels the order (after a confirmation) and returns to the merchant. */
+function CancelOrder() {
+  const { api, t, order, leave } = useCheckout();
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const keepPaying = useRef<HTMLButtonElement>(null);
+  const cancelButton = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+
+  useEffect(() => {
+    // The safe answer takes the focus when the question appears; the cancel button again after "No".
+    if (confirming) keepPaying.current?.focus();
+    else if (asked.current) cancelButton.current?.focus();
+    asked.current = asked.current || confirming;
+  }, [confirming]);
+
+  const cancel = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await api.cancel();
+      leave(result.status);
+    } catch (failure) {
+      setBusy(false);
+      const message = failure instanceof ApiError && failure.status === 0 ? t.network : t.generic;
+      setError(message);
+      announce(message);
+    }
+  };
+
+  return (
+    <div class="cancel-bar">
+      {confirming ? (
+        <div class="cancel-confirm" role="group" aria-labelledby="cancel-question">
+          <p id="cancel-question">{t.cancelConfirm(order.merchantName)}</p>
+          {error && <p class="field-error">{error}</p>}
+          <div class="actions">
+            <Button variant="secondary" busy={busy} busyLabel={t.canceling} onClick={() => void cancel()}>
+              {t.cancelYes}
+            </Button>
+            <Button variant="link" onClick={() => setConfirming(false)} buttonRef={keepPaying}>
+              {t.cancelNo}
+            </Button>
+          </div>
+        </div>
+      ) : (
+        <Button variant="link" class="cancel" onClick={() => setConfirming(true)} buttonRef={cancelButton}>
+          {t.cancel}
+        </Button>
+      )}
+    </div>
+  );
+}

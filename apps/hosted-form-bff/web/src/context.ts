@@ -1,0 +1,35 @@
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import type {
+  CheckoutOrderView,
+  CheckoutPaymentView,
+} from '../../../../libs/contracts/src/dto/checkout.dto.js';
+import type { HostedFormLocale } from '../../../../libs/contracts/src/enums.js';
+import type { ResolvedHostedFormConfigs } from '../../../../libs/contracts/src/hosted-form-configs.js';
+import type { CheckoutApi } from './api.js';
+import type { Messages } from './i18n.js';
+
+/** Everything a screen of a payable order needs. */
+export interface Checkout {
+  order: CheckoutOrderView;
+  /** `configs` with defaults; `redirectUrl` is the configs' or else the order's. */
+  configs: ResolvedHostedFormConfigs;
+  api: CheckoutApi;
+  t: Messages;
+  locale: HostedFormLocale;
+  /** The order's amount, formatted for the locale. */
+  amount: string;
+  /** Sends the shopper back to the merchant with the outcome. */
+  leave: (status: string, payment?: CheckoutPaymentView) => void;
+}
+
+export const CheckoutContext = createContext<Checkout | null>(null);
+
+export function useCheckout(): Checkout {
+  const checkout = useContext(CheckoutContext);
+  if (!checkout) throw new Error('useCheckout outside a CheckoutContext');
+  return checkout;
+}
+
+/** True once the shopper moved between screens: new screens then take the focus (not on page load). */
+export const FocusOnMount = createContext(false);
