@@ -774,6 +774,7 @@ function startServices(services, config) {
       NATS_URL: config.nats.url,
       PUBLIC_BASE_URL: config.edgeUrl,
       CHECKOUT_URL: `${config.edgeUrl}/checkout`,
+      THREE_DS_SDK_URL: `${config.edgeUrl}/3ds/sdk.js`,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
       NODE_OPTIONS: serviceNodeOptions(),
@@ -839,6 +840,8 @@ function printBanner(services, merchant, config) {
     '',
     'Create an order:',
     `  curl -s -X POST ${config.edgeUrl}/api/v2/orders -H "x-api-key: ${apiKey}" -H 'content-type: application/json' -d '${body}'`,
+    '',
+    `Then open its checkoutUrl (${config.edgeUrl}/checkout/#/payment?checkoutKey=...&orderId=...) to pay on the hosted form.`,
     '',
   );
   console.log(lines.join('\n'));

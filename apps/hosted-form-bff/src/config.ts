@@ -60,7 +60,7 @@ export const checkoutConfigSchema = statelessConfigSchema.extend({
   /** Payment attempts (`POST .../payments`) one client IP may make per window: stops card testing. */
   RATE_LIMIT_PAYMENTS_MAX: positiveInt(10),
   /**
-   * Directory of the built page (`index.html`, `assets/`); default `web/dist` of this package (built
+   * Directory of the built page (`index.html`, `assets/`); default `dist/web` of this package (built
    * by `npm run build -w @byrd/hosted-form-bff`).
    */
   HOSTED_FORM_WEB_DIR: z.string().min(1).optional(),

@@ -38,7 +38,7 @@ export interface CheckoutHarnessOptions {
   /** Extra variables of payments (e.g. `THREE_DS_TIMEOUT_MS`). */
   paymentsEnv?: Record<string, string>;
   /**
-   * The built page the BFF serves (HOSTED_FORM_WEB_DIR); default the package's web/dist, which
+   * The built page the BFF serves (HOSTED_FORM_WEB_DIR); default the package's dist/web, which
    * must have been built (`npm run build -w @byrd/hosted-form-bff`), else start() says so.
    */
   webDir?: string;

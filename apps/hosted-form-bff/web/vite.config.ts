@@ -37,7 +37,8 @@ export default defineConfig({
   publicDir: false,
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
-    outDir: 'dist',
+    // Inside the package's dist/, which the image copies (docker/Dockerfile) and turbo caches.
+    outDir: '../dist/web',
     emptyOutDir: true,
     assetsDir: 'assets',
     // Every asset is a file under assets/ (no data: URLs, which the page's CSP does not allow).

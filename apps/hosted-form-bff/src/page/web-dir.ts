@@ -3,11 +3,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '@byrd/platform';
 
-/** `web/dist` of this package: two levels up from this file in both the src/ and dist/ layouts. */
-export const DEFAULT_WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
+/**
+ * `dist/web` of this package, where `vite build` puts the page (beside the compiled server, so the
+ * image carries it): two levels up from this file in both the src/ and dist/ layouts.
+ */
+export const DEFAULT_WEB_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/web');
 
 /**
- * The built page's directory (HOSTED_FORM_WEB_DIR or web/dist). Without its index.html the service
+ * The built page's directory (HOSTED_FORM_WEB_DIR or dist/web). Without its index.html the service
  * has nothing to show shoppers, so it does not start.
  */
 export function resolveWebDir(configured: string | undefined): string {

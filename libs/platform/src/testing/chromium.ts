@@ -4,8 +4,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
-/** Debian's Chromium: the browser tests never download one of their own. */
-export const CHROMIUM = '/usr/bin/chromium';
+/**
+ * Debian's Chromium: the browser tests never download one of their own. CHROMIUM_PATH points them at
+ * another installed Chromium-based browser (GitHub's runners have /usr/bin/google-chrome).
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 const ARGS = [
   '--headless',
