@@ -1,0 +1,650 @@
+import { randomUUID } from 'node:crypto';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { launchChromium } from '@byrd/platform/testing/chromium';
+import { CheckoutHarness } from '../harness.js';
+import {
+  answerChallenge,
+  artifactsDir,
+  CARDS,
+  formUrl,
+  futureExpiry,
+  GOOD_OTP,
+  startShop,
+  typeCard,
+  watchForErrors,
+  type Shop,
+} from './support.js';
+
+const shots = artifactsDir();
+
+/**
+ * A shopper paying on the hosted form in Debian's Chromium, against the real services (orders,
+ * payments with its sandbox acquirer and 3DS pages, the card vault, the BFF serving the built page).
+ * The merchant's site is another origin: it receives the shopper back and embeds the form.
+ */
+describe('hosted form in Chromium', () => {
+  let h: CheckoutHarness;
+  let shop: Shop;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let errors: string[];
+
+  beforeAll(async () => {
+    // Installing Chromium (first run on a fresh machine only) may take a few minutes.
+    [h, browser, shop] = await Promise.all([
+      CheckoutHarness.start({
+        logLevel: 'warn',
+        // The merchant's test site is plain http on loopback: allow it to embed the form.
+        bffEnv: { CHECKOUT_FRAME_ANCESTORS: "'self' https: http://127.0.0.1:*" },
+        ordersEnv: { ORDER_EXPIRY_SWEEP_MS: '250' },
+      }),
+      launchChromium(),
+      startShop(),
+    ]);
+  }, 600_000);
+  afterAll(async () => {
+    await browser?.close();
+    await shop?.close();
+    await h?.stop();
+  });
+
+  async function open(options: BrowserContextOptions = {}) {
+    context = await browser.newContext({ viewport: { width: 1000, height: 900 }, ...options });
+    page = await context.newPage();
+    errors = watchForErrors(page);
+    return page;
+  }
+  beforeEach(() => open());
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  const configsFor = (extra: Record<string, unknown> = {}) => ({ redirectUrl: shop.returnUrl, ...extra });
+  const goto = (order: { orderId: string; checkoutKey: string }, extra: Record<string, unknown> = {}) =>
+    page.goto(formUrl(h.checkoutUrl, order, configsFor(extra)));
+  const heading = () => page.getByRole('heading', { level: 2 }).first().textContent();
+  const backAtShop = async () => {
+    await page.waitForURL((url) => url.href.startsWith(shop.returnUrl), { timeout: 30_000 });
+    return Object.fromEntries(new URL(page.url()).searchParams);
+  };
+  /** The page's transaction: the answer of its POST .../payments. */
+  const nextPayment = () =>
+    page
+      .waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/payments'))
+      .then((r) => r.json() as Promise<Record<string, any>>);
+  const announced = (text: string) =>
+    page.waitForFunction((expected) => document.getElementById('announcer')?.textContent === expected, text);
+  const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
+
+  describe('card', () => {
+    it('pays a card without a challenge and returns to the shop with orderId and status; the merchant sees the order paid', async () => {
+      const order = await h.createOrder();
+      await goto(order);
+      await expect(heading()).resolves.toBe('Choose how to pay');
+      await expect(page.locator('.merchant').textContent()).resolves.toBe('Acme Shop');
+      await expect(page.locator('.amount').textContent()).resolves.toBe('Amount to pay: €25.00');
+      await expect(page.locator('.order-ref').textContent()).resolves.toBe(`Order ${order.orderRef}`);
+      await expect(page.getByRole('note').textContent()).resolves.toBe(
+        'Test mode: no real payment will be made',
+      );
+      await expect(page.locator('.method-name').allTextContents()).resolves.toEqual([
+        'Card',
+        'Multibanco',
+        'MB WAY',
+      ]);
+      await page.screenshot({ path: `${shots}methods.png` });
+
+      await page.getByRole('button', { name: /^Card/ }).click();
+      await expect(heading()).resolves.toBe('Pay by card');
+      // No "save my card" for an order without tokenOptions.customReference; no cancel by default.
+      await expect(page.getByLabel('Save my card for future payments').count()).resolves.toBe(0);
+      await expect(page.getByRole('button', { name: 'Cancel payment' }).count()).resolves.toBe(0);
+      await typeCard(page, CARDS.frictionless);
+      await expect(page.getByLabel('Card number').inputValue()).resolves.toBe('4242 4242 4242 4242');
+      await expect(page.locator('[data-brand]').getAttribute('data-brand')).resolves.toBe('visa');
+      await page.screenshot({ path: `${shots}card.png` });
+
+      const payments: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'POST' && r.url().endsWith('/payments')) payments.push(r.url());
+      });
+      // A double click sends one payment.
+      await page.getByRole('button', { name: 'Pay €25.00' }).dblclick();
+      const back = await backAtShop();
+      expect(back).toEqual({ orderId: order.orderId, transactionId: expect.any(String), status: 'Success' });
+      expect(payments).toHaveLength(1);
+      const paid = await h.waitForOrderStatus(order.orderId, 'paid');
+      expect(paid.transactions).toHaveLength(1);
+      expect(errors).toEqual([]);
+    });
+
+    it('runs the bank challenge inside the page and, with autoRedirect off, shows its own landing page checked with the backend', async () => {
+      const order = await h.createOrder();
+      await goto(order, { autoRedirect: false, defaultPaymentMethod: 'card' });
+      await typeCard(page, CARDS.challenge);
+      await page.getByRole('button', { name: 'Pay €25.00' }).click();
+      await page.getByRole('heading', { name: 'Confirm with your bank' }).waitFor();
+      await answerChallenge(page, GOOD_OTP, () => page.screenshot({ path: `${shots}challenge.png` }));
+
+      await page.getByRole('heading', { name: 'Payment successful' }).waitFor({ timeout: 30_000 });
+      await expect(page.getByText('You paid €25.00 to Acme Shop.').isVisible()).resolves.toBe(true);
+      await page.screenshot({ path: `${shots}success.png` });
+      // The landing page read the payment again from the backend.
+      const transactionId = await page.locator('.details dd').textContent();
+      await h.waitForOrderStatus(order.orderId, 'paid');
+
+      await page.getByRole('button', { name: 'Return to Acme Shop' }).click();
+      expect(await backAtShop()).toEqual({ orderId: order.orderId, transactionId, status: 'Success' });
+      expect(errors).toEqual([]);
+    });
+
+    it('shows a declined card and a failed challenge on the form, then pays with another card', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'card' });
+      await typeCard(page, CARDS.denied);
+      await page.getByRole('button', { name: 'Pay €25.00' }).click();
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      await expect(alert.textContent()).resolves.toBe(
+        'The payment was declined. Try another card or contact your bank.',
+      );
+      await expect(focusedId()).resolves.toBe('card-form-error');
+      // The number stays for the shopper to correct; the security code is never kept.
+      await expect(page.getByLabel('Card number').inputValue()).resolves.toBe('4000 0000 0000 0002');
+      await expect(page.getByLabel('Security code').inputValue()).resolves.toBe('');
+
+      await typeCard(page, CARDS.challenge);
+      await page.getByRole('button', { name: 'Pay €25.00' }).click();
+      await answerChallenge(page, '0000');
+      await page
+        .getByText('Your bank could not confirm the payment. Try again or use another card.')
+        .waitFor({
+          timeout: 30_000,
+        });
+
+      await typeCard(page, CARDS.frictionless);
+      await page.getByRole('button', { name: 'Pay €25.00' }).click();
+      expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
+      const paid = await h.waitForOrderStatus(order.orderId, 'paid');
+      expect(paid.transactions.map((t: { status: string }) => t.status).sort()).toEqual([
+        'Denied',
+        'Denied',
+        'Success',
+      ]);
+    });
+
+    it('saves the card when the shopper asks; the merchant then finds the token by its customReference', async () => {
+      const customReference = `shopper-${randomUUID()}`;
+      const order = await h.createOrder({ paymentOptions: { tokenOptions: { customReference } } });
+      await goto(order, { defaultPaymentMethod: 'card', autoRedirect: false });
+      await typeCard(page, CARDS.frictionless);
+      await page.getByLabel('Save my card for future payments').check();
+      await page.getByRole('button', { name: 'Pay €25.00' }).click();
+      await page.getByRole('heading', { name: 'Payment successful' }).waitFor({ timeout: 30_000 });
+      await expect(
+        page.getByText('Your card •••• 4242 was saved for future payments.').isVisible(),
+      ).resolves.toBe(true);
+
+      const tokens = await h.merchantCall(
+        h.tokensUrl,
+        'GET',
+        `/api/v2/tokens?customReference=${encodeURIComponent(customReference)}`,
+      );
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.data).toEqual([
+        expect.objectContaining({ customReference, maskedCardNumber: expect.stringMatching(/4242$/) }),
+      ]);
+    });
+
+    it('works with the keyboard alone: labels, autofill tokens, errors tied to the fields, focus on the first invalid one, announcements', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'card' });
+      await page.getByLabel('Card number').waitFor();
+      // The live region is in the page from the start, empty, before anything happens.
+      await expect(
+        page.locator('#announcer').evaluate((el) => [el.getAttribute('aria-live'), el.textContent]),
+      ).resolves.toEqual(['polite', '']);
+      const attributes = (label: string) =>
+        page
+          .getByLabel(label)
+          .evaluate((el) => [el.getAttribute('autocomplete'), el.getAttribute('inputmode')]);
+      await expect(attributes('Card number')).resolves.toEqual(['cc-number', 'numeric']);
+      await expect(attributes('Expiry date')).resolves.toEqual(['cc-exp', 'numeric']);
+      await expect(attributes('Security code')).resolves.toEqual(['cc-csc', 'numeric']);
+      await expect(attributes('Name on card')).resolves.toEqual(['cc-name', null]);
+
+      // Tab order: back to the methods, the four fields, the pay button.
+      const order_: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        await page.keyboard.press('Tab');
+        order_.push(
+          await page.evaluate(
+            () => document.activeElement?.id || document.activeElement?.textContent?.trim() || '',
+          ),
+        );
+      }
+      expect(order_).toEqual([
+        'Other payment methods',
+        'card-number',
+        'card-expiry',
+        'card-cvv',
+        'card-holder',
+        'Pay €25.00',
+      ]);
+      // Focus is visible on a focused field.
+      await page.getByLabel('Card number').focus();
+      await expect(
+        page.getByLabel('Card number').evaluate((el) => getComputedStyle(el).boxShadow),
+      ).resolves.not.toBe('none');
+
+      // Submitting the empty form from the keyboard.
+      await page.getByRole('button', { name: 'Pay €25.00' }).focus();
+      await page.keyboard.press('Enter');
+      await expect(focusedId()).resolves.toBe('card-number');
+      await announced('There are 4 errors in the form. Enter the card number.');
+      const number = page.getByLabel('Card number');
+      await expect(number.getAttribute('aria-invalid')).resolves.toBe('true');
+      const describedBy = (await number.getAttribute('aria-describedby'))!;
+      await expect(page.locator(`#${describedBy.split(' ')[0]}`).textContent()).resolves.toBe(
+        'Enter the card number.',
+      );
+
+      // Wrong values typed field by field: a Luhn failure, an expired date, a short code.
+      await page.keyboard.type('4242424242424241');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('0120');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('12');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('Ana Silva');
+      await page.keyboard.press('Enter');
+      await expect(focusedId()).resolves.toBe('card-number');
+      await announced(
+        'There are 3 errors in the form. This card number is not valid. Check it and try again.',
+      );
+      await expect(page.locator('.field-error').allTextContents()).resolves.toEqual([
+        'This card number is not valid. Check it and try again.',
+        'This card has expired.',
+        'The security code has 3 digits.',
+      ]);
+      await expect(page.getByLabel('Name on card').getAttribute('aria-invalid')).resolves.toBe('false');
+      await page.screenshot({ path: `${shots}card-errors.png` });
+
+      // An American Express number asks for four digits.
+      await page.keyboard.press('ControlOrMeta+a');
+      await page.keyboard.type('378282246310005');
+      await expect(page.getByLabel('Card number').inputValue()).resolves.toBe('3782 822463 10005');
+      await expect(page.getByText('4 digits, on the front of the card').isVisible()).resolves.toBe(true);
+
+      // Corrected from the keyboard and sent with Enter.
+      await page.keyboard.press('ControlOrMeta+a');
+      await page.keyboard.type(CARDS.frictionless);
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('ControlOrMeta+a');
+      await page.keyboard.type(futureExpiry().replace('/', ''));
+      // Tabbing into a field selects its text: typing replaces it.
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('123');
+      // Each error went away as its field was corrected.
+      await expect(page.locator('.field-error').count()).resolves.toBe(0);
+      await page.keyboard.press('Enter');
+      expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
+      await h.waitForOrderStatus(order.orderId, 'paid');
+    });
+  });
+
+  describe('configs', () => {
+    it('paints the five theme colours (read back from computed styles) and leaves unset ones at the default', async () => {
+      await context.close();
+      await open({ reducedMotion: 'reduce' });
+      const order = await h.createOrder();
+      const theme = {
+        backgroundColor: '#102030',
+        formBackgroundColor: '#fdf6e3',
+        primaryColor: '#8a2be2',
+        textColor: '#222222',
+        effectsBackgroundColor: '#ffe4b5',
+      };
+      await goto(order, { theme });
+      await page.locator('.method').first().waitFor();
+      const style = (selector: string, property: string) =>
+        page
+          .locator(selector)
+          .first()
+          .evaluate((el, p) => getComputedStyle(el).getPropertyValue(p), property);
+      await expect(style('body', 'background-color')).resolves.toBe('rgb(16, 32, 48)');
+      await expect(style('.panel', 'background-color')).resolves.toBe('rgb(253, 246, 227)');
+      await expect(style('.screen-title', 'color')).resolves.toBe('rgb(34, 34, 34)');
+      await page.locator('.method').first().hover();
+      await expect(style('.method', 'background-color')).resolves.toBe('rgb(255, 228, 181)');
+      await page.locator('.method').first().click();
+      await expect(style('.pay', 'background-color')).resolves.toBe('rgb(138, 43, 226)');
+      // Text on a dark primary colour is white.
+      await expect(style('.pay', 'color')).resolves.toBe('rgb(255, 255, 255)');
+      await page.screenshot({ path: `${shots}themed.png` });
+
+      await goto(order, { theme: { primaryColor: '#ffd700', textColor: 'not-a-colour' } });
+      await page.locator('.method').first().click();
+      await expect(style('.pay', 'background-color')).resolves.toBe('rgb(255, 215, 0)');
+      // Dark text on a light primary colour; an invalid colour falls back to the default.
+      await expect(style('.pay', 'color')).resolves.toBe('rgb(17, 20, 24)');
+      await expect(style('body', 'background-color')).resolves.toBe('rgb(245, 246, 248)');
+      await expect(style('.screen-title', 'color')).resolves.toBe('rgb(27, 31, 36)');
+    });
+
+    it('compact drops the page background, margins, paddings and the container shadow', async () => {
+      const order = await h.createOrder();
+      const layout = () =>
+        page.evaluate(() => {
+          const body = getComputedStyle(document.body);
+          const pageBox = getComputedStyle(document.querySelector('.page')!);
+          const panel = getComputedStyle(document.querySelector('.panel')!);
+          return {
+            background: body.backgroundColor,
+            margin: body.margin,
+            pagePadding: pageBox.padding,
+            panelPadding: panel.padding,
+            shadow: panel.boxShadow,
+          };
+        });
+      await goto(order);
+      await page.locator('.method').first().waitFor();
+      const normal = await layout();
+      expect(normal.background).toBe('rgb(245, 246, 248)');
+      expect(normal.panelPadding).not.toBe('0px');
+      expect(normal.shadow).not.toBe('none');
+
+      await goto(order, {
+        compact: true,
+        theme: { primaryColor: '#0f766e', formBackgroundColor: '#f0fdfa' },
+      });
+      await page.locator('.method').first().waitFor();
+      await expect(layout()).resolves.toEqual({
+        background: 'rgba(0, 0, 0, 0)',
+        margin: '0px',
+        pagePadding: '0px',
+        panelPadding: '0px',
+        shadow: 'none',
+      });
+      await page.screenshot({ path: `${shots}compact-themed.png` });
+    });
+
+    it('speaks the five locales (texts, amount format, <html lang>); unknown ones fall back to English', async () => {
+      const order = await h.createOrder();
+      const cases: [unknown, string, string, string, string][] = [
+        ['en_US', 'en-US', 'Choose how to pay', '€25.00', 'Test mode: no real payment will be made'],
+        [
+          'pt_PT',
+          'pt-PT',
+          'Escolha como pagar',
+          '25,00 €',
+          'Modo de teste: não será feito nenhum pagamento real',
+        ],
+        [
+          'pt-BR',
+          'pt-BR',
+          'Escolha como pagar',
+          '€ 25,00',
+          'Modo de teste: nenhum pagamento real será feito',
+        ],
+        ['es_ES', 'es-ES', 'Elige cómo pagar', '25,00 €', 'Modo de prueba: no se realizará ningún pago real'],
+        [
+          'fr_FR',
+          'fr-FR',
+          'Choisissez votre moyen de paiement',
+          '25,00 €',
+          'Mode test : aucun paiement réel ne sera effectué',
+        ],
+        ['de_DE', 'en-US', 'Choose how to pay', '€25.00', 'Test mode: no real payment will be made'],
+      ];
+      const seen: string[][] = [];
+      for (const [locale] of cases) {
+        await goto(order, { locale });
+        await page.locator('.method').first().waitFor();
+        const text = async (selector: string) =>
+          (await page.locator(selector).first().textContent())!.replace(/\s/g, ' ');
+        seen.push([
+          await page.evaluate(() => document.documentElement.lang),
+          await text('.screen-title'),
+          (await text('.amount')).replace(/^[^:]*: /, ''),
+          await text('.test-banner'),
+        ]);
+        if (locale === 'pt_PT') await page.screenshot({ path: `${shots}methods-pt-PT.png` });
+      }
+      expect(seen).toEqual(cases.map(([, lang, title, amount, banner]) => [lang, title, amount, banner]));
+
+      // Deeper in: the card form in French.
+      await goto(order, { locale: 'fr_FR', defaultPaymentMethod: 'card' });
+      await page.getByLabel('Numéro de carte').pressSequentially('4242');
+      await page.getByRole('button', { name: 'Payer 25,00 €' }).click();
+      await expect(page.locator('.field-error').first().textContent()).resolves.toBe(
+        'Ce numéro de carte n’est pas valide. Vérifiez-le et réessayez.',
+      );
+    });
+
+    it('cancel (showCancelButton) cancels the order and sends the shopper to redirectUrl', async () => {
+      const order = await h.createOrder();
+      await goto(order, { showCancelButton: true });
+      await page.getByRole('button', { name: 'Cancel payment' }).click();
+      await expect(page.getByText('Cancel this order and return to Acme Shop?').isVisible()).resolves.toBe(
+        true,
+      );
+      await page.getByRole('button', { name: 'Yes, cancel' }).click();
+      expect(await backAtShop()).toEqual({ orderId: order.orderId, status: 'canceled' });
+      await expect(h.getOrder(order.orderId)).resolves.toMatchObject({ status: 'canceled' });
+      expect(errors).toEqual([]);
+    });
+
+    it('follows the four defaultPaymentMethod rules', async () => {
+      // A default that is not available: the list.
+      const cardAndMbway = await h.createOrder({
+        paymentOptions: { allowedPaymentMethods: ['card', 'mbway'] },
+      });
+      await goto(cardAndMbway, { defaultPaymentMethod: 'multibanco' });
+      await page.locator('.method').first().waitFor();
+      await expect(heading()).resolves.toBe('Choose how to pay');
+      await expect(page.locator('.method-name').allTextContents()).resolves.toEqual(['Card', 'MB WAY']);
+
+      // One method only: straight to it, with nothing to go back to.
+      const multibancoOnly = await h.createOrder({
+        paymentOptions: { allowedPaymentMethods: ['multibanco'] },
+      });
+      await goto(multibancoOnly);
+      await page.getByRole('button', { name: 'Get payment reference' }).waitFor();
+      await expect(heading()).resolves.toBe('Pay with Multibanco');
+      await expect(page.getByRole('button', { name: 'Other payment methods' }).count()).resolves.toBe(0);
+
+      // A default among several: opened, with a way back to the list.
+      await goto(cardAndMbway, { defaultPaymentMethod: 'mbway' });
+      await page.getByLabel('Phone number').waitFor();
+      await expect(heading()).resolves.toBe('Pay with MB WAY');
+      await page.getByRole('button', { name: 'Other payment methods' }).click();
+      await expect(heading()).resolves.toBe('Choose how to pay');
+      // Moving between screens puts the focus on the new screen's title.
+      await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe(
+        'Choose how to pay',
+      );
+
+      // No default: the list.
+      await goto(cardAndMbway);
+      await page.locator('.method').first().waitFor();
+      await expect(heading()).resolves.toBe('Choose how to pay');
+    });
+
+    it('skipATMSuccessPage sends the shopper to redirectUrl instead of showing the Multibanco reference', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'multibanco', skipATMSuccessPage: true });
+      const payment = nextPayment();
+      await page.getByRole('button', { name: 'Get payment reference' }).click();
+      const { transactionId, status } = await payment;
+      expect(await backAtShop()).toEqual({ orderId: order.orderId, transactionId, status });
+      await h.waitForOrderStatus(order.orderId, 'pending');
+    });
+  });
+
+  describe('multibanco and MB WAY', () => {
+    it('multibanco: shows entity, reference and amount with copy buttons; the order is paid once the reference is', async () => {
+      await context.close();
+      await open({ permissions: ['clipboard-read', 'clipboard-write'] });
+      const order = await h.createOrder();
+      await goto(order);
+      await page.getByRole('button', { name: /^Multibanco/ }).click();
+      const payment = nextPayment();
+      await page.getByRole('button', { name: 'Get payment reference' }).click();
+      const { transactionId, multibanco, status } = await payment;
+      await page.getByRole('heading', { name: 'Your Multibanco reference' }).waitFor();
+      const value = (field: string) => page.locator(`[data-field="${field}"]`).textContent();
+      await expect(value('entity')).resolves.toBe(multibanco.entity);
+      await expect(value('reference')).resolves.toBe(multibanco.reference.replace(/(\d{3})(?=\d)/g, '$1 '));
+      await expect(value('amount')).resolves.toBe('€25.00');
+      await page.getByRole('button', { name: 'Copy reference' }).click();
+      await page.getByRole('button', { name: 'Reference copied' }).waitFor();
+      await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(multibanco.reference);
+      await page.screenshot({ path: `${shots}multibanco-reference.png` });
+
+      await page.getByRole('button', { name: 'Return to Acme Shop' }).click();
+      expect(await backAtShop()).toEqual({ orderId: order.orderId, transactionId, status });
+      expect((await h.simulateAsyncPayment(transactionId, 'pay')).status).toBe(200);
+      await h.waitForOrderStatus(order.orderId, 'paid');
+      expect(errors).toEqual([]);
+    });
+
+    it('MB WAY on a phone: number, then a waiting page that follows the payment until the shopper accepts', async () => {
+      await context.close();
+      await open({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'mbway' });
+      const phone = page.getByLabel('Phone number');
+      await expect(
+        phone.evaluate((el) => [el.getAttribute('type'), el.getAttribute('autocomplete')]),
+      ).resolves.toEqual(['tel', 'tel']);
+      await phone.fill('212 345 678');
+      await page.getByRole('button', { name: 'Send request to MB WAY' }).click();
+      await expect(page.locator('.field-error').textContent()).resolves.toBe(
+        'Enter a valid mobile number, e.g. 912 345 678.',
+      );
+      await phone.fill('912 345 678');
+      const payment = nextPayment();
+      await page.getByRole('button', { name: 'Send request to MB WAY' }).click();
+      const { transactionId } = await payment;
+      await page.getByRole('heading', { name: 'Confirm in the MB WAY app' }).waitFor();
+      await expect(
+        page
+          .getByText(
+            'We sent a payment request of €25.00 to +351 912 345 678. Open the MB WAY app and accept it.',
+          )
+          .isVisible(),
+      ).resolves.toBe(true);
+      // Nothing wider than the phone's screen.
+      await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(
+        390,
+      );
+      await page.screenshot({ path: `${shots}mbway-waiting-phone.png` });
+
+      expect((await h.simulateAsyncPayment(transactionId, 'pay')).status).toBe(200);
+      expect(await backAtShop()).toEqual({ orderId: order.orderId, transactionId, status: 'Success' });
+      await h.waitForOrderStatus(order.orderId, 'paid');
+    });
+
+    it('MB WAY refused with autoRedirect off: the landing page says so and the shopper can try again', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'mbway', autoRedirect: false });
+      await page.getByLabel('Phone number').fill('+351 962 345 678');
+      const payment = nextPayment();
+      await page.getByRole('button', { name: 'Send request to MB WAY' }).click();
+      const { transactionId } = await payment;
+      await page.getByRole('heading', { name: 'Confirm in the MB WAY app' }).waitFor();
+      expect((await h.simulateAsyncPayment(transactionId, 'refuse')).status).toBe(200);
+      await page.getByRole('heading', { name: 'Payment not completed' }).waitFor({ timeout: 15_000 });
+      await expect(
+        page
+          .getByText('The MB WAY payment was not completed: it was declined or the request expired.')
+          .isVisible(),
+      ).resolves.toBe(true);
+      await page.getByRole('button', { name: 'Try again' }).click();
+      await expect(heading()).resolves.toBe('Pay with MB WAY');
+      await expect(h.getOrder(order.orderId)).resolves.not.toMatchObject({ status: 'paid' });
+    });
+  });
+
+  describe('orders that cannot be paid, and links that do not work', () => {
+    const payByApi = async (order: Record<string, any>) => {
+      const answer = await h.api(
+        'POST',
+        `/checkout/api/v2/orders/${order.orderId}/payments`,
+        {
+          type: 'card',
+          card: { number: CARDS.frictionless, expiration: futureExpiry(), cvv: '123', holder: 'Ana' },
+        },
+        order.checkoutKey,
+      );
+      expect(answer.status).toBe(201);
+    };
+
+    it('a paid, a canceled and an expired order each show a clear page and no form', async () => {
+      const paid = await h.createOrder();
+      await payByApi(paid);
+      await h.waitForOrderStatus(paid.orderId, 'paid');
+      const canceled = await h.createOrder();
+      expect(
+        (await h.api('POST', `/checkout/api/v2/orders/${canceled.orderId}/cancel`, {}, canceled.checkoutKey))
+          .status,
+      ).toBe(200);
+      const expired = await h.createOrder({ expiresIn: '00:00:01' });
+      await h.waitForOrderStatus(expired.orderId, 'expired');
+
+      for (const [order, title, status, shot] of [
+        [paid, 'This order has already been paid', 'paid', 'closed-paid.png'],
+        [canceled, 'This order was canceled', 'canceled', 'closed-canceled.png'],
+        [expired, 'This order has expired', 'expired', null],
+      ] as const) {
+        await goto(order);
+        await page.getByRole('heading', { name: title }).waitFor();
+        await expect(page.locator('.method, form, .pay').count()).resolves.toBe(0);
+        const back = new URL(
+          (await page.getByRole('link', { name: 'Return to Acme Shop' }).getAttribute('href'))!,
+        );
+        expect(`${back.origin}${back.pathname}`).toBe(shop.returnUrl);
+        expect(Object.fromEntries(back.searchParams)).toEqual({ orderId: order.orderId, status });
+        if (shot) await page.screenshot({ path: `${shots}${shot}` });
+      }
+    });
+
+    it('a configs that does not match the link, or a wrong checkout key, shows an error page', async () => {
+      const order = await h.createOrder();
+      await page.goto(formUrl(h.checkoutUrl, order, { redirectUrl: shop.returnUrl, orderId: randomUUID() }));
+      await page.getByRole('heading', { name: 'This payment link is not valid' }).waitFor();
+      await page.getByText('Technical details').click();
+      await expect(
+        page.getByText('configs.orderId does not match the orderId query parameter').isVisible(),
+      ).resolves.toBe(true);
+
+      await page.goto(
+        formUrl(h.checkoutUrl, { orderId: order.orderId, checkoutKey: randomUUID() }, configsFor()),
+      );
+      await page.getByRole('heading', { name: 'We couldn’t find this order' }).waitFor();
+      await page.screenshot({ path: `${shots}not-found.png` });
+
+      // Without configs the order's own redirectUrl is used and the form works.
+      await page.goto(formUrl(h.checkoutUrl, order, null));
+      await expect(heading()).resolves.toBe('Choose how to pay');
+    });
+  });
+
+  it("pays inside the merchant's iframe (another origin), challenge included, and the whole tab returns to the shop", async () => {
+    const order = await h.createOrder();
+    await page.goto(
+      shop.embedUrl(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' }))),
+    );
+    const form = page.frameLocator('iframe[title="Payment"]');
+    const frame = page.frame({ url: (url) => url.pathname === '/checkout/' })!;
+    await form.getByLabel('Card number').waitFor();
+    await typeCard(frame, CARDS.challenge);
+    await form.getByRole('button', { name: 'Pay €25.00' }).click();
+    await answerChallenge(frame, GOOD_OTP, () => page.screenshot({ path: `${shots}iframe-challenge.png` }));
+    expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
+    await h.waitForOrderStatus(order.orderId, 'paid');
+    expect(errors).toEqual([]);
+  });
+});
