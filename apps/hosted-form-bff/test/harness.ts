@@ -6,6 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
 import { loadConfig, runMigrations, setLogDestination } from '@byrd/platform';
 import {
+  callHttp,
   callService,
   startTestApp,
   TestEnvironment,
@@ -272,30 +273,17 @@ export class CheckoutHarness {
    * A call to the BFF as the page makes it: `path` from the BFF's root (e.g.
    * `/checkout/api/v2/orders/{orderId}`), JSON body, the checkout key in `x-checkout-key`.
    */
-  async api(
+  api(
     method: string,
     path: string,
     body?: unknown,
     checkoutKey?: string,
     headers: Record<string, string> = {},
   ): Promise<HttpAnswer> {
-    const response = await fetch(`${this.bffUrl}${path}`, {
-      method,
-      headers: {
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(checkoutKey !== undefined ? { [CHECKOUT_KEY_HEADER]: checkoutKey } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    return callHttp(this.bffUrl, method, path, body, {
+      ...(checkoutKey !== undefined ? { [CHECKOUT_KEY_HEADER]: checkoutKey } : {}),
+      ...headers,
     });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // not JSON (the page, an asset): the text
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
   }
 
   /**

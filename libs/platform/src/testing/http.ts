@@ -12,9 +12,20 @@ export interface HttpAnswer {
  * Sends a request to a service over real HTTP with a merchant's `x-api-key`. An object body is sent
  * as JSON; a string body as it is (to test malformed JSON).
  */
-export async function callService(
+export function callService(
   baseUrl: string,
   apiKey: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
+  return callHttp(baseUrl, method, path, body, { 'x-api-key': apiKey, ...headers });
+}
+
+/** {@link callService} with only the headers given (e.g. a browser's checkout key, no API key). */
+export async function callHttp(
+  baseUrl: string,
   method: string,
   path: string,
   body?: unknown,
@@ -23,7 +34,6 @@ export async function callService(
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: {
-      'x-api-key': apiKey,
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...headers,
     },
