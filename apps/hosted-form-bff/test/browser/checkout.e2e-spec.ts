@@ -611,6 +611,19 @@ describe('hosted form in Chromium', () => {
       }
     });
 
+    it('an order canceled while the shopper is on the form: the attempt to pay shows the closed page', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'multibanco' });
+      await page.getByRole('button', { name: 'Get payment reference' }).waitFor();
+      expect(
+        (await h.api('POST', `/checkout/api/v2/orders/${order.orderId}/cancel`, {}, order.checkoutKey))
+          .status,
+      ).toBe(200);
+      await page.getByRole('button', { name: 'Get payment reference' }).click();
+      await page.getByRole('heading', { name: 'This order was canceled' }).waitFor();
+      await expect(page.locator('.method, form, .pay').count()).resolves.toBe(0);
+    });
+
     it('a configs that does not match the link, or a wrong checkout key, shows an error page', async () => {
       const order = await h.createOrder();
       await page.goto(formUrl(h.checkoutUrl, order, { redirectUrl: shop.returnUrl, orderId: randomUUID() }));

@@ -107,8 +107,17 @@ export function App({ hash }: { hash: string }) {
           />
         )}
         {loaded.kind === 'closed' && <ClosedOrder order={loaded.order} t={t} returnUrl={loaded.returnUrl} />}
-        {loaded.kind === 'ready' && api && (
-          <CheckoutFlow order={loaded.order} configs={loaded.configs} api={api} t={t} />
+        {loaded.kind === 'ready' && api && link && (
+          <CheckoutFlow
+            order={loaded.order}
+            configs={loaded.configs}
+            api={api}
+            t={t}
+            onClosed={(current) => {
+              const next = settle(current, link, t);
+              if (next.kind === 'closed') setLoaded(next);
+            }}
+          />
         )}
       </div>
     </main>
@@ -188,16 +197,20 @@ function CheckoutFlow({
   configs,
   api,
   t,
+  onClosed,
 }: {
   order: CheckoutOrderView;
   configs: ResolvedHostedFormConfigs;
   api: CheckoutApi;
   t: Messages;
+  onClosed: (order: CheckoutOrderView) => void;
 }) {
   const methods = order.paymentMethods as FormMethod[];
   const [view, setViewState] = useState<View>(() => initialView(methods, configs.defaultPaymentMethod));
   const [moved, setMoved] = useState(false);
   const [busy, setBusy] = useState(false);
+  const closed = useRef(onClosed);
+  closed.current = onClosed;
   const setView = (next: View) => {
     setMoved(true);
     setBusy(false);
@@ -220,7 +233,14 @@ function CheckoutFlow({
       setView({ name: 'leaving', url, tone, title });
       window.setTimeout(() => leaveTo(url, params), LEAVE_DELAY_MS);
     };
-    return { order, configs, api, t, locale: configs.locale, amount, leave };
+    const recheckOrder = (error: unknown) => {
+      if (!(error instanceof ApiError) || error.status !== 422) return;
+      api.getOrder().then(
+        (current) => closed.current(current),
+        () => undefined,
+      );
+    };
+    return { order, configs, api, t, locale: configs.locale, amount, leave, recheckOrder };
   }, [order, configs, api, t]);
 
   const paid = (payment: CheckoutPaymentView) => {
@@ -311,7 +331,7 @@ function MethodList({
 
 /** `showCancelButton`: cancels the order (after a confirmation) and returns to the merchant. */
 function CancelOrder() {
-  const { api, t, order, leave } = useCheckout();
+  const { api, t, order, leave, recheckOrder } = useCheckout();
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -334,6 +354,7 @@ function CancelOrder() {
       leave(result.status);
     } catch (failure) {
       setBusy(false);
+      recheckOrder(failure);
       const message = failure instanceof ApiError && failure.status === 0 ? t.network : t.generic;
       setError(message);
       announce(message);

@@ -21,6 +21,11 @@ export interface Checkout {
   amount: string;
   /** Sends the shopper back to the merchant with the outcome. */
   leave: (status: string, payment?: CheckoutPaymentView) => void;
+  /**
+   * After an answer that the order cannot take this (422): reads the order again and, when it was
+   * paid, canceled or expired meanwhile, replaces the form with the closed-order page.
+   */
+  recheckOrder: (error: unknown) => void;
 }
 
 export const CheckoutContext = createContext<Checkout | null>(null);

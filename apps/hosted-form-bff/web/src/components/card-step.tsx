@@ -69,7 +69,7 @@ export function CardStep({
   onPaid: (payment: CheckoutPaymentView) => void;
   onBusyChange: (busy: boolean) => void;
 }) {
-  const { order, api, t, amount } = useCheckout();
+  const { order, api, t, amount, recheckOrder } = useCheckout();
   const [values, setValues] = useState<Values>({ number: '', expiry: '', cvv: '', holder: '' });
   const [errors, setErrors] = useState<Errors>({});
   const [saveCard, setSaveCard] = useState(false);
@@ -231,6 +231,7 @@ export function CardStep({
         }
       } else {
         showFormError(errorText(error, t));
+        recheckOrder(error);
       }
     } finally {
       if (!paid) {

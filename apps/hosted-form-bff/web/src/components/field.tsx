@@ -36,11 +36,6 @@ export function Field({
   return (
     <div class={`field${error ? ' has-error' : ''}${className ? ` ${className}` : ''}`}>
       <label for={id}>{label}</label>
-      {hint && (
-        <p class="hint" id={hintId}>
-          {hint}
-        </p>
-      )}
       <div class="control">
         <input
           {...input}
@@ -51,6 +46,11 @@ export function Field({
         />
         {adornment && <span class="adornment">{adornment}</span>}
       </div>
+      {hint && (
+        <p class="hint" id={hintId}>
+          {hint}
+        </p>
+      )}
       {error && (
         <p class="field-error" id={errorId}>
           {error}

@@ -18,7 +18,7 @@ export function MbWayStep({
   onRequested: (payment: CheckoutPaymentView) => void;
   onBusyChange: (busy: boolean) => void;
 }) {
-  const { api, t } = useCheckout();
+  const { api, t, recheckOrder } = useCheckout();
   const [phone, setPhone] = useState('');
   const [fieldError, setFieldError] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -51,6 +51,7 @@ export function MbWayStep({
         inputRef.current?.focus();
         announce(t.phoneInvalid);
       } else {
+        recheckOrder(failure);
         setError(errorText(failure, t));
         requestAnimationFrame(() => alertRef.current?.focus());
       }

@@ -15,7 +15,7 @@ export function MultibancoStep({
   onReference: (payment: CheckoutPaymentView) => void;
   onBusyChange: (busy: boolean) => void;
 }) {
-  const { api, t, configs, leave } = useCheckout();
+  const { api, t, configs, leave, recheckOrder } = useCheckout();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const alertRef = useRef<HTMLDivElement>(null);
@@ -34,6 +34,7 @@ export function MultibancoStep({
       }
       onReference(payment);
     } catch (failure) {
+      recheckOrder(failure);
       setError(errorText(failure, t));
       requestAnimationFrame(() => alertRef.current?.focus());
       setBusy(false);
