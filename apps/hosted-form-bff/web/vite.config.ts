@@ -49,5 +49,9 @@ export default defineConfig({
     sourcemap: false,
     reportCompressedSize: false,
   },
+  // `npm run dev:web`: the page with hot reload, its API calls sent to a running stack (`npm start`).
+  server: {
+    proxy: { '/checkout/api': process.env.CHECKOUT_API_URL ?? 'http://127.0.0.1:8080' },
+  },
   plugins: [gzipBudget(BUDGET_BYTES)],
 });

@@ -92,13 +92,12 @@ export function CardStep({
 
   const update = (field: CardField, value: string) => {
     const next = { ...values, [field]: value };
-    setValues(next);
+    setValues((current) => ({ ...current, [field]: value }));
     // Once a field shows an error, it is checked again as the shopper fixes it.
-    if (errors[field])
-      setErrors({
-        ...errors,
-        [field]: fieldError(field, next, describeCard(onlyDigits(next.number)).cvvSize, t),
-      });
+    if (errors[field]) {
+      const message = fieldError(field, next, describeCard(onlyDigits(next.number)).cvvSize, t);
+      setErrors((current) => ({ ...current, [field]: message }));
+    }
   };
 
   const onBlur = (field: CardField) => {
