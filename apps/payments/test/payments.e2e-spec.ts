@@ -133,6 +133,31 @@ describe('card payments over HTTP', () => {
     ).toBe('card');
   });
 
+  it('refuses a second payment of an order whose pre-authorisation is held, until it is released', async () => {
+    const { body: order } = await h.createOrder();
+    const payOrder = (extra: Record<string, unknown> = {}) =>
+      h.request('POST', '/api/v2/payment', {
+        type: 'card',
+        amount: '25.00',
+        currency: 'EUR',
+        orderId: order.orderId,
+        card: { number: '4242424242424242', expiration: '12/30', cvv: '123' },
+        ...extra,
+      });
+    const preAuth = await payOrder({ isPreAuth: true });
+    expect(preAuth.body).toMatchObject({ status: 'Success', isPreAuth: true });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+
+    const second = await payOrder();
+    expect(second.status).toBe(422);
+    expect(second.body).toMatchObject({ code: 'BYRD205' });
+    expect(second.body.message).toMatch(/already has a successful payment/);
+
+    expect((await h.request('POST', `/api/v2/release/${preAuth.body.transactionId}`, {})).status).toBe(200);
+    const afterRelease = await payOrder();
+    expect(afterRelease.body).toMatchObject({ status: 'Success', code: 'BYRD200' });
+  });
+
   it("keeps a GUID requestId even when the caller's x-request-id is not one", async () => {
     const { status, body, headers } = await h.pay('4242424242424242', {}, { 'x-request-id': 'order-42' });
     expect(status).toBe(201);

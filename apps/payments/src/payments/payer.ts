@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import {
   reconcileAmounts,
   type CreatePaymentRequest,
@@ -27,7 +28,10 @@ const PAYABLE_ORDER_STATUSES = ['created', 'pending'];
  */
 @Injectable()
 export class PayerResolver {
-  constructor(private readonly rpc: Rpc) {}
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly dataSource: DataSource,
+  ) {}
 
   async resolve(actor: PaymentActor, request: Pick<CreatePaymentRequest, 'orderId'>): Promise<Payer> {
     let order: OrderSummary | null = null;
@@ -55,9 +59,29 @@ export class PayerResolver {
         },
       );
     }
+    // An order stays `pending` while its pre-authorisation awaits capture: not open to a second charge.
+    if (order && (await this.holdsMoney(order))) {
+      throw new ApiError(
+        ErrorKind.BusinessRule,
+        `Order ${order.orderId} already has a successful payment and cannot be paid again`,
+        { code: 'BYRD205' },
+      );
+    }
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
     const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
     return { merchantId, mode, order, initiatedFrom };
+  }
+
+  /** Whether a payment of the order succeeded, or a pre-authorisation of it is still (partly) held. */
+  private async holdsMoney(order: OrderSummary): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM transactions
+        WHERE merchant_id = $1 AND order_id = $2 AND status = 'Success'
+          AND (operation_type = 'Payment' OR (operation_type = 'PreAuth' AND released_iso_amount < iso_amount))
+        LIMIT 1`,
+      [order.merchantId, order.orderId],
+    );
+    return rows.length > 0;
   }
 }
 
