@@ -815,17 +815,20 @@ async function waitForReady(services, config) {
   }
 }
 
+/** Width of the name column of the banner: the longest service name. */
+const NAME_WIDTH = 16;
+
 function printBanner(services, merchant, config) {
   const apiKey = merchant?.apiKey ?? '<your-api-key>';
   const lines = [
     '',
     paint('1;32', 'Byrd is running. Press Ctrl-C to stop everything.'),
     '',
-    `  edge        ${config.edgeUrl}`,
+    `  ${'edge'.padEnd(NAME_WIDTH)} ${config.edgeUrl}`,
   ];
   for (const service of services) {
     const url = `http://127.0.0.1:${service.port}`;
-    lines.push(`  ${service.name.padEnd(11)} ${url}   docs ${url}/docs`);
+    lines.push(`  ${service.name.padEnd(NAME_WIDTH)} ${url}   docs ${url}/docs`);
   }
   if (services.length === 0) lines.push('  (no services are built yet)');
   lines.push('');
