@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
@@ -64,7 +65,8 @@ export function loggerParams(serviceName: string, level: string, format: 'json' 
       ignore: (req: IncomingMessage & { originalUrl?: string }) =>
         (req.originalUrl ?? req.url)?.startsWith('/health') ?? false,
     },
-    customProps: () => ({ service: serviceName }),
+    // On every line through the root logger's bindings: no extra child logger per request.
+    base: { pid: process.pid, hostname: hostname(), service: serviceName },
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({
         id: req.id,
