@@ -660,4 +660,19 @@ describe('hosted form in Chromium', () => {
     await h.waitForOrderStatus(order.orderId, 'paid');
     expect(errors).toEqual([]);
   });
+
+  it('is refused inside a frame of a site CHECKOUT_FRAME_ANCESTORS does not list', async () => {
+    const order = await h.createOrder();
+    // The same shop as http://localhost:<port>: an origin this run's frame-ancestors does not list.
+    const elsewhere = shop.embedUrl(formUrl(h.checkoutUrl, order)).replace('//127.0.0.1:', '//localhost:');
+    await page.goto(elsewhere);
+    const refused = () => errors.some((error) => error.includes('frame-ancestors'));
+    for (const deadline = Date.now() + 10_000; !refused() && Date.now() < deadline;) {
+      await page.waitForTimeout(100);
+    }
+    expect(errors.join('\n')).toMatch(
+      /violates the following Content Security Policy directive: "frame-ancestors .*blocked/,
+    );
+    expect(await page.frameLocator('iframe[title="Payment"]').getByRole('heading').count()).toBe(0);
+  });
 });
