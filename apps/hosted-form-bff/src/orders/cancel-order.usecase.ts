@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { RpcSubjects, type CheckoutCancelResult } from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
-import type { CheckoutAccess } from '../common/checkout-access.js';
+import { ApiError, ErrorKind, notFoundAs, Rpc } from '@byrd/platform';
+import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
 import { OPEN_ORDER_STATUSES } from './checkout-order-view.js';
-import { GetCheckoutOrder, withUniformNotFound } from './get-checkout-order.usecase.js';
+import { GetCheckoutOrder } from './get-checkout-order.usecase.js';
 
 /**
  * `POST /checkout/api/v2/orders/{orderId}/cancel`: the shopper's cancel button. Only an open order
@@ -25,7 +25,7 @@ export class CancelCheckoutOrder {
     }
     const result = await this.rpc
       .call(RpcSubjects.OrdersCancel, { orderId: access.orderId, checkoutKey: access.checkoutKey })
-      .catch(withUniformNotFound);
+      .catch(notFoundAs(orderNotFound));
     return { orderId: result.orderId, status: result.status };
   }
 }

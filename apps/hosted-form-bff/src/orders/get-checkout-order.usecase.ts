@@ -1,15 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RpcSubjects, type CheckoutOrderView, type OrderSummary } from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import { notFoundAs, Rpc } from '@byrd/platform';
 import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 import { toCheckoutOrderView } from './checkout-order-view.js';
-
-/** Orders' "not found" names the order id; the shopper gets the sentence that names neither. */
-export function withUniformNotFound(error: unknown): never {
-  if (error instanceof ApiError && error.kind === ErrorKind.NotFound) throw orderNotFound();
-  throw error;
-}
 
 /** `GET /checkout/api/v2/orders/{orderId}`: the order as the page renders it. */
 @Injectable()
@@ -25,8 +19,11 @@ export class GetCheckoutOrder {
 
   /** The order as orders reports it to the holder of its checkout key. */
   summary(access: CheckoutAccess): Promise<OrderSummary> {
-    return this.rpc
-      .call(RpcSubjects.OrdersGet, { orderId: access.orderId, checkoutKey: access.checkoutKey })
-      .catch(withUniformNotFound);
+    return (
+      this.rpc
+        .call(RpcSubjects.OrdersGet, { orderId: access.orderId, checkoutKey: access.checkoutKey })
+        // Orders' "not found" names the order id; the shopper gets the sentence that names neither.
+        .catch(notFoundAs(orderNotFound))
+    );
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RpcSubjects, type CheckoutPaymentView } from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import { ApiError, ErrorKind, notFoundAs, Rpc } from '@byrd/platform';
 import type { CheckoutAccess } from '../common/checkout-access.js';
 import { toCheckoutPaymentView } from './checkout-payment-view.js';
 
@@ -20,10 +20,7 @@ export class GetCheckoutPayment {
   async execute(access: CheckoutAccess, transactionId: string): Promise<CheckoutPaymentView> {
     const payment = await this.rpc
       .call(RpcSubjects.PaymentsGet, { ...access, transactionId })
-      .catch((error: unknown) => {
-        if (error instanceof ApiError && error.kind === ErrorKind.NotFound) throw paymentNotFound();
-        throw error;
-      });
+      .catch(notFoundAs(paymentNotFound));
     return toCheckoutPaymentView(payment);
   }
 }

@@ -5,10 +5,10 @@ import {
   type CheckoutPaymentRpcRequest,
   type CheckoutPaymentView,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
-import type { CheckoutAccess } from '../common/checkout-access.js';
+import { ApiError, ErrorKind, notFoundAs, Rpc } from '@byrd/platform';
+import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
 import { OPEN_ORDER_STATUSES } from '../orders/checkout-order-view.js';
-import { GetCheckoutOrder, withUniformNotFound } from '../orders/get-checkout-order.usecase.js';
+import { GetCheckoutOrder } from '../orders/get-checkout-order.usecase.js';
 import { toCheckoutPaymentView } from './checkout-payment-view.js';
 
 /** Card authorisations with 3DS can take longer than a plain read. */
@@ -63,7 +63,7 @@ export class PayCheckoutOrder {
         { ...access, payment, saveCard: body.saveCard === true, requestId },
         PAYMENT_RPC_TIMEOUT_MS,
       )
-      .catch(withUniformNotFound);
+      .catch(notFoundAs(orderNotFound));
     return toCheckoutPaymentView(created);
   }
 }

@@ -1,11 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import type { AsyncPaymentType, CreatePaymentRequest, OrderSummary, PaymentResponse } from '@byrd/contracts';
+import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
 import { applyOutcome } from '../payments/payment-authorizer.js';
 import { newPayment } from '../payments/new-payment.js';
-import { amountToPay, PayerResolver, type Payer, type PaymentActor } from '../payments/payer.js';
+import {
+  amountToPay,
+  assertOrderAccepts,
+  PayerResolver,
+  type Payer,
+  type PaymentActor,
+} from '../payments/payer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentAsyncDetails, presentPayment } from '../transactions/transaction.presenter.js';
@@ -56,7 +62,7 @@ export class CreateAsyncPayment {
       throw ApiError.invalidField('currency', `${type} payments are in EUR only`);
     const payer = await this.payer.resolve(actor, request);
     const isoAmount = amountToPay(request, payer.order);
-    this.checkOrderAccepts(payer.order, type);
+    assertOrderAccepts(payer.order, type);
     if (!this.provider.supports(payer.mode)) {
       throw new ApiError(
         ErrorKind.BusinessRule,
@@ -86,18 +92,6 @@ export class CreateAsyncPayment {
     }
     this.events.flush();
     return transaction;
-  }
-
-  /** An order may restrict the methods its shopper is offered (`allowedPaymentMethods`; empty means all). */
-  private checkOrderAccepts(order: OrderSummary | null, type: AsyncPaymentType): void {
-    const allowed = order?.allowedPaymentMethods ?? [];
-    if (allowed.length > 0 && !allowed.includes(type)) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
-        `Order ${order!.orderId} does not accept ${type}; it accepts ${allowed.join(', ')}`,
-        { code: 'BYRD292' },
-      );
-    }
   }
 
   private newTransaction(

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, In } from 'typeorm';
 import { isGuid, type CheckoutPaymentLookup, type CheckoutPaymentView } from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import { ApiError, notFoundAs, Rpc } from '@byrd/platform';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { presentCheckoutPayment } from './checkout-payment.presenter.js';
@@ -22,9 +22,7 @@ export class GetCheckoutPayment {
     const { orderId, checkoutKey, transactionId } = lookup ?? {};
     const notFound = () => ApiError.notFound(`Payment ${String(transactionId)} of order ${String(orderId)}`);
     if (!isGuid(orderId) || !isGuid(checkoutKey) || !isGuid(transactionId)) throw notFound();
-    const order = await this.rpc.call('rpc.orders.get', { orderId, checkoutKey }).catch((error: unknown) => {
-      throw error instanceof ApiError && error.kind === ErrorKind.NotFound ? notFound() : error;
-    });
+    const order = await this.rpc.call('rpc.orders.get', { orderId, checkoutKey }).catch(notFoundAs(notFound));
     // Payments and pre-auths of this order only: never a card verification, nor a refund or capture.
     const transaction = await this.dataSource.getRepository(Transaction).findOneBy({
       ...ofMerchant(order.merchantId, { id: transactionId, orderId: order.orderId }),

@@ -9,10 +9,10 @@ import {
   type CreatePaymentRequest,
   type OrderSummary,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError } from '@byrd/platform';
 import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
 import { CreatePayment } from '../payments/create-payment.usecase.js';
-import { PayerResolver } from '../payments/payer.js';
+import { assertOrderAccepts, PayerResolver } from '../payments/payer.js';
 import { presentCheckoutPayment } from './checkout-payment.presenter.js';
 
 /**
@@ -34,7 +34,7 @@ export class PayCheckoutOrder {
     const actor = { checkoutKey: String(request.checkoutKey) };
     const { order } = await this.payer.resolve(actor, { orderId: String(request.orderId) });
     const saveCardReference = saveCardReferenceOf(order!, input);
-    acceptsMethod(order!, input.type);
+    assertOrderAccepts(order, input.type);
 
     const payment: CreatePaymentRequest = {
       type: input.type,
@@ -90,16 +90,4 @@ function saveCardReferenceOf(order: OrderSummary, input: CheckoutPaymentRequest)
     );
   }
   return reference;
-}
-
-/** An order may restrict its methods (`allowedPaymentMethods`; empty means all). */
-function acceptsMethod(order: OrderSummary, type: CheckoutPaymentRequest['type']): void {
-  const allowed = order.allowedPaymentMethods ?? [];
-  if (allowed.length > 0 && !allowed.includes(type)) {
-    throw new ApiError(
-      ErrorKind.BusinessRule,
-      `Order ${order.orderId} does not accept ${type}; it accepts ${allowed.join(', ')}`,
-      { code: 'BYRD292' },
-    );
-  }
 }

@@ -6,6 +6,7 @@ import {
   type InitiatedFrom,
   type MerchantMode,
   type OrderSummary,
+  type PaymentType,
 } from '@byrd/contracts';
 import { ApiError, ErrorKind, Rpc, type MerchantContext } from '@byrd/platform';
 
@@ -82,6 +83,18 @@ export class PayerResolver {
       [order.merchantId, order.orderId],
     );
     return rows.length > 0;
+  }
+}
+
+/** An order may restrict the methods its shopper is offered (`allowedPaymentMethods`; empty means all). */
+export function assertOrderAccepts(order: OrderSummary | null, method: PaymentType): void {
+  const allowed = order?.allowedPaymentMethods ?? [];
+  if (allowed.length > 0 && !allowed.includes(method)) {
+    throw new ApiError(
+      ErrorKind.BusinessRule,
+      `Order ${order!.orderId} does not accept ${method}; it accepts ${allowed.join(', ')}`,
+      { code: 'BYRD292' },
+    );
   }
 }
 

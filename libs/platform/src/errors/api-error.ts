@@ -56,6 +56,17 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A `.catch` handler that answers another service's "not found" with `replacement()` (e.g. a sentence
+ * that reveals less to the caller) and rethrows every other error as it is.
+ */
+export function notFoundAs(replacement: () => ApiError): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof ApiError && error.kind === ErrorKind.NotFound) throw replacement();
+    throw error;
+  };
+}
+
 function defaultCode(kind: ErrorKind): ReturnCode {
   switch (kind) {
     case ErrorKind.InvalidInput:

@@ -6,7 +6,7 @@ import { ApiError } from '../api.js';
 import { useCheckout } from '../context.js';
 import { formatPhone } from '../format.js';
 import { isSettled } from '../three-ds.js';
-import { errorText } from './card-step.js';
+import { usePaymentRequest } from './payment-request.js';
 import { Field } from './field.js';
 import { Alert, Button, ScreenTitle, Spinner, StatusMark } from './ui.js';
 
@@ -18,13 +18,11 @@ export function MbWayStep({
   onRequested: (payment: CheckoutPaymentView) => void;
   onBusyChange: (busy: boolean) => void;
 }) {
-  const { api, t, recheckOrder } = useCheckout();
+  const { api, t } = useCheckout();
   const [phone, setPhone] = useState('');
   const [fieldError, setFieldError] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, alertRef, begin, fail, end } = usePaymentRequest(onBusyChange);
   const inputRef = useRef<HTMLInputElement>(null);
-  const alertRef = useRef<HTMLDivElement>(null);
 
   const check = (value: string) =>
     !value.trim() ? t.phoneRequired : normalizeMbWayPhone(value) ? null : t.phoneInvalid;
@@ -39,24 +37,17 @@ export function MbWayStep({
       announce(`${t.formErrors(1)} ${problem}`);
       return;
     }
-    setBusy(true);
-    onBusyChange(true);
-    setError(null);
-    announce(t.processing);
+    begin();
     try {
       onRequested(await api.pay({ type: 'mbway', mbway: { phoneNumber: normalizeMbWayPhone(phone)! } }));
     } catch (failure) {
-      if (failure instanceof ApiError && failure.fields.some((item) => item.field.startsWith('mbway'))) {
-        setFieldError(t.phoneInvalid);
-        inputRef.current?.focus();
-        announce(t.phoneInvalid);
-      } else {
-        recheckOrder(failure);
-        setError(errorText(failure, t));
-        requestAnimationFrame(() => alertRef.current?.focus());
+      if (!(failure instanceof ApiError && failure.fields.some((item) => item.field.startsWith('mbway')))) {
+        return fail(failure);
       }
-      setBusy(false);
-      onBusyChange(false);
+      setFieldError(t.phoneInvalid);
+      inputRef.current?.focus();
+      announce(t.phoneInvalid);
+      end();
     }
   };
 

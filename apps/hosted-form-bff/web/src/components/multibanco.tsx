@@ -1,10 +1,10 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { CheckoutPaymentView } from '../../../../../libs/contracts/src/dto/checkout.dto.js';
 import { announce } from '../announce.js';
 import { useCheckout } from '../context.js';
 import { formatAmount, formatDateTime, groupDigits } from '../format.js';
 import type { CopyItem } from '../i18n.js';
-import { errorText } from './card-step.js';
+import { usePaymentRequest } from './payment-request.js';
 import { Alert, Button, IconCheck, IconCopy, ScreenTitle, StatusMark } from './ui.js';
 
 /** Multibanco: asks for an entity and reference (then shows them, or leaves with skipATMSuccessPage). */
@@ -15,17 +15,12 @@ export function MultibancoStep({
   onReference: (payment: CheckoutPaymentView) => void;
   onBusyChange: (busy: boolean) => void;
 }) {
-  const { api, t, configs, leave, recheckOrder } = useCheckout();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const alertRef = useRef<HTMLDivElement>(null);
+  const { api, t, configs, leave } = useCheckout();
+  const { busy, error, alertRef, begin, fail } = usePaymentRequest(onBusyChange);
 
   const start = async () => {
     if (busy) return;
-    setBusy(true);
-    onBusyChange(true);
-    setError(null);
-    announce(t.processing);
+    begin();
     try {
       const payment = await api.pay({ type: 'multibanco' });
       if (configs.skipATMSuccessPage) {
@@ -34,11 +29,7 @@ export function MultibancoStep({
       }
       onReference(payment);
     } catch (failure) {
-      recheckOrder(failure);
-      setError(errorText(failure, t));
-      requestAnimationFrame(() => alertRef.current?.focus());
-      setBusy(false);
-      onBusyChange(false);
+      fail(failure);
     }
   };
 

@@ -173,50 +173,28 @@ export function IconCopy() {
   );
 }
 
-/** Status badge of a result page: a tick, a cross or a clock in a circle. */
-export function StatusMark({ tone }: { tone: 'success' | 'failure' | 'waiting' | 'info' }) {
+/** The mark inside each status badge (separate strokes have no joins, so one style draws them all). */
+const STATUS_PATHS = {
+  success: 'M14 25l7 7 13-15',
+  failure: 'M17 17l14 14M31 17L17 31',
+  waiting: 'M24 13v11l7 5',
+  info: 'M24 15v.01M24 21v12',
+} as const;
+
+/** Status badge of a result page: a tick, a cross, a clock or an "i" in a circle. */
+export function StatusMark({ tone }: { tone: keyof typeof STATUS_PATHS }) {
   return (
     <div class={`status-mark status-${tone}`} aria-hidden="true">
       <svg viewBox="0 0 48 48" focusable="false">
         <circle cx="24" cy="24" r="22" fill="currentColor" opacity="0.12" />
-        {tone === 'success' && (
-          <path
-            d="M14 25l7 7 13-15"
-            fill="none"
-            stroke="currentColor"
-            stroke-width="3.5"
-            stroke-linecap="round"
-            stroke-linejoin="round"
-          />
-        )}
-        {tone === 'failure' && (
-          <path
-            d="M17 17l14 14M31 17L17 31"
-            fill="none"
-            stroke="currentColor"
-            stroke-width="3.5"
-            stroke-linecap="round"
-          />
-        )}
-        {tone === 'waiting' && (
-          <path
-            d="M24 13v11l7 5"
-            fill="none"
-            stroke="currentColor"
-            stroke-width="3.5"
-            stroke-linecap="round"
-            stroke-linejoin="round"
-          />
-        )}
-        {tone === 'info' && (
-          <path
-            d="M24 15v.01M24 21v12"
-            fill="none"
-            stroke="currentColor"
-            stroke-width="3.5"
-            stroke-linecap="round"
-          />
-        )}
+        <path
+          d={STATUS_PATHS[tone]}
+          fill="none"
+          stroke="currentColor"
+          stroke-width="3.5"
+          stroke-linecap="round"
+          stroke-linejoin="round"
+        />
       </svg>
     </div>
   );
