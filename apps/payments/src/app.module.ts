@@ -8,6 +8,7 @@ import { ChargebacksModule } from './chargebacks/chargebacks.module.js';
 import { OperationsModule } from './operations/operations.module.js';
 import { ThreeDSModule } from './three-ds/three-ds.module.js';
 import { CheckoutModule } from './checkout/checkout.module.js';
+import { RecoveryModule } from './recovery/recovery.module.js';
 
 export const SERVICE_NAME = 'payments';
 
@@ -30,6 +31,7 @@ export class AppModule {
         OperationsModule,
         ThreeDSModule,
         CheckoutModule,
+        RecoveryModule,
       ],
     };
   }

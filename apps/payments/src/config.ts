@@ -2,27 +2,47 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { baseConfigSchema } from '@byrd/platform';
 
-export const paymentsConfigSchema = baseConfigSchema.extend({
-  HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
-  /** Which acquirer authorises payments: only `sandbox` ships; a real one plugs in behind the same interface. */
-  ACQUIRER: z.enum(['sandbox']).default('sandbox'),
-  /** Which 3DS server authenticates shoppers. */
-  THREE_DS_PROVIDER: z.enum(['sandbox']).default('sandbox'),
-  /**
-   * AES-256 key (base64, 32 bytes) sealing a card while its shopper is in a 3DS challenge: the only
-   * time payments keeps a card number, encrypted, until it authorises. CVV is never kept.
-   */
-  CARD_SEAL_KEY: z
-    .string()
-    .refine((v) => Buffer.from(v, 'base64').length === 32, { message: 'must be 32 bytes, base64-encoded' })
-    .default(() => randomBytes(32).toString('base64')),
-  /** How long a shopper has to finish 3DS (minutes of real time). */
-  THREE_DS_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .default(15 * 60_000),
-});
+export const paymentsConfigSchema = baseConfigSchema
+  .extend({
+    HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
+    /** Which acquirer authorises payments: only `sandbox` ships; a real one plugs in behind the same interface. */
+    ACQUIRER: z.enum(['sandbox']).default('sandbox'),
+    /** Which 3DS server authenticates shoppers. */
+    THREE_DS_PROVIDER: z.enum(['sandbox']).default('sandbox'),
+    /**
+     * AES-256 key (base64, 32 bytes) sealing a card while its shopper is in a 3DS challenge: the only
+     * time payments keeps a card number, encrypted, until it authorises. CVV is never kept.
+     */
+    CARD_SEAL_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, 'base64').length === 32, { message: 'must be 32 bytes, base64-encoded' })
+      .default(() => randomBytes(32).toString('base64')),
+    /** How long a shopper has to finish 3DS (minutes of real time). */
+    THREE_DS_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .default(15 * 60_000),
+    /**
+     * How long a live request waits for the acquirer before answering TemporaryFailed (BYRD203); the
+     * outcome is then settled by the recovery, which must not start before: see ACQUIRER_RECOVERY_AFTER_MS.
+     */
+    ACQUIRER_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+    /**
+     * A write-ahead row still waiting for the acquirer's answer this long after it was sent is settled
+     * by the recovery worker (crash, timeout): it asks the acquirer by the transaction id and records
+     * the outcome, or voids it when the request never arrived. Longer than ACQUIRER_TIMEOUT_MS.
+     */
+    ACQUIRER_RECOVERY_AFTER_MS: z.coerce.number().int().min(100).default(60_000),
+    /** How often each replica looks for such rows (they share them with SKIP LOCKED). */
+    ACQUIRER_RECOVERY_SWEEP_MS: z.coerce.number().int().min(50).default(10_000),
+    /** The sandbox acquirer holds every answer this long after recording it (crash and recovery drills). */
+    SANDBOX_ACQUIRER_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  })
+  .refine((c) => c.ACQUIRER_RECOVERY_AFTER_MS > c.ACQUIRER_TIMEOUT_MS, {
+    message: 'ACQUIRER_RECOVERY_AFTER_MS must be longer than ACQUIRER_TIMEOUT_MS',
+    path: ['ACQUIRER_RECOVERY_AFTER_MS'],
+  });
 
 export type PaymentsConfig = z.infer<typeof paymentsConfigSchema>;
 export const PAYMENTS_CONFIG = Symbol('PAYMENTS_CONFIG');

@@ -7,6 +7,7 @@ import { Chargebacks1763800000410 } from './migrations/1763800000410-chargebacks
 import { ThreeDSOpenSessions1763900000500 } from './migrations/1763900000500-three-ds-open-sessions.js';
 import { CardVerifications1764300000100 } from './migrations/1764300000100-card-verifications.js';
 import { SavedCards1764400000100 } from './migrations/1764400000100-saved-cards.js';
+import { WriteAhead1764500000200 } from './migrations/1764500000200-write-ahead.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -16,4 +17,5 @@ export const PAYMENTS_MIGRATIONS = [
   ThreeDSOpenSessions1763900000500,
   CardVerifications1764300000100,
   SavedCards1764400000100,
+  WriteAhead1764500000200,
 ];

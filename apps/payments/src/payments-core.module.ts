@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
+import { OrderLock } from './payments/order-lock.js';
 import { PayerResolver } from './payments/payer.js';
 import { TransactionEventRecorder } from './transactions/transaction-events.js';
 
-/** What every way of paying shares: who pays (payer and order) and the transaction.* events. */
+/** What every way of paying shares: who pays (payer and order), the order's lock and the transaction.* events. */
 @Module({
-  providers: [PayerResolver, TransactionEventRecorder],
-  exports: [PayerResolver, TransactionEventRecorder],
+  providers: [PayerResolver, OrderLock, TransactionEventRecorder],
+  exports: [PayerResolver, OrderLock, TransactionEventRecorder],
 })
 export class PaymentsCoreModule {}

@@ -11,6 +11,7 @@ import { CardCharge } from './payments/card-charge.js';
 import { PayPayment } from './payments/pay-payment.usecase.js';
 import { PaymentAuthorizer } from './payments/payment-authorizer.js';
 import { CardSaver } from './payments/card-saver.js';
+import { AcquirerOutcomeRecorder } from './transactions/acquirer-outcome.recorder.js';
 import { TokenCharge } from './payments/token-charge.js';
 import { VerifyCard } from './verification/verify-card.usecase.js';
 import { VerificationRpcHandlers } from './verification/verification.rpc.js';
@@ -27,6 +28,7 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
     { provide: ACQUIRER, useClass: SandboxAcquirer },
     { provide: THREE_DS_PROVIDER, useClass: SandboxThreeDSProvider },
     PaymentAuthorizer,
+    AcquirerOutcomeRecorder,
     CardSaver,
     CardCharge,
     TokenCharge,
@@ -43,6 +45,7 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
     ACQUIRER,
     THREE_DS_PROVIDER,
     PaymentAuthorizer,
+    AcquirerOutcomeRecorder,
     CompleteAuthentication,
     CreatePayment,
   ],

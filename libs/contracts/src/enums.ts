@@ -34,6 +34,8 @@ export const OrderStatus = {
 } as const;
 export type OrderStatus = ValueOf<typeof OrderStatus>;
 export const ORDER_STATUSES = valuesOf(OrderStatus);
+/** Orders that may still be paid or canceled: no payment yet, or one in progress. */
+export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = Object.freeze(['created', 'pending']);
 
 /** Kind of operation a transaction records. */
 export const OperationType = {

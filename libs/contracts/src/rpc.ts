@@ -20,6 +20,10 @@ export const RpcSubjects = {
   OrdersGet: 'rpc.orders.get',
   /** Hosted form BFF → orders: the shopper pressed cancel. */
   OrdersCancel: 'rpc.orders.cancel',
+  /** Payments → orders: reserve the order for one payment attempt, right before the acquirer is asked. */
+  OrdersLockPayment: 'rpc.orders.lockPayment',
+  /** Payments → orders: the attempt ended holding no money; the order is payable again. */
+  OrdersUnlockPayment: 'rpc.orders.unlockPayment',
   /** Payments → tokens: store the card of a hosted-form payment that succeeded ("save my card"). */
   TokensCreate: 'rpc.tokens.create',
   /** Payments → tokens: the card behind a token (payments only). */
@@ -42,6 +46,9 @@ export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = O
   'rpc.tokens.create': ['payments'],
   'rpc.payments.verifyCard': ['gateway-tokens'],
   'rpc.payments.create': ['hosted-form-bff'],
+  // Whoever may lock or unlock an order decides whether it can be charged twice.
+  'rpc.orders.lockPayment': ['payments'],
+  'rpc.orders.unlockPayment': ['payments'],
 });
 
 /** Error reply of an RPC. */
@@ -99,12 +106,32 @@ export interface OrderSummary {
   tokenOptions: TokenOptions | null;
   /** Card payments pre-authorise only. */
   isPreAuth: boolean;
+  /** A payment attempt holds the order (at the acquirer now, or its money is held): no other may start. */
+  paymentLocked: boolean;
 }
 
 /** `rpc.orders.cancel` reply data. */
 export interface OrderCancelResult {
   orderId: string;
   status: OrderStatus;
+}
+
+/**
+ * `rpc.orders.lockPayment` / `rpc.orders.unlockPayment` request. An order is locked by at most one
+ * payment attempt (its transaction id) from just before the acquirer is asked until that attempt ends
+ * holding no money; while locked it can be neither paid by another attempt nor canceled.
+ */
+export interface OrderPaymentLockRequest {
+  orderId: string;
+  merchantId: string;
+  transactionId: string;
+}
+
+/** `rpc.orders.lockPayment` / `rpc.orders.unlockPayment` reply data. */
+export interface OrderPaymentLock {
+  orderId: string;
+  /** The attempt holding the order after the call; null when none does. */
+  lockedBy: string | null;
 }
 
 /** `rpc.tokens.create` request. */
@@ -185,6 +212,8 @@ export interface CheckoutPaymentLookup {
 export interface RpcContracts {
   'rpc.orders.get': { request: OrderAccessRequest; response: OrderSummary };
   'rpc.orders.cancel': { request: OrderAccessRequest; response: OrderCancelResult };
+  'rpc.orders.lockPayment': { request: OrderPaymentLockRequest; response: OrderPaymentLock };
+  'rpc.orders.unlockPayment': { request: OrderPaymentLockRequest; response: OrderPaymentLock };
   'rpc.tokens.create': { request: TokenCreateRpcRequest; response: TokenResponse };
   'rpc.tokens.detokenize': { request: DetokenizeRpcRequest; response: DetokenizedCard };
   'rpc.payments.verifyCard': { request: VerifyCardRpcRequest; response: CardVerificationStarted };

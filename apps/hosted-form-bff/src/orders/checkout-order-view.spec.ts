@@ -14,6 +14,7 @@ const summary: OrderSummary = {
   allowedPaymentMethods: [],
   tokenOptions: null,
   isPreAuth: false,
+  paymentLocked: false,
 };
 
 describe('the order the page renders', () => {

@@ -1,7 +1,6 @@
 import {
   PaymentType,
   type CheckoutOrderView,
-  type OrderStatus,
   type OrderSummary,
   type PaymentMethod,
 } from '@byrd/contracts';
@@ -14,7 +13,7 @@ export const FORM_PAYMENT_METHODS: readonly PaymentType[] = Object.freeze([
 ]);
 
 /** Orders in these states can still be paid or canceled; the others show a closed page. */
-export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = Object.freeze(['created', 'pending']);
+export { OPEN_ORDER_STATUSES } from '@byrd/contracts';
 
 /** Shown when the order does not name its merchant. */
 export const FALLBACK_MERCHANT_NAME = 'Online store';

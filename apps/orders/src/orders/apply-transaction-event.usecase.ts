@@ -13,7 +13,13 @@ import {
 import { PermanentEventError } from '@byrd/platform';
 import { Order, OrderTransaction } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
-import { deriveOrderStatus, eventForTransition, mergeTransactionStatus, sumOf } from './order-status.js';
+import {
+  deriveOrderStatus,
+  eventForTransition,
+  keepsPaymentLock,
+  mergeTransactionStatus,
+  sumOf,
+} from './order-status.js';
 
 const FAMILY_OPERATION: Record<string, OperationType> = {
   payment: 'Payment',
@@ -80,6 +86,13 @@ export class ApplyTransactionEvent {
     }
 
     const all = await transactions.findBy({ orderId: order.id });
+    // The durable way an order becomes payable again after its locking attempt took no money
+    // (payments also unlocks at once over RPC; both are the same conditional no-op when repeated).
+    const holder = order.paymentLockId && all.find((t) => t.transactionId === order.paymentLockId);
+    if (holder && !keepsPaymentLock(holder.status)) {
+      order.paymentLockId = null;
+      order.paymentLockedAt = null;
+    }
     const before = order.status;
     order.status = deriveOrderStatus({
       canceledAt: order.canceledAt,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
+  OPEN_ORDER_STATUSES,
   OrderEvents,
   isGuid,
   toDecimalAmount,
@@ -15,7 +16,11 @@ import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
 
 /** Finds an order by id and checkout key (or merchant); a wrong key answers like a missing order. */
-async function findOrder(manager: EntityManager, request: OrderAccessRequest, lock = false): Promise<Order> {
+export async function findOrder(
+  manager: EntityManager,
+  request: OrderAccessRequest,
+  lock = false,
+): Promise<Order> {
   const proof =
     'checkoutKey' in request && isGuid(request.checkoutKey)
       ? { checkoutKey: request.checkoutKey }
@@ -56,6 +61,7 @@ export class GetCheckoutOrder {
       allowedPaymentMethods: paymentOptions.allowedPaymentMethods ?? [],
       tokenOptions: paymentOptions.tokenOptions ?? null,
       isPreAuth: paymentOptions.cardOptions?.isPreAuth ?? false,
+      paymentLocked: order.paymentLockId !== null,
     };
   }
 }
@@ -66,7 +72,10 @@ type OrderSummaryOptions = {
   cardOptions?: { isPreAuth?: boolean };
 };
 
-/** rpc.orders.cancel: the hosted form's cancel button. Refused once money is involved. */
+/**
+ * rpc.orders.cancel: the hosted form's cancel button. Refused once money is involved, or may be: the
+ * order's payment lock (see LockOrderForPayment) and cancel serialise on the order's row.
+ */
 @Injectable()
 export class CancelCheckoutOrder {
   constructor(
@@ -78,22 +87,17 @@ export class CancelCheckoutOrder {
     const result = await this.dataSource.transaction(async (manager) => {
       const order = await findOrder(manager, request, true);
       if (order.status === 'canceled') return order;
-      if (order.status !== 'created' && order.status !== 'pending') {
+      if (!OPEN_ORDER_STATUSES.includes(order.status)) {
         throw new ApiError(ErrorKind.BusinessRule, `A ${order.status} order cannot be canceled`, {
           code: 'BYRD205',
         });
       }
-      const authorised: unknown[] = await manager.query(
-        `SELECT 1 FROM order_transactions WHERE order_id = $1 AND status = 'Success' LIMIT 1`,
-        [order.id],
-      );
-      if (authorised.length > 0) {
+      // The attempt holding the lock may be at the acquirer right now, or holds the money.
+      if (order.paymentLockId) {
         throw new ApiError(
           ErrorKind.BusinessRule,
-          'The order holds an authorised payment; release it first',
-          {
-            code: 'BYRD205',
-          },
+          'A payment of the order is in progress or holds its money; it cannot be canceled now',
+          { code: 'BYRD205' },
         );
       }
       order.status = 'canceled';

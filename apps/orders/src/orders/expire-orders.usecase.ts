@@ -53,6 +53,8 @@ export class ExpireOrders implements OnApplicationBootstrap, BeforeApplicationSh
           .createQueryBuilder('o')
           .where(`o.status IN ('created', 'pending')`)
           .andWhere('o.expires_at <= :now', { now })
+          // A locked order is being charged (or holds its money): it expires once the attempt fails.
+          .andWhere('o.payment_lock_id IS NULL')
           .andWhere(
             `NOT EXISTS (SELECT 1 FROM order_transactions t WHERE t.order_id = o.id AND t.status = 'Success')`,
           )

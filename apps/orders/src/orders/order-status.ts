@@ -22,6 +22,15 @@ export interface OrderFacts {
 const IN_PROGRESS: readonly TransactionStatus[] = ['Created', 'Processing', 'PendingMerchantAction'];
 const TERMINAL: readonly TransactionStatus[] = ['Success', 'Denied', 'Error', 'Canceled'];
 
+/**
+ * Whether a payment attempt in this status may still be charging its order, or holds its money, so
+ * keeps the order's payment lock: anything but a final outcome that took no money. A released
+ * pre-authorisation is recorded as Canceled.
+ */
+export function keepsPaymentLock(status: TransactionStatus): boolean {
+  return status !== 'Denied' && status !== 'Error' && status !== 'Canceled';
+}
+
 function rank(status: TransactionStatus): number {
   if (TERMINAL.includes(status)) return 3;
   if (status === 'TemporaryFailed') return 2;

@@ -62,6 +62,16 @@ export class Order {
   @Column({ name: 'refunded_iso_amount', type: 'bigint', transformer: minorUnits })
   refundedIsoAmount: number;
 
+  /**
+   * The payment attempt (transaction id) that may be charging the order, or holds its money: no other
+   * attempt may charge it and it cannot be canceled meanwhile. Null when no attempt does.
+   */
+  @Column({ name: 'payment_lock_id', type: 'uuid', nullable: true })
+  paymentLockId: string | null;
+
+  @Column({ name: 'payment_locked_at', type: 'timestamptz', nullable: true })
+  paymentLockedAt: Date | null;
+
   @Column({ name: 'canceled_at', type: 'timestamptz', nullable: true })
   canceledAt: Date | null;
 

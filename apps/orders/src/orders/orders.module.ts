@@ -7,6 +7,7 @@ import { TransactionEventsConsumer } from './transaction-events.consumer.js';
 import { ExpireOrders } from './expire-orders.usecase.js';
 import { CancelCheckoutOrder, GetCheckoutOrder } from './checkout.usecases.js';
 import { OrdersRpcHandlers } from './orders.rpc.js';
+import { LockOrderForPayment, UnlockOrderPayment } from './payment-lock.usecases.js';
 import { OrderEventRecorder } from './order-events.js';
 
 @Module({
@@ -20,6 +21,8 @@ import { OrderEventRecorder } from './order-events.js';
     ExpireOrders,
     GetCheckoutOrder,
     CancelCheckoutOrder,
+    LockOrderForPayment,
+    UnlockOrderPayment,
     OrdersRpcHandlers,
   ],
 })

@@ -8,24 +8,28 @@ export interface AcquirerResult {
   code: ReturnCode;
 }
 
-export interface AuthorizationRequest {
-  transactionId: string;
+interface AcquirerRequest {
+  /**
+   * Our transaction id, the same one we store: the acquirer de-duplicates on it (a repeated request
+   * gets the first answer, never a second authorisation) and answers `lookup` and `void` by it.
+   */
+  reference: string;
   merchantMode: MerchantMode;
-  operation: 'Payment' | 'PreAuth';
   isoAmount: number;
   currency: string;
+}
+
+export interface AuthorizationRequest extends AcquirerRequest {
+  operation: 'Payment' | 'PreAuth';
   card: { number: string; expiration: string; cvv?: string };
   /** Result of a 3DS authentication, passed on to the issuer. */
   authentication?: { eci: string | null; aav: string | null; dsTransactionId: string };
 }
 
-export interface FollowUpRequest {
-  transactionId: string;
-  merchantMode: MerchantMode;
+export interface FollowUpRequest extends AcquirerRequest {
   operation: 'Capture' | 'Refund' | 'Release';
-  sourceTransactionId: string;
-  isoAmount: number;
-  currency: string;
+  /** The reference of the payment or pre-authorisation it follows up. */
+  sourceReference: string;
 }
 
 /** The processor behind payments. The sandbox ships; a real one is chosen by ACQUIRER. */
@@ -35,6 +39,16 @@ export interface Acquirer {
   supports(mode: MerchantMode): boolean;
   authorize(request: AuthorizationRequest): Promise<AcquirerResult>;
   followUp(request: FollowUpRequest): Promise<AcquirerResult>;
+  /**
+   * What the acquirer holds for a reference (its final outcome), or null when no request with it ever
+   * reached it. A reversed (voided) one answers Denied.
+   */
+  lookup(reference: string, mode: MerchantMode): Promise<AcquirerResult | null>;
+  /**
+   * Reverses whatever the acquirer holds under the reference and refuses any request with it from now
+   * on (one still on the wire included): what a recovery does with an attempt it cannot finish.
+   */
+  void(reference: string, mode: MerchantMode): Promise<void>;
 }
 
 export const ACQUIRER = Symbol('ACQUIRER');
@@ -45,3 +59,7 @@ export const OUTCOME_CODES: Record<AcquirerOutcome, ReturnCode> = {
   Error: 'BYRD299',
   TemporaryFailed: 'BYRD203',
 };
+
+export function acquirerResult(outcome: AcquirerOutcome): AcquirerResult {
+  return { outcome, code: OUTCOME_CODES[outcome] };
+}

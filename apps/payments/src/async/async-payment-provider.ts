@@ -30,6 +30,11 @@ export interface AsyncPaymentProvider {
   multibancoReference(request: AsyncPaymentRequest): Promise<MultibancoInstruction>;
   /** Asks the shopper to accept the payment in their MB WAY app. */
   requestMbWay(request: AsyncPaymentRequest & { phoneNumber: string }): Promise<void>;
+  /**
+   * Stops a pending reference or MB WAY request from being paid (its order was paid another way).
+   * Called after our record says Canceled; a payment that still arrives is refunded by us.
+   */
+  cancel(payment: { id: string; merchantId: string; paymentMethod: string }): Promise<void>;
 }
 
 export const ASYNC_PAYMENT_PROVIDER = Symbol('ASYNC_PAYMENT_PROVIDER');

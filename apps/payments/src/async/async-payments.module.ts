@@ -4,6 +4,7 @@ import { ASYNC_PAYMENT_PROVIDER } from './async-payment-provider.js';
 import { CreateAsyncPayment } from './create-async-payment.usecase.js';
 import { SandboxAsyncPaymentProvider } from './sandbox-async-provider.js';
 import { SettleAsyncPayment } from './settle-async-payment.usecase.js';
+import { OpenAttempts } from './open-attempts.js';
 
 /** Multibanco and MB WAY payments. PaymentsModule imports it so `POST /api/v2/payment` can hand async types over. */
 @Module({
@@ -13,7 +14,8 @@ import { SettleAsyncPayment } from './settle-async-payment.usecase.js';
     { provide: ASYNC_PAYMENT_PROVIDER, useClass: SandboxAsyncPaymentProvider },
     CreateAsyncPayment,
     SettleAsyncPayment,
+    OpenAttempts,
   ],
-  exports: [CreateAsyncPayment, SettleAsyncPayment],
+  exports: [CreateAsyncPayment, SettleAsyncPayment, OpenAttempts],
 })
 export class AsyncPaymentsModule {}

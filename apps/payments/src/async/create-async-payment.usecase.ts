@@ -3,7 +3,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
-import { applyOutcome } from '../payments/payment-authorizer.js';
+import { applyOutcome } from '../transactions/outcome.js';
 import { newPayment } from '../payments/new-payment.js';
 import {
   amountToPay,

@@ -40,6 +40,11 @@ export class SandboxAsyncPaymentProvider implements AsyncPaymentProvider {
   async requestMbWay(): Promise<void> {
     // Nothing to send: the shopper's answer comes from POST /api/v2/sandbox/payments/{id}/{action}.
   }
+
+  async cancel(): Promise<void> {
+    // The sandbox network is the simulation endpoint, which pays only a payment our record still
+    // shows pending: a canceled one answers 422 there, as a voided reference does at an ATM.
+  }
 }
 
 /** A merchant keeps one entity, as with a real provider contract: 5 digits from 10000 to 99999. */

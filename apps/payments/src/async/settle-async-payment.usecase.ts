@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import {
   isAsyncPaymentType,
   isGuid,
@@ -9,10 +11,12 @@ import {
   type TransactionStatus,
 } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
-import { applyOutcome } from '../payments/payment-authorizer.js';
+import { OrderLock } from '../payments/order-lock.js';
+import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentTransaction } from '../transactions/transaction.presenter.js';
+import { OpenAttempts } from './open-attempts.js';
 
 interface Outcome {
   status: TransactionStatus;
@@ -52,12 +56,19 @@ function rejected(message: string): ApiError {
 /**
  * Settles a pending async payment with the shopper's outcome: what a real processor's notification
  * does, driven in the sandbox by `POST /api/v2/sandbox/payments/{transactionId}/{action}`.
+ *
+ * Money that arrives takes the order's lock first (rpc.orders.lockPayment), like a card
+ * authorisation. When another payment already holds the order (it was paid another way before this
+ * reference was voided), the money is still recorded, as it did arrive, and refunded at once in the
+ * same database transaction: the order is never charged twice, and both movements are announced.
  */
 @Injectable()
 export class SettleAsyncPayment {
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: TransactionEventRecorder,
+    private readonly orderLock: OrderLock,
+    private readonly openAttempts: OpenAttempts,
   ) {}
 
   async execute(
@@ -67,42 +78,83 @@ export class SettleAsyncPayment {
   ): Promise<TransactionResponse> {
     const missing = () => ApiError.notFound(`Transaction ${transactionId}`);
     if (!isGuid(transactionId)) throw missing();
-    const settled = await this.dataSource.transaction(async (manager) => {
-      // The row lock makes a second, concurrent outcome wait and then find the payment settled.
-      const transaction = await manager.getRepository(Transaction).findOne({
-        where: { id: transactionId, merchantId },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!transaction) throw missing();
-      if (!isAsyncPaymentType(transaction.paymentMethod)) {
-        throw rejected(
-          `Transaction ${transactionId} is a ${transaction.paymentMethod} payment; only multibanco and mbway payments wait for the shopper`,
-        );
-      }
-      if (transaction.status !== 'Processing') {
-        throw rejected(`Transaction ${transactionId} is ${transaction.status}, no longer pending`);
-      }
+    const repository = this.dataSource.getRepository(Transaction);
+    const pending = await repository.findOneBy({ id: transactionId, merchantId });
+    if (!pending) throw missing();
+    assertPending(pending);
+    // Taken before the row lock below: no remote call is ever made while holding it.
+    const refusal = simulation === 'pay' ? await this.orderLock.take(pending) : null;
 
-      const now = new Date();
-      const { status, code } = outcomeOf(transaction, simulation, now);
-      applyOutcome(transaction, status, code);
-      transaction.updatedAt = now;
-      if (simulation === 'expire') transaction.expiresAt = now; // the reference stopped accepting payment now
-      await manager.update(
-        Transaction,
-        { id: transaction.id, merchantId },
-        {
-          status: transaction.status,
-          code: transaction.code,
-          description: transaction.description,
-          expiresAt: transaction.expiresAt,
-          updatedAt: now,
-        },
-      );
-      await this.events.record(manager, transaction);
-      return transaction;
-    });
+    const settled = await this.dataSource
+      .transaction(async (manager) => {
+        // The row lock makes a second, concurrent outcome wait and then find the payment settled.
+        const transaction = await manager.getRepository(Transaction).findOneOrFail({
+          where: { id: transactionId, merchantId },
+          lock: { mode: 'pessimistic_write' },
+        });
+        assertPending(transaction);
+
+        const now = new Date();
+        const { status, code } = outcomeOf(transaction, simulation, now);
+        applyOutcome(transaction, status, code);
+        transaction.updatedAt = now;
+        if (simulation === 'expire') transaction.expiresAt = now; // the reference stopped accepting payment now
+        if (refusal) transaction.refundedIsoAmount = transaction.isoAmount;
+        await manager.update(
+          Transaction,
+          { id: transaction.id, merchantId },
+          {
+            status: transaction.status,
+            code: transaction.code,
+            description: transaction.description,
+            expiresAt: transaction.expiresAt,
+            refundedIsoAmount: transaction.refundedIsoAmount,
+            updatedAt: now,
+          },
+        );
+        await this.events.record(manager, transaction);
+        if (refusal) await this.refund(manager, transaction, now);
+        return transaction;
+      })
+      .catch(async (error: unknown) => {
+        // Not settled after all (it lapsed or was voided meanwhile): the lock it took holds no money.
+        if (simulation === 'pay' && !refusal) await this.orderLock.release(pending);
+        throw error;
+      });
     this.events.flush();
+    if (settled.status === 'Success' && !refusal) await this.openAttempts.voidOthers(settled);
     return presentTransaction(settled, null);
+  }
+
+  /** The automatic refund of money that reached an order already paid another way. */
+  private async refund(manager: EntityManager, payment: Transaction, now: Date): Promise<void> {
+    const refund = manager.create(Transaction, {
+      ...payment,
+      id: randomUUID(),
+      operationType: 'Refund',
+      sourceTransactionId: payment.id,
+      capturedIsoAmount: 0,
+      refundedIsoAmount: 0,
+      releasedIsoAmount: 0,
+      fingerprint: randomUUID(),
+      asyncDetails: null,
+      acquirerPendingSince: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    applyOutcome(refund, 'Success', 'BYRD200');
+    await manager.insert(Transaction, refund as QueryDeepPartialEntity<Transaction>);
+    await this.events.record(manager, refund);
+  }
+}
+
+function assertPending(transaction: Transaction): void {
+  if (!isAsyncPaymentType(transaction.paymentMethod)) {
+    throw rejected(
+      `Transaction ${transaction.id} is a ${transaction.paymentMethod} payment; only multibanco and mbway payments wait for the shopper`,
+    );
+  }
+  if (transaction.status !== 'Processing') {
+    throw rejected(`Transaction ${transaction.id} is ${transaction.status}, no longer pending`);
   }
 }

@@ -8,5 +8,6 @@ import { RunOperation } from './run-operation.usecase.js';
   imports: [PaymentsModule],
   controllers: [OperationsController],
   providers: [RunOperation],
+  exports: [RunOperation],
 })
 export class OperationsModule {}

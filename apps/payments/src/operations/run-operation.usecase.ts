@@ -4,8 +4,11 @@ import { DataSource, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { isGuid, toDecimalAmount, toIsoAmount, type OperationAmountRequest } from '@byrd/contracts';
 import { ApiError, type MerchantContext } from '@byrd/platform';
-import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
-import { applyOutcome } from '../payments/payment-authorizer.js';
+import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import { OrderLock } from '../payments/order-lock.js';
+import { markInFlight, withTimeout } from '../payments/payment-authorizer.js';
+import { applyOutcome } from '../transactions/outcome.js';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import {
@@ -17,16 +20,22 @@ import {
 } from './operation-rules.js';
 
 /**
- * Capture, refund and release. The money's root transaction (payment or pre-auth) is locked first,
- * then the source, so concurrent operations on one payment run one after another and balances
- * never go negative; the new transaction, the balances and its event commit together.
+ * Capture, refund and release, write-ahead, and never an outside call under a lock:
+ * 1. one DB transaction locks the money's root transaction (payment or pre-auth) first, then the
+ *    source, checks the balances, inserts the operation in flight and reserves its amount on them,
+ *    so concurrent operations on one payment serialise and balances never go negative;
+ * 2. the acquirer is asked with no lock held, under the operation's own transaction id;
+ * 3. a second DB transaction records the answer with its event, and gives the reserved amount back
+ *    if the operation failed. A crash before 3 leaves the row in flight for RecoverAcquirerCalls.
  */
 @Injectable()
 export class RunOperation {
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: TransactionEventRecorder,
+    private readonly orderLock: OrderLock,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
+    @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
 
   async execute(
@@ -36,7 +45,7 @@ export class RunOperation {
     request: OperationAmountRequest,
     requestId: string,
   ) {
-    const answer = await this.dataSource.transaction(async (manager) => {
+    const { transaction, reserved } = await this.dataSource.transaction(async (manager) => {
       const { source, root } = await this.lockSource(manager, merchant.merchantId, sourceId);
       const amount = checkOperation(
         operation,
@@ -45,15 +54,6 @@ export class RunOperation {
         this.requestedAmount(request, source.currency),
         operation === 'Refund' ? await this.chargedBack(manager, source, root) : undefined,
       );
-      const result = await this.acquirer.followUp({
-        transactionId: randomUUID(),
-        merchantMode: source.merchantMode,
-        operation,
-        sourceTransactionId: source.id,
-        isoAmount: amount,
-        currency: source.currency,
-      });
-
       const now = new Date();
       const transaction = manager.create(Transaction, {
         ...source,
@@ -68,19 +68,76 @@ export class RunOperation {
         requestId,
         fingerprint: randomUUID(),
         asyncDetails: null,
+        saveCardReference: null,
+        savedTokenId: null,
         initiatedFrom: 'Server',
         createdAt: now,
         updatedAt: now,
       });
-      applyOutcome(transaction, result.outcome, result.code);
+      markInFlight(transaction, now);
       await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
-      if (transaction.status === 'Success')
-        await this.applyBalances(manager, operation, source, root, amount);
+      await this.moveBalances(manager, operation, source, root, amount);
+      return { transaction, reserved: source };
+    });
+
+    const result = await withTimeout(
+      this.acquirer.followUp({
+        reference: transaction.id,
+        sourceReference: transaction.sourceTransactionId!,
+        merchantMode: transaction.merchantMode,
+        operation,
+        isoAmount: transaction.isoAmount,
+        currency: transaction.currency,
+      }),
+      this.config.ACQUIRER_TIMEOUT_MS,
+    ).catch(() => acquirerResult('TemporaryFailed'));
+    const source = await this.finish(transaction, result);
+    // The balances as this operation left them (later ones on the same payment may be in flight).
+    const holdsAmount = transaction.status === 'Success' || transaction.status === 'TemporaryFailed';
+    return presentOperation(operation, transaction, holdsAmount ? reserved : source);
+  }
+
+  /**
+   * Records the acquirer's answer to an operation in flight, with its event; a failed one gives its
+   * reserved amount back. Only while the row still waits for an answer (the live request and the
+   * recovery may both try): otherwise `transaction` is reloaded as recorded. Returns the source.
+   */
+  async finish(transaction: Transaction, result: AcquirerResult): Promise<Transaction> {
+    const operation = transaction.operationType as FollowUpOperation;
+    const { source, released } = await this.dataSource.transaction(async (manager) => {
+      const { source, root } = await this.lockSource(
+        manager,
+        transaction.merchantId,
+        transaction.sourceTransactionId!,
+      );
+      const current = await manager.findOneOrFail(Transaction, {
+        where: { id: transaction.id },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!current.acquirerPendingSince) {
+        Object.assign(transaction, current);
+        return { source, released: false };
+      }
+      applyOutcome(transaction, result.outcome, result.code);
+      transaction.updatedAt = new Date();
+      transaction.acquirerPendingSince =
+        result.outcome === 'TemporaryFailed' ? current.acquirerPendingSince : null;
+      const { status, code, description, updatedAt, acquirerPendingSince } = transaction;
+      await manager.update(
+        Transaction,
+        { id: transaction.id },
+        { status, code, description, updatedAt, acquirerPendingSince },
+      );
+      if (status !== 'Success' && status !== 'TemporaryFailed') {
+        await this.moveBalances(manager, operation, source, root, -transaction.isoAmount);
+      }
       await this.events.record(manager, transaction);
-      return presentOperation(operation, transaction, source);
+      return { source, released: operation === 'Release' && status === 'Success' && heldOf(source) === 0 };
     });
     this.events.flush();
-    return answer;
+    // A fully released pre-authorisation holds no money: its order is payable again.
+    if (released) await this.orderLock.release(source);
+    return source;
   }
 
   private async lockSource(manager: EntityManager, merchantId: string, sourceId: string) {
@@ -135,7 +192,11 @@ export class RunOperation {
     return amount;
   }
 
-  private async applyBalances(
+  /**
+   * Moves the source's (and for a refund of a capture, its pre-auth's) balance by `amount`: reserved
+   * when the operation is written ahead, given back (negative) when it fails.
+   */
+  private async moveBalances(
     manager: EntityManager,
     operation: FollowUpOperation,
     source: Transaction,

@@ -7,13 +7,19 @@ import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
 import { PROTOCOL_VERSION, THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds/three-ds-provider.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
-import { applyOutcome, PaymentAuthorizer } from './payment-authorizer.js';
+import { applyOutcome } from '../transactions/outcome.js';
+import { PaymentAuthorizer, type PendingAuthorization } from './payment-authorizer.js';
 
 export interface ChargeStarted {
   /** Null when no shopper takes part (a merchant-initiated token payment). */
   session: ThreeDSSession | null;
   /** The hosted 3DS page when the shopper must answer a challenge, else null. */
   actionUrl: string | null;
+  /**
+   * Set when the card goes to the acquirer now: the transaction is marked in flight, and the caller
+   * commits it before running this with `PaymentAuthorizer.authorize` (write-ahead).
+   */
+  authorization: PendingAuthorization | null;
 }
 
 /** A card as the checks and the acquirer take it (a stored card has no CVV). */
@@ -25,9 +31,10 @@ export interface CardToCharge {
 }
 
 /**
- * Puts a card on a payment: checks it, authenticates the shopper (3DS), and either authorises at
- * once (frictionless) or seals the card and answers BYRD207 until the challenge is answered.
- * Mutates the transaction; the caller persists it with the returned session in one DB transaction.
+ * Puts a card on a payment: checks it, authenticates the shopper (3DS), and either readies the
+ * authorisation (frictionless) or seals the card and answers BYRD207 until the challenge is answered.
+ * Mutates the transaction; the caller persists it with the returned session, then runs the
+ * authorisation if there is one. Nothing here leaves the process: the acquirer is asked only after.
  */
 @Injectable()
 export class CardCharge {
@@ -88,30 +95,29 @@ export class CardCharge {
       // The shopper must answer the issuer: keep the card sealed until then (never the CVV).
       session.challengeRequired = true;
       session.sealedCard = this.seal.seal({ number: card.number, expiration: card.expiration }, session.id);
-      return { session, actionUrl: this.actionUrl(session.id) };
+      return { session, actionUrl: this.actionUrl(session.id), authorization: null };
     }
     session.challengeRequired = false;
     Object.assign(session, start.result, { challengeCompletedAt: now });
-    await this.authorizer.settle(
+    const authorization = this.authorizer.settle(
       transaction,
       { ...card, cvv: input.cvv },
       { ...start.result, dsTransactionId: session.dsTransactionId },
     );
-    return { session, actionUrl: null };
+    return { session, actionUrl: null, authorization };
   }
 
   /**
    * A merchant-initiated payment of a stored card: no shopper is present to authenticate, so the
-   * card goes to the acquirer at once, marked as not authenticated.
+   * card goes to the acquirer at once (once persisted), marked as not authenticated.
    */
-  async chargeWithoutShopper(
-    transaction: Transaction,
-    input: CardToCharge,
-    now = new Date(),
-  ): Promise<ChargeStarted> {
+  chargeWithoutShopper(transaction: Transaction, input: CardToCharge, now = new Date()): ChargeStarted {
     const card = this.putCard(transaction, input, now);
-    await this.authorizer.authorizeUnauthenticated(transaction, card);
-    return { session: null, actionUrl: null };
+    return {
+      session: null,
+      actionUrl: null,
+      authorization: this.authorizer.withoutShopper(transaction, card),
+    };
   }
 
   private putCard(transaction: Transaction, input: CardToCharge, now: Date): CheckedCard {

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { RpcSubjects } from '@byrd/contracts';
 import { ApiError, Rpc } from '@byrd/platform';
-import type { Transaction } from '../transactions/transaction.entity.js';
+import { Transaction } from '../transactions/transaction.entity.js';
 
 /**
  * The hosted form's "save my card": once a card payment whose shopper asked for it has succeeded
@@ -13,11 +14,14 @@ import type { Transaction } from '../transactions/transaction.entity.js';
 export class CardSaver {
   private readonly logger = new Logger(CardSaver.name);
 
-  constructor(private readonly rpc: Rpc) {}
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly dataSource: DataSource,
+  ) {}
 
   /**
-   * Saves the card when the payment asked for it and succeeded; records the token on the
-   * transaction. The payment stands whatever the vault answers: a failure is logged (never with
+   * Saves the card when the payment asked for it and succeeded (its outcome already committed: the
+   * vault is called outside our records, never before them); records the token on the transaction. The payment stands whatever the vault answers: a failure is logged (never with
    * card data) and leaves `savedTokenId` null.
    */
   async saveIfAsked(transaction: Transaction, card: { number: string; expiration: string }): Promise<void> {
@@ -32,6 +36,9 @@ export class CardSaver {
         transactionMode: 'initialUnescheduled',
       });
       transaction.savedTokenId = token.tokenId;
+      await this.dataSource
+        .getRepository(Transaction)
+        .update({ id: transaction.id }, { savedTokenId: token.tokenId });
     } catch (error) {
       // The vault's own messages name fields, never their values; anything else is reduced to its type.
       const why = error instanceof ApiError ? `${error.code} ${error.message}` : (error as Error)?.name;

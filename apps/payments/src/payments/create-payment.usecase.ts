@@ -10,9 +10,10 @@ import { TransactionEventRecorder } from '../transactions/transaction-events.js'
 import { presentPayment } from '../transactions/transaction.presenter.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { TokenCharge } from './token-charge.js';
-import { applyOutcome } from './payment-authorizer.js';
+import { applyOutcome } from '../transactions/outcome.js';
+import { PaymentAuthorizer } from './payment-authorizer.js';
 import { newPayment } from './new-payment.js';
-import { amountToPay, PayerResolver, type PaymentActor } from './payer.js';
+import { amountToPay, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
 
 export type { PaymentActor };
 
@@ -45,6 +46,7 @@ export class CreatePayment {
     private readonly events: TransactionEventRecorder,
     private readonly charge: CardCharge,
     private readonly tokenCharge: TokenCharge,
+    private readonly authorizer: PaymentAuthorizer,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
@@ -72,13 +74,14 @@ export class CreatePayment {
       );
     }
     const payer = await this.payer.resolve(actor, request);
+    const isPreAuth = preAuthOf(actor, request, payer.order);
     const now = new Date();
     const transaction = newPayment({
       payer,
       request,
       isoAmount: amountToPay(request, payer.order),
       paymentMethod: 'card',
-      isPreAuth: Boolean(request.isPreAuth ?? payer.order?.isPreAuth),
+      isPreAuth,
       acquirer: this.acquirer.name,
       requestId,
       expiresAt: new Date(now.getTime() + this.config.THREE_DS_TIMEOUT_MS),
@@ -99,13 +102,20 @@ export class CreatePayment {
       started = await this.tokenCharge.start(transaction, request.tokenId, request.transactionMode, now);
     else applyOutcome(transaction, 'Created', 'BYRD010'); // the card comes with /pay
 
-    // One statement writes the payment, its 3DS session and its event: atomic, one round trip.
+    // One statement writes the payment and its 3DS session: atomic, one round trip. A payment about to
+    // go to the acquirer is committed in flight first (write-ahead) and announced with its outcome.
+    const authorization = started?.authorization;
     await insertAtomically(this.dataSource, [
       { target: Transaction, entity: transaction },
       ...(started?.session ? [{ target: ThreeDSSession, entity: started.session }] : []),
-      this.events.outboxRow(transaction),
+      ...(authorization ? [] : [this.events.outboxRow(transaction)]),
     ]);
-    this.events.flush();
+    if (authorization) {
+      const refusal = await this.authorizer.authorize(transaction, authorization);
+      if (refusal) throw refusal;
+    } else {
+      this.events.flush();
+    }
     return { transaction, session: started?.session ?? null, actionUrl: started?.actionUrl ?? null };
   }
 }

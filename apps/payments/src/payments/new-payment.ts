@@ -48,6 +48,7 @@ export function newPayment(fields: NewPaymentFields): Transaction {
     saveCardReference: null,
     savedTokenId: null,
     expiresAt: fields.expiresAt,
+    acquirerPendingSince: null,
     createdAt: now,
     updatedAt: now,
   } satisfies Partial<Transaction>);

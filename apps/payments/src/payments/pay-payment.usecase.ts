@@ -7,7 +7,8 @@ import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
-import { CardCharge } from './card-charge.js';
+import { CardCharge, type ChargeStarted } from './card-charge.js';
+import { PaymentAuthorizer } from './payment-authorizer.js';
 import { TokenCharge } from './token-charge.js';
 import { PayerResolver, type PaymentActor } from './payer.js';
 
@@ -20,6 +21,7 @@ export class PayPayment {
     private readonly events: TransactionEventRecorder,
     private readonly charge: CardCharge,
     private readonly tokenCharge: TokenCharge,
+    private readonly authorizer: PaymentAuthorizer,
   ) {}
 
   async execute(
@@ -40,7 +42,7 @@ export class PayPayment {
       : null;
     if (!found || !(await this.owns(actor, found))) throw ApiError.notFound(`Payment ${transactionId}`);
 
-    const answer = await this.dataSource.transaction(async (manager) => {
+    const { transaction, started } = await this.dataSource.transaction(async (manager) => {
       const transaction = await manager.findOneOrFail(Transaction, {
         where: { id: found.id },
         lock: { mode: 'pessimistic_write' },
@@ -54,16 +56,23 @@ export class PayPayment {
           code: 'BYRD205',
         });
       }
-      const { session, actionUrl } = card
+      const started: ChargeStarted = card
         ? await this.charge.start(transaction, card)
         : await this.tokenCharge.start(transaction, tokenId!);
       await manager.save(transaction);
-      if (session) await manager.insert(ThreeDSSession, session as QueryDeepPartialEntity<ThreeDSSession>);
-      await this.events.record(manager, transaction);
-      return presentPayment(transaction, session, actionUrl);
+      if (started.session)
+        await manager.insert(ThreeDSSession, started.session as QueryDeepPartialEntity<ThreeDSSession>);
+      // In flight to the acquirer: committed first, announced with its outcome (write-ahead).
+      if (!started.authorization) await this.events.record(manager, transaction);
+      return { transaction, started };
     });
-    this.events.flush();
-    return answer;
+    if (started.authorization) {
+      const refusal = await this.authorizer.authorize(transaction, started.authorization);
+      if (refusal) throw refusal;
+    } else {
+      this.events.flush();
+    }
+    return presentPayment(transaction, started.session, started.actionUrl);
   }
 
   /** The caller must own the payment: its merchant's key, or the checkout key of its order. */

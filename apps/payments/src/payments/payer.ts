@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import {
+  OPEN_ORDER_STATUSES,
   reconcileAmounts,
   type CreatePaymentRequest,
   type InitiatedFrom,
@@ -21,18 +21,13 @@ export interface Payer {
   initiatedFrom: InitiatedFrom;
 }
 
-const PAYABLE_ORDER_STATUSES = ['created', 'pending'];
-
 /**
  * Resolves the merchant and order of a payment, the same way for every payment method: a checkout
  * key proves access to one order (the hosted form), an API key may name any order of its merchant.
  */
 @Injectable()
 export class PayerResolver {
-  constructor(
-    private readonly rpc: Rpc,
-    private readonly dataSource: DataSource,
-  ) {}
+  constructor(private readonly rpc: Rpc) {}
 
   async resolve(actor: PaymentActor, request: Pick<CreatePaymentRequest, 'orderId'>): Promise<Payer> {
     let order: OrderSummary | null = null;
@@ -51,38 +46,25 @@ export class PayerResolver {
         merchantId: actor.merchant.merchantId,
       });
     }
-    if (order && !PAYABLE_ORDER_STATUSES.includes(order.status)) {
+    if (order && !OPEN_ORDER_STATUSES.includes(order.status)) {
       throw new ApiError(
         ErrorKind.BusinessRule,
         `Order ${order.orderId} is ${order.status} and cannot be paid`,
-        {
-          code: 'BYRD205',
-        },
+        { code: 'BYRD205' },
       );
     }
-    // An order stays `pending` while its pre-authorisation awaits capture: not open to a second charge.
-    if (order && (await this.holdsMoney(order))) {
+    // Refused early, before any 3DS: the lock itself is taken right before the acquirer is asked
+    // (PaymentAuthorizer), and only that decides between attempts racing past this check.
+    if (order?.paymentLocked) {
       throw new ApiError(
         ErrorKind.BusinessRule,
-        `Order ${order.orderId} already has a successful payment and cannot be paid again`,
+        `Order ${order.orderId} has another payment in progress, or it is already paid`,
         { code: 'BYRD205' },
       );
     }
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
     const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
     return { merchantId, mode, order, initiatedFrom };
-  }
-
-  /** Whether a payment of the order succeeded, or a pre-authorisation of it is still (partly) held. */
-  private async holdsMoney(order: OrderSummary): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
-      `SELECT 1 FROM transactions
-        WHERE merchant_id = $1 AND order_id = $2 AND status = 'Success'
-          AND (operation_type = 'Payment' OR (operation_type = 'PreAuth' AND released_iso_amount < iso_amount))
-        LIMIT 1`,
-      [order.merchantId, order.orderId],
-    );
-    return rows.length > 0;
   }
 }
 
@@ -96,6 +78,26 @@ export function assertOrderAccepts(order: OrderSummary | null, method: PaymentTy
       { code: 'BYRD292' },
     );
   }
+}
+
+/**
+ * Whether the card payment only pre-authorises. The order decides for a shopper (checkout key):
+ * a body asking otherwise is refused. A merchant's own request may decide for its order.
+ */
+export function preAuthOf(
+  actor: PaymentActor,
+  request: Pick<CreatePaymentRequest, 'isPreAuth'>,
+  order: OrderSummary | null,
+): boolean {
+  if (!('checkoutKey' in actor)) return Boolean(request.isPreAuth ?? order?.isPreAuth);
+  const decided = Boolean(order?.isPreAuth);
+  if (request.isPreAuth != null && request.isPreAuth !== decided) {
+    throw ApiError.invalidField(
+      'isPreAuth',
+      `is decided by the order (${decided}); a payment with the order's checkoutKey cannot change it`,
+    );
+  }
+  return decided;
 }
 
 /** The amount to charge, in minor units: as sent, and exactly the order's when paying one. */

@@ -1,71 +1,147 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { describe as describeCode, type ReturnCode, type TransactionStatus } from '@byrd/contracts';
-import { ACQUIRER, type Acquirer, type AuthorizationRequest } from '../acquirer/acquirer.js';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { TransactionStatus } from '@byrd/contracts';
+import type { ApiError } from '@byrd/platform';
+import {
+  ACQUIRER,
+  acquirerResult,
+  type Acquirer,
+  type AcquirerResult,
+  type AuthorizationRequest,
+} from '../acquirer/acquirer.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import { OpenAttempts } from '../async/open-attempts.js';
 import type { AuthenticationResult } from '../three-ds/three-ds-provider.js';
+import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
+import { applyOutcome } from '../transactions/outcome.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { CardSaver } from './card-saver.js';
-
-export function applyOutcome(transaction: Transaction, status: TransactionStatus, code: ReturnCode): void {
-  transaction.status = status;
-  transaction.code = code;
-  transaction.description = describeCode(code);
-}
+import { OrderLock } from './order-lock.js';
 
 /**
- * Turns a 3DS result into a payment outcome: an authenticated (or not enrolled) shopper's card goes
- * to the acquirer; a failed authentication is denied without one; a shopper who gave up is canceled.
- * It holds the card of a shopper-present payment for the last time (frictionless, or opened from its
- * seal after the challenge), so a card its shopper asked to save goes to the vault from here.
+ * The write-ahead state: the transaction is about to go to the acquirer. The caller commits it so
+ * before calling `PaymentAuthorizer.authorize`, and announces nothing yet (the outcome's event will).
+ */
+export function markInFlight(transaction: Transaction, now = new Date()): void {
+  applyOutcome(transaction, 'Processing', 'BYRD201');
+  transaction.acquirerPendingSince = now;
+}
+
+/** A card on its way to the acquirer, held in memory only (never with the row). */
+export interface PendingAuthorization {
+  card: AuthorizationRequest['card'];
+  authentication?: AuthorizationRequest['authentication'];
+}
+
+/** Outcomes after which an attempt holds no money, so its order is payable again. */
+const NO_MONEY_HELD: readonly TransactionStatus[] = ['Denied', 'Error', 'Canceled'];
+
+/**
+ * Turns a 3DS result into a payment outcome and runs authorisations, write-ahead: an authenticated
+ * (or not enrolled) shopper's card goes to the acquirer; a failed authentication is denied without
+ * one; a shopper who gave up is canceled.
+ *
+ * An authorisation is: the row committed in flight (`markInFlight`, by the caller) → the order's lock
+ * taken for it → the acquirer asked under the transaction id → its answer and event recorded in one
+ * statement → the lock given back if no money is held. A crash or timeout between any two steps
+ * leaves the row in flight, and RecoverAcquirerCalls finishes it from what the acquirer recorded.
  */
 @Injectable()
 export class PaymentAuthorizer {
+  private readonly logger = new Logger(PaymentAuthorizer.name);
+
   constructor(
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
+    @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
+    private readonly outcomes: AcquirerOutcomeRecorder,
+    private readonly orderLock: OrderLock,
     private readonly cardSaver: CardSaver,
+    private readonly openAttempts: OpenAttempts,
   ) {}
 
-  async settle(
+  /**
+   * What a 3DS result means for the payment. When the card must go to the acquirer the transaction
+   * is marked in flight and the authorisation to run (after the caller commits) is returned; else
+   * the final outcome is applied and null returned.
+   */
+  settle(
     transaction: Transaction,
-    card: { number: string; expiration: string; cvv?: string } | null,
+    card: PendingAuthorization['card'] | null,
     authentication: AuthenticationResult & { dsTransactionId: string },
-  ): Promise<void> {
+  ): PendingAuthorization | null {
     const authenticated = authentication.status === 'Authorized' || authentication.status === 'NotEnrolled';
     if (transaction.operationType === 'Verification') {
       // A card verification ends with the authentication: nothing goes to the acquirer.
-      if (authenticated) return applyOutcome(transaction, 'Success', 'BYRD200');
+      if (authenticated) {
+        applyOutcome(transaction, 'Success', 'BYRD200');
+        return null;
+      }
     } else if (authenticated && card) {
-      await this.authorize(transaction, card, authentication);
-      return this.cardSaver.saveIfAsked(transaction, card);
+      markInFlight(transaction);
+      return { card, authentication };
     }
-    if (authentication.transStatusReason === '19') {
-      applyOutcome(transaction, 'Canceled', 'BYRD208');
-    } else {
-      applyOutcome(transaction, 'Denied', 'BYRD205');
-    }
+    if (authentication.transStatusReason === '19') applyOutcome(transaction, 'Canceled', 'BYRD208');
+    else applyOutcome(transaction, 'Denied', 'BYRD205');
+    return null;
   }
 
   /** A payment no shopper takes part in (merchant-initiated, stored card): no 3DS data to pass on. */
-  authorizeUnauthenticated(
-    transaction: Transaction,
-    card: { number: string; expiration: string },
-  ): Promise<void> {
-    return this.authorize(transaction, card);
+  withoutShopper(transaction: Transaction, card: PendingAuthorization['card']): PendingAuthorization {
+    markInFlight(transaction);
+    return { card };
   }
 
-  private async authorize(
-    transaction: Transaction,
-    card: AuthorizationRequest['card'],
-    authentication?: AuthorizationRequest['authentication'],
-  ): Promise<void> {
-    const result = await this.acquirer.authorize({
-      transactionId: transaction.id,
+  /**
+   * Runs a written-ahead authorisation (the transaction is committed in flight) to its recorded
+   * outcome. Returns the order's refusal when another attempt holds the order (the transaction is
+   * then recorded Denied, BYRD205, and nothing reached the acquirer), else null.
+   */
+  async authorize(transaction: Transaction, pending: PendingAuthorization): Promise<ApiError | null> {
+    const refusal = await this.orderLock.take(transaction);
+    if (refusal) {
+      await this.outcomes.record(transaction, acquirerResult('Denied'));
+      return refusal;
+    }
+    const result = await this.ask(transaction, pending);
+    if (await this.outcomes.record(transaction, result)) await this.afterOutcome(transaction, pending.card);
+    return null;
+  }
+
+  /**
+   * What follows a recorded outcome: the order's lock given back when no money is held; on success
+   * the card saved if the shopper asked, and the order's other open attempts voided.
+   */
+  async afterOutcome(transaction: Transaction, card: PendingAuthorization['card'] | null): Promise<void> {
+    if (NO_MONEY_HELD.includes(transaction.status)) return this.orderLock.release(transaction);
+    if (transaction.status !== 'Success') return;
+    if (card) await this.cardSaver.saveIfAsked(transaction, card);
+    await this.openAttempts.voidOthers(transaction);
+  }
+
+  /** The acquirer's answer; a failure or no answer in time is an unknown outcome (TemporaryFailed). */
+  private async ask(transaction: Transaction, pending: PendingAuthorization): Promise<AcquirerResult> {
+    const request = this.acquirer.authorize({
+      reference: transaction.id,
       merchantMode: transaction.merchantMode,
       operation: transaction.isPreAuth ? 'PreAuth' : 'Payment',
       isoAmount: transaction.isoAmount,
       currency: transaction.currency,
-      card,
-      authentication,
+      card: pending.card,
+      authentication: pending.authentication,
     });
-    applyOutcome(transaction, result.outcome, result.code);
+    return withTimeout(request, this.config.ACQUIRER_TIMEOUT_MS).catch((error: unknown) => {
+      this.logger.warn(
+        `Acquirer call of ${transaction.id} failed; the recovery settles it: ${String(error)}`,
+      );
+      return acquirerResult('TemporaryFailed');
+    });
   }
+}
+
+/** Rejects when `promise` takes longer than `ms` (the promise itself goes on; its answer is dropped). */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

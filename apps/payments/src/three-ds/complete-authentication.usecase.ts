@@ -22,9 +22,10 @@ export type ChallengeEnding = { answer: string } | { abandoned: 'canceled' | 'ex
 const EXPIRY_SWEEP_MS = 15_000;
 
 /**
- * Ends a 3DS challenge: checks the answer with the issuer, authorises the payment when the shopper
- * is authenticated, wipes the sealed card, and records the outcome with its transaction.* event.
- * Idempotent: a session already ended is returned as it is.
+ * Ends a 3DS challenge: checks the answer with the issuer, wipes the sealed card, and records the
+ * outcome with its transaction.* event; when the shopper is authenticated the payment is committed
+ * in flight and then authorised (write-ahead). Idempotent: a session already ended (the session row
+ * lock makes a concurrent second ending wait for the first) is returned as it is.
  */
 @Injectable()
 export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -54,7 +55,7 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
       });
       if (!session) throw ApiError.notFound(`3DS authentication ${sessionId}`);
       const transaction = await manager.findOneByOrFail(Transaction, { id: session.transactionId });
-      if (session.status !== 'Created') return { session, transaction };
+      if (session.status !== 'Created') return { session, transaction, authorization: null };
 
       const card = session.sealedCard ? this.seal.open(session.sealedCard, session.id) : null;
       // Past its deadline a session can only expire, even if the sweep has not reached it yet.
@@ -68,18 +69,23 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
         );
       else result = this.provider.abandoned(transaction.brand!, ending.abandoned);
 
-      await this.authorizer.settle(transaction, card, {
+      const authorization = this.authorizer.settle(transaction, card, {
         ...result,
         dsTransactionId: session.dsTransactionId,
       });
       Object.assign(session, result, { challengeCompletedAt: new Date(), sealedCard: null });
       await manager.save(session);
       await manager.save(transaction);
-      await this.events.record(manager, transaction);
-      return { session, transaction };
+      // In flight to the acquirer: committed first, announced with its outcome (write-ahead).
+      if (!authorization) await this.events.record(manager, transaction);
+      return { session, transaction, authorization };
     });
-    this.events.flush();
-    return outcome;
+    const { session, transaction, authorization } = outcome;
+    // An order another attempt paid meanwhile refuses this one: it is recorded Denied (BYRD205),
+    // which the 3DS answers report like any other declined payment.
+    if (authorization) await this.authorizer.authorize(transaction, authorization);
+    else this.events.flush();
+    return { session, transaction };
   }
 
   /** Challenges nobody answered in time end as expired, so their payments and orders move on. */

@@ -59,7 +59,7 @@ export class TransactionEventRecorder {
     return this.outbox.row(this.envelopeOf(transaction));
   }
 
-  private envelopeOf(transaction: Transaction) {
+  envelopeOf(transaction: Transaction) {
     return createEnvelope(eventNameOf(transaction), {
       merchantId: transaction.merchantId,
       paymentMethod: transaction.paymentMethod,

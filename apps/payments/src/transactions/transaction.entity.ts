@@ -129,6 +129,14 @@ export class Transaction {
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt: Date;
 
+  /**
+   * Set (and committed) before the acquirer is asked, cleared once its answer is recorded: while set,
+   * an authorisation or follow-up may be in flight or its outcome is unknown (TemporaryFailed), and
+   * past the recovery delay RecoverAcquirerCalls settles it. Null otherwise.
+   */
+  @Column({ name: 'acquirer_pending_since', type: 'timestamptz', nullable: true })
+  acquirerPendingSince: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

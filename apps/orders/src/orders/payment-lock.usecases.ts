@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { OPEN_ORDER_STATUSES, type OrderPaymentLock, type OrderPaymentLockRequest } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '@byrd/platform';
+import { findOrder } from './checkout.usecases.js';
+import { Order } from './order.entity.js';
+
+function refused(message: string): ApiError {
+  return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205' });
+}
+
+/**
+ * rpc.orders.lockPayment: payments reserves the order for one attempt right before it asks the
+ * acquirer. Taken under the order's row lock, so of any number of concurrent attempts (on any
+ * replica) exactly one gets it, and a cancel or the expiry sweep either runs before (the attempt is
+ * refused) or after (they are refused). Asking again for the same attempt is a no-op (retries).
+ */
+@Injectable()
+export class LockOrderForPayment {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(request: OrderPaymentLockRequest): Promise<OrderPaymentLock> {
+    return this.dataSource.transaction(async (manager) => {
+      const order = await findOrder(manager, request, true);
+      if (order.paymentLockId === request.transactionId) return lockOf(order);
+      if (order.paymentLockId) {
+        throw refused(`Order ${order.id} has another payment in progress, or it is already paid`);
+      }
+      if (!OPEN_ORDER_STATUSES.includes(order.status)) {
+        throw refused(`Order ${order.id} is ${order.status} and cannot be paid`);
+      }
+      if (order.expiresAt.getTime() <= Date.now()) {
+        throw refused(`Order ${order.id} expired at ${order.expiresAt.toISOString()} and cannot be paid`);
+      }
+      order.paymentLockId = request.transactionId;
+      order.paymentLockedAt = new Date();
+      await manager.update(
+        Order,
+        { id: order.id },
+        { paymentLockId: order.paymentLockId, paymentLockedAt: order.paymentLockedAt },
+      );
+      return lockOf(order);
+    });
+  }
+}
+
+/**
+ * rpc.orders.unlockPayment: the attempt ended holding no money (declined, failed, voided, or a
+ * released pre-authorisation). Only the holder's own id unlocks; anything else is a no-op, so a late
+ * or repeated unlock never frees an order another attempt holds. The transaction.* events clear the
+ * lock too (ApplyTransactionEvent): this call only makes the order payable again without waiting.
+ */
+@Injectable()
+export class UnlockOrderPayment {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(request: OrderPaymentLockRequest): Promise<OrderPaymentLock> {
+    const order = await findOrder(this.dataSource.manager, request);
+    const released = await releasePaymentLock(this.dataSource.manager, order.id, request.transactionId);
+    return { orderId: order.id, lockedBy: released ? null : order.paymentLockId };
+  }
+}
+
+/** Clears the order's payment lock if (and only if) `transactionId` holds it: one conditional UPDATE. */
+export async function releasePaymentLock(
+  manager: EntityManager,
+  orderId: string,
+  transactionId: string,
+): Promise<boolean> {
+  const result = await manager.update(
+    Order,
+    { id: orderId, paymentLockId: transactionId },
+    { paymentLockId: null, paymentLockedAt: null },
+  );
+  return (result.affected ?? 0) > 0;
+}
+
+function lockOf(order: Order): OrderPaymentLock {
+  return { orderId: order.id, lockedBy: order.paymentLockId };
+}

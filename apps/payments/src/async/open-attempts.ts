@@ -1,0 +1,63 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, In, Not } from 'typeorm';
+import { ASYNC_PAYMENT_TYPES } from '@byrd/contracts';
+import { applyOutcome } from '../transactions/outcome.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
+
+/**
+ * Once an order is paid, the Multibanco references and MB WAY requests it still has open must not be
+ * payable too: each is canceled here (our record first, with its transaction.payment.canceled event)
+ * and then voided at the provider. A settlement that beats the void is refunded at once
+ * (SettleAsyncPayment), so the order is never charged twice either way.
+ */
+@Injectable()
+export class OpenAttempts {
+  private readonly logger = new Logger(OpenAttempts.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: TransactionEventRecorder,
+    @Inject(ASYNC_PAYMENT_PROVIDER) private readonly provider: AsyncPaymentProvider,
+  ) {}
+
+  /** Voids the open async attempts of the order `paid` paid, other than `paid` itself. */
+  async voidOthers(paid: Transaction): Promise<void> {
+    if (!paid.orderId) return;
+    const open = await this.dataSource.getRepository(Transaction).findBy({
+      merchantId: paid.merchantId,
+      orderId: paid.orderId,
+      id: Not(paid.id),
+      status: 'Processing',
+      paymentMethod: In([...ASYNC_PAYMENT_TYPES]),
+    });
+    for (const attempt of open) {
+      try {
+        if (await this.cancel(attempt)) await this.provider.cancel(attempt);
+      } catch (error) {
+        // A reference left open is harmless: its settlement would be refunded at once.
+        this.logger.warn(`Open ${attempt.paymentMethod} payment ${attempt.id} not voided: ${String(error)}`);
+      }
+    }
+  }
+
+  /** Cancels our record if still pending (a settlement may have just won); true when it did. */
+  private async cancel(attempt: Transaction): Promise<boolean> {
+    const canceled = await this.dataSource.transaction(async (manager) => {
+      applyOutcome(attempt, 'Canceled', 'BYRD205');
+      attempt.updatedAt = new Date();
+      const { status, code, description, updatedAt } = attempt;
+      const result = await manager.update(
+        Transaction,
+        { id: attempt.id, status: 'Processing' },
+        { status, code, description, updatedAt },
+      );
+      if (!result.affected) return false;
+      await this.events.record(manager, attempt);
+      return true;
+    });
+    if (canceled) this.events.flush();
+    return canceled;
+  }
+}

@@ -1,0 +1,115 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import { RunOperation } from '../operations/run-operation.usecase.js';
+import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
+import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+
+const BATCH_SIZE = 50;
+
+/**
+ * Claims due rows: in flight past the delay. Claiming moves `acquirer_pending_since` to now (a lease),
+ * so other replicas skip them for another delay while this one asks the acquirer; SKIP LOCKED keeps
+ * concurrent sweeps from waiting on each other.
+ */
+const CLAIM = `
+  UPDATE transactions SET acquirer_pending_since = now()
+   WHERE id IN (SELECT id FROM transactions
+                 WHERE acquirer_pending_since < now() - make_interval(secs => $1::double precision / 1000)
+                 ORDER BY acquirer_pending_since
+                 LIMIT ${BATCH_SIZE}
+                 FOR UPDATE SKIP LOCKED)
+  RETURNING id`;
+
+/**
+ * Settles acquirer calls cut off before their answer was recorded: the process died between the
+ * write-ahead commit and the outcome's, the acquirer timed out, or answered "unknown"
+ * (TemporaryFailed). For each, it asks the acquirer what it holds under the transaction id and
+ * records that, with the usual events (and the order's lock given back when no money is held); a
+ * request the acquirer never received is voided there first, so it can never arrive late and charge.
+ */
+@Injectable()
+export class RecoverAcquirerCalls implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(RecoverAcquirerCalls.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(ACQUIRER) private readonly acquirer: Acquirer,
+    @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
+    private readonly outcomes: AcquirerOutcomeRecorder,
+    private readonly authorizer: PaymentAuthorizer,
+    private readonly operations: RunOperation,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.execute()
+        .catch((error: unknown) => this.logger.error(`Acquirer recovery sweep failed: ${String(error)}`))
+        .finally(() => (this.running = undefined));
+    }, this.config.ACQUIRER_RECOVERY_SWEEP_MS);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One sweep; returns how many calls it settled. */
+  async execute(): Promise<number> {
+    const claimed = await this.dataSource.query<{ id: string }[]>(CLAIM, [
+      this.config.ACQUIRER_RECOVERY_AFTER_MS,
+    ]);
+    // node-postgres answers an UPDATE … RETURNING as [rows, count] through TypeORM's query().
+    const ids = (Array.isArray(claimed[0]) ? claimed[0] : claimed) as { id: string }[];
+    let settled = 0;
+    for (const { id } of ids) {
+      try {
+        if (await this.settle(id)) settled++;
+      } catch (error) {
+        // Left in flight: the next sweep after the delay tries again.
+        this.logger.error(`Acquirer call of transaction ${id} not settled yet: ${String(error)}`);
+      }
+    }
+    return settled;
+  }
+
+  private async settle(id: string): Promise<boolean> {
+    const transaction = await this.dataSource.getRepository(Transaction).findOneByOrFail({ id });
+    if (!transaction.acquirerPendingSince) return false;
+    const result = await this.outcomeOf(transaction);
+    if (result.outcome === 'TemporaryFailed') return false; // still unknown: ask again after the delay
+    this.logger.warn(`Recovered ${transaction.operationType} ${id}: the acquirer holds ${result.outcome}`);
+    switch (transaction.operationType) {
+      case 'Payment':
+      case 'PreAuth':
+        if (!(await this.outcomes.record(transaction, result))) return false;
+        await this.authorizer.afterOutcome(transaction, null);
+        return true;
+      case 'Capture':
+      case 'Refund':
+      case 'Release':
+        await this.operations.finish(transaction, result);
+        return true;
+      case 'Verification':
+        return false; // never sent to an acquirer
+    }
+  }
+
+  private async outcomeOf(transaction: Transaction): Promise<AcquirerResult> {
+    const held = await this.acquirer.lookup(transaction.id, transaction.merchantMode);
+    if (held) return held;
+    await this.acquirer.void(transaction.id, transaction.merchantMode);
+    return acquirerResult('Error');
+  }
+}
