@@ -1,0 +1,209 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { DataSource } from 'typeorm';
+import {
+  freePort,
+  startServiceProcess,
+  type EventCollector,
+  type ServiceProcess,
+} from '@byrd/platform/testing';
+import { ACQUIRER, type Acquirer } from '../src/acquirer/acquirer.js';
+import { PaymentsHarness } from './harness.js';
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+const FRICTIONLESS = '5448280000000007';
+const TIMEOUT_CARD = '5201282999005515';
+const RECOVERY_AFTER_MS = 4_000;
+
+/**
+ * Issue 13, write-ahead: a payment's row is committed in flight before the acquirer is asked, and
+ * whatever cuts the call off (kill -9, timeout, a request that never arrived) is settled by the
+ * recovery from what the acquirer itself recorded, with the usual events and no second charge.
+ */
+describe('acquirer calls cut off are recovered', () => {
+  let h: PaymentsHarness;
+  let db: DataSource;
+  let events: EventCollector;
+  let replica: ServiceProcess | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN))
+      throw new Error(`${MAIN} is missing: run "npx turbo run build --filter=@byrd/payments" first`);
+    h = await PaymentsHarness.start({
+      ACQUIRER_TIMEOUT_MS: '2000',
+      ACQUIRER_RECOVERY_AFTER_MS: String(RECOVERY_AFTER_MS),
+      ACQUIRER_RECOVERY_SWEEP_MS: '200',
+    });
+    db = h.payments.get(DataSource);
+    events = await h.env.collect('transaction.>');
+  });
+  afterAll(async () => {
+    replica?.child.kill('SIGKILL');
+    await h?.stop();
+  });
+
+  const ofTransaction = (type: string, transactionId: string) =>
+    events
+      .ofType(type)
+      .filter((e) => (e.envelope.data as { transactionId: string }).transactionId === transactionId);
+
+  async function row(transactionId: string) {
+    const [found] = await db.query(
+      `SELECT status, code, acquirer_pending_since, captured_iso_amount FROM transactions WHERE id = $1`,
+      [transactionId],
+    );
+    return found as { status: string; code: string; acquirer_pending_since: Date | null } | undefined;
+  }
+
+  async function waitFor<T>(
+    what: string,
+    probe: () => Promise<T | undefined | null | false>,
+    timeoutMs = 20_000,
+  ) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value) return value;
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('kill -9 between the acquirer’s answer and the commit: recovered once, never charged twice', async () => {
+    // A second payments replica, a real process, whose acquirer answers only after 30 s.
+    const port = await freePort();
+    const vars = await h.env.serviceEnv('payments', {
+      HTTP_PORT: String(port),
+      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+      SANDBOX_ACQUIRER_DELAY_MS: '30000',
+      ACQUIRER_TIMEOUT_MS: '60000',
+      ACQUIRER_RECOVERY_AFTER_MS: '120000',
+      LOG_LEVEL: 'warn',
+    });
+    replica = await startServiceProcess(MAIN, vars);
+    const { body: order } = await h.createOrder();
+    const cutOff = h
+      .call(replica.url, 'POST', '/api/v2/payment', {
+        type: 'card',
+        amount: '25.00',
+        currency: 'EUR',
+        orderId: order.orderId,
+        card: { number: FRICTIONLESS, expiration: '12/30', cvv: '123' },
+      })
+      .catch((error: unknown) => error);
+
+    // The acquirer has authorised (its ledger says so) and our row is in flight: now the process dies.
+    const [authorised] = await waitFor('the acquirer to authorise', () =>
+      db
+        .query<{ reference: string }[]>(
+          `SELECT l.reference FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
+          WHERE t.order_id = $1 AND l.outcome = 'Success'`,
+          [order.orderId],
+        )
+        .then((rows) => rows.length > 0 && rows),
+    );
+    const transactionId = authorised.reference;
+    expect(await row(transactionId)).toMatchObject({ status: 'Processing', code: 'BYRD201' });
+    expect((await row(transactionId))!.acquirer_pending_since).not.toBeNull();
+    replica.child.kill('SIGKILL');
+    await replica.exited();
+    replica = undefined;
+    await cutOff;
+
+    // The merchant retries on the surviving replica: the order is held by the cut-off attempt.
+    const retry = await h.pay(FRICTIONLESS, { orderId: order.orderId });
+    expect(retry.status).toBe(422);
+    expect(retry.body.code).toBe('BYRD205');
+
+    const recovered = await waitFor('the recovery', async () => {
+      const found = await row(transactionId);
+      return found?.acquirer_pending_since === null && found;
+    });
+    expect(recovered).toMatchObject({ status: 'Success', code: 'BYRD200' });
+    const paid = await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+    expect(paid.paymentId).toBe(transactionId);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ofTransaction('transaction.payment.success', transactionId)).toHaveLength(1);
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
+        WHERE t.order_id = $1 AND l.outcome = 'Success'`,
+      [order.orderId],
+    );
+    expect(n).toBe(1);
+  });
+
+  it('a timeout (outcome unknown) holds the order, then is settled from what the acquirer recorded', async () => {
+    const { body: order } = await h.createOrder();
+    const timedOut = await h.pay(TIMEOUT_CARD, { orderId: order.orderId });
+    expect(timedOut.status).toBe(201);
+    expect(timedOut.body).toMatchObject({ status: 'TemporaryFailed', code: 'BYRD203' });
+    const { transactionId } = timedOut.body;
+
+    const retry = await h.pay(FRICTIONLESS, { orderId: order.orderId });
+    expect(retry.status).toBe(422);
+
+    await waitFor('the recovery', async () => (await row(transactionId))?.status === 'Success');
+    const read = await h.request('GET', `/api/v2/transactions/${transactionId}`);
+    expect(read.body).toMatchObject({ status: 'Success', code: 'BYRD200' });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+    expect(ofTransaction('transaction.payment.error', transactionId)).toHaveLength(1);
+    await events.waitFor(
+      (e) =>
+        e.type.endsWith('transaction.payment.success') && (e.data as any).transactionId === transactionId,
+    );
+  });
+
+  it('a request that never reached the acquirer is voided there, so it can never charge late', async () => {
+    // What a crash right after the write-ahead commit leaves: a row in flight the acquirer never saw.
+    const paid = await h.pay(FRICTIONLESS);
+    const transactionId = randomUUID();
+    await db.query(
+      `INSERT INTO transactions
+       SELECT (jsonb_populate_record(t, jsonb_build_object(
+                 'id', $2::uuid, 'status', 'Processing', 'code', 'BYRD201',
+                 'fingerprint', gen_random_uuid(),
+                 'acquirer_pending_since', now() - interval '1 hour'))).*
+         FROM transactions t WHERE t.id = $1`,
+      [paid.body.transactionId, transactionId],
+    );
+
+    await waitFor('the recovery', async () => (await row(transactionId))?.acquirer_pending_since === null);
+    expect(await row(transactionId)).toMatchObject({ status: 'Error', code: 'BYRD299' });
+    await events.waitFor(
+      (e) => e.type.endsWith('transaction.payment.error') && (e.data as any).transactionId === transactionId,
+    );
+    // The original request arriving now, late, is refused by the acquirer.
+    const acquirer = h.payments.get<Acquirer>(ACQUIRER);
+    const late = await acquirer.authorize({
+      reference: transactionId,
+      merchantMode: 'sandbox',
+      operation: 'Payment',
+      isoAmount: 2500,
+      currency: 'EUR',
+      card: { number: FRICTIONLESS, expiration: '12/30' },
+    });
+    expect(late.outcome).toBe('Denied');
+  });
+
+  it('a capture whose answer was lost keeps its amount reserved until the recovery records it', async () => {
+    const preAuth = await h.pay(FRICTIONLESS, { amount: '100.00', isPreAuth: true });
+    expect(preAuth.body.status).toBe('Success');
+    const capture = await h.request('POST', `/api/v2/capture/${preAuth.body.transactionId}`, {
+      amount: '20.01',
+    });
+    expect(capture.status).toBe(200);
+    expect(capture.body).toMatchObject({ status: 'TemporaryFailed', code: 'BYRD203' });
+    // Nobody may capture the same money while its fate is unknown.
+    expect(capture.body.sourceTransaction.isoRemainingAmount).toBe(10000 - 2001);
+
+    await waitFor('the recovery', async () => (await row(capture.body.transactionId))?.status === 'Success');
+    expect((await row(preAuth.body.transactionId)) as any).toMatchObject({ captured_iso_amount: '2001' });
+    await events.waitFor(
+      (e) =>
+        e.type.endsWith('transaction.capture.success') &&
+        (e.data as any).transactionId === capture.body.transactionId,
+    );
+  });
+});

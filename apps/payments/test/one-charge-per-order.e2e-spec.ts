@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import type { Rpc } from '@byrd/platform';
+import type { EventCollector } from '@byrd/platform/testing';
+import { PaymentsHarness } from './harness.js';
+import { authenticateWithSdk } from './three-ds-shopper.js';
+
+const FRICTIONLESS = '5448280000000007';
+const CHALLENGE = '5555341244441115';
+const ROUNDS = 5;
+
+/**
+ * Issue 13: whatever mix of API payments, hosted-form payments, async methods and cancels hits one
+ * order at once, on real HTTP and NATS, the order is charged at most once; a cancel that answered
+ * success means no charge; the losers get a 4xx with a documented code, never a 5xx.
+ */
+describe('one charge per order', () => {
+  let h: PaymentsHarness;
+  let bff: Rpc;
+  let db: DataSource;
+  let events: EventCollector;
+
+  beforeAll(async () => {
+    h = await PaymentsHarness.start({}, { publicBaseIsSelf: true });
+    bff = h.rpcAs('hosted-form-bff');
+    db = h.payments.get(DataSource);
+    events = await h.env.collect('transaction.>');
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  const card = (number: string) => ({ number, expiration: '12/30', cvv: '123', holder: 'Ana Silva' });
+
+  async function newOrder(overrides: Record<string, unknown> = {}) {
+    const created = await h.createOrder(overrides);
+    expect(created.status).toBe(201);
+    return created.body as { orderId: string; checkoutKey: string };
+  }
+
+  /** What the acquirer authorised for the order: the sandbox's own ledger, not our records. */
+  async function authorisedAtAcquirer(orderId: string): Promise<number> {
+    const [row] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM sandbox_acquirer_ledger l
+         JOIN transactions t ON t.id = l.reference
+        WHERE t.order_id = $1 AND l.outcome = 'Success' AND l.voided_at IS NULL
+          AND t.operation_type IN ('Payment', 'PreAuth')`,
+      [orderId],
+    );
+    return row.n;
+  }
+
+  async function successfulPayments(orderId: string) {
+    return db.query<{ id: string; payment_method: string; refunded_iso_amount: string }[]>(
+      `SELECT id, payment_method, refunded_iso_amount FROM transactions
+        WHERE order_id = $1 AND status = 'Success' AND operation_type IN ('Payment', 'PreAuth')`,
+      [orderId],
+    );
+  }
+
+  /** Settles a call into status and body, whether it answered over HTTP or as an RPC error. */
+  async function outcome(call: Promise<unknown>): Promise<{ status: number; body: any }> {
+    try {
+      const answer = (await call) as { status?: number; body?: unknown };
+      return answer && typeof answer.status === 'number'
+        ? { status: answer.status, body: answer.body }
+        : { status: 200, body: answer };
+    } catch (error) {
+      const e = error as { code?: string; message?: string };
+      return { status: e.code === 'BYRD205' ? 422 : 500, body: { code: e.code, message: e.message } };
+    }
+  }
+
+  it('20 parallel API payments of one order: exactly one Success, the rest 422 BYRD205', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { orderId } = await newOrder();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => h.pay(FRICTIONLESS, { orderId, orderRef: undefined })),
+      );
+      const succeeded = answers.filter((a) => a.status === 201 && a.body.status === 'Success');
+      expect(succeeded).toHaveLength(1);
+      for (const loser of answers.filter((a) => a !== succeeded[0])) {
+        expect(loser.status).toBe(422);
+        expect(loser.body.code).toBe('BYRD205');
+      }
+      expect(await authorisedAtAcquirer(orderId)).toBe(1);
+      const order = await h.waitForOrder(orderId, (o) => o.status === 'paid');
+      expect(order.paymentId).toBe(succeeded[0].body.transactionId);
+    }
+  });
+
+  it('hosted-form and API payments racing the form’s cancel: a successful cancel means no charge', async () => {
+    const seen = { canceled: 0, paid: 0 };
+    for (let round = 0; round < ROUNDS * 2; round++) {
+      const { orderId, checkoutKey } = await newOrder();
+      const viaForm = () =>
+        outcome(
+          bff.call('rpc.payments.create', {
+            orderId,
+            checkoutKey,
+            payment: { type: 'card', card: card(FRICTIONLESS) },
+            saveCard: false,
+          }),
+        );
+      const cancel = outcome(bff.call('rpc.orders.cancel', { orderId, checkoutKey }));
+      const payments = await Promise.all([
+        ...Array.from({ length: 6 }, viaForm),
+        ...Array.from({ length: 4 }, () => h.pay(FRICTIONLESS, { orderId })),
+      ]);
+      const canceled = await cancel;
+      for (const answer of [...payments, canceled]) expect(answer.status).toBeLessThan(500);
+
+      const charged = await authorisedAtAcquirer(orderId);
+      if (canceled.status === 200) {
+        seen.canceled++;
+        expect(canceled.body.status).toBe('canceled');
+        expect(charged).toBe(0);
+        expect(await successfulPayments(orderId)).toHaveLength(0);
+        expect((await h.getOrder(orderId)).body.status).toBe('canceled');
+      } else {
+        seen.paid++;
+        expect(canceled.body.code).toBe('BYRD205');
+        expect(charged).toBe(1);
+        expect(await successfulPayments(orderId)).toHaveLength(1);
+        await h.waitForOrder(orderId, (o) => o.status === 'paid');
+      }
+    }
+    // Both orders of events happened at least once, or the race was not exercised.
+    expect(seen.canceled + seen.paid).toBe(ROUNDS * 2);
+  });
+
+  it('a cancel while a 3DS challenge is pending wins: the challenge then authorises nothing', async () => {
+    const { orderId, checkoutKey } = await newOrder();
+    const pending = await h.pay(CHALLENGE, { orderId });
+    expect(pending.body.code).toBe('BYRD207');
+    expect((await outcome(bff.call('rpc.orders.cancel', { orderId, checkoutKey }))).body.status).toBe(
+      'canceled',
+    );
+    const completed = await authenticateWithSdk(h.paymentsUrl, pending.body.threeDSecure.id);
+    expect(completed.status).toBe('Authorized'); // the shopper did authenticate...
+    expect(completed.paymentStatus).not.toBe('Success'); // ...but the canceled order took no money
+    const transaction = await h.request('GET', `/api/v2/transactions/${pending.body.transactionId}`);
+    expect(transaction.body.status).not.toBe('Success');
+    expect(await authorisedAtAcquirer(orderId)).toBe(0);
+    expect((await h.getOrder(orderId)).body.status).toBe('canceled');
+  });
+
+  it('a declined attempt gives the order back at once: the next one may pay it', async () => {
+    const { orderId } = await newOrder();
+    const declined = await h.pay('4000000000000002', { orderId });
+    expect(declined.body.status).toBe('Denied');
+    const paid = await h.pay(FRICTIONLESS, { orderId });
+    expect(paid.status).toBe(201);
+    expect(paid.body.status).toBe('Success');
+  });
+
+  it('voids an open Multibanco reference once the order is paid by card', async () => {
+    const { orderId } = await newOrder();
+    const reference = await h.payAsync('multibanco', { orderId });
+    expect(reference.body.status).toBe('Processing');
+    const paid = await h.pay(FRICTIONLESS, { orderId });
+    expect(paid.body.status).toBe('Success');
+
+    const voided = await events.waitFor(
+      (e) =>
+        e.type.endsWith('transaction.payment.canceled') &&
+        (e.data as { transactionId: string }).transactionId === reference.body.transactionId,
+    );
+    expect(voided.envelope.paymentMethod).toBe('multibanco');
+    const atm = await h.simulate(reference.body.transactionId, 'pay');
+    expect(atm.status).toBe(422);
+    expect(await successfulPayments(orderId)).toHaveLength(1);
+  });
+
+  it('refunds at once the money of a reference paid after its order was paid another way', async () => {
+    const { orderId } = await newOrder();
+    const reference = await h.payAsync('multibanco', { orderId });
+    // Another attempt holds the order (its voiding of this reference has not happened yet).
+    const holder = randomUUID();
+    await h.rpcAs('payments').call('rpc.orders.lockPayment', {
+      orderId,
+      merchantId: h.merchant.merchantId,
+      transactionId: holder,
+    });
+
+    const settled = await h.simulate(reference.body.transactionId, 'pay');
+    expect(settled.status).toBe(200);
+    expect(settled.body.status).toBe('Success');
+    const refund = await events.waitFor(
+      (e) =>
+        e.type.endsWith('transaction.refund.success') &&
+        (e.data as { sourceTransactionId: string }).sourceTransactionId === reference.body.transactionId,
+    );
+    expect(refund.envelope.data).toMatchObject({ orderId, isoAmount: 2500, operationType: 'Refund' });
+    const [payment] = await successfulPayments(orderId);
+    expect(Number(payment.refunded_iso_amount)).toBe(2500);
+  });
+
+  it('two async references of one order paid at once: the order keeps exactly one payment', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { orderId } = await newOrder();
+      const first = await h.payAsync('multibanco', { orderId });
+      const second = await h.payAsync('mbway', { orderId });
+      const answers = await Promise.all([
+        h.simulate(first.body.transactionId, 'pay'),
+        h.simulate(second.body.transactionId, 'pay'),
+      ]);
+      for (const answer of answers) expect(answer.status).toBeLessThan(500);
+      const kept = (await successfulPayments(orderId)).filter((p) => Number(p.refunded_iso_amount) === 0);
+      expect(kept).toHaveLength(1);
+      await h.waitForOrder(orderId, (o) => o.status === 'paid');
+    }
+  });
+
+  it('takes pre-authorisation from the order, never from a checkoutKey payment’s body', async () => {
+    const { orderId, checkoutKey } = await newOrder();
+    const asShopper = await h.request(
+      'POST',
+      `/api/v2/payment?checkoutKey=${checkoutKey}`,
+      {
+        type: 'card',
+        amount: '25.00',
+        currency: 'EUR',
+        orderId,
+        isPreAuth: true,
+        card: card(FRICTIONLESS),
+      },
+      { 'x-api-key': '' },
+    );
+    expect(asShopper.status).toBe(400);
+    expect(asShopper.body.errors).toEqual([expect.objectContaining({ field: 'isPreAuth' })]);
+    expect(await successfulPayments(orderId)).toHaveLength(0);
+
+    const preAuthOrder = await newOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
+    const viaForm = await outcome(
+      bff.call('rpc.payments.create', {
+        orderId: preAuthOrder.orderId,
+        checkoutKey: preAuthOrder.checkoutKey,
+        payment: { type: 'card', card: card(FRICTIONLESS) },
+        saveCard: false,
+      }),
+    );
+    expect(viaForm.body.status).toBe('Success');
+    const [held] = await db.query(`SELECT operation_type FROM transactions WHERE order_id = $1`, [
+      preAuthOrder.orderId,
+    ]);
+    expect(held.operation_type).toBe('PreAuth');
+  });
+});
