@@ -147,6 +147,11 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
         const seal = payments.spec.template.spec.containers[0].env.find((e) => e.name === 'CARD_SEAL_KEY');
         assert.ok(seal?.valueFrom.secretKeyRef, 'payments: CARD_SEAL_KEY (shared by every replica) from a Secret');
       }
+      const orders = named(docs, 'Deployment', deployments.find((d) => component(d) === 'orders')?.metadata.name);
+      if (orders) {
+        const trusted = orders.spec.template.spec.containers[0].env.find((e) => e.name === 'RPC_TRUSTED_CALLERS');
+        assert.ok(trusted?.valueFrom.secretKeyRef, 'orders: RPC_TRUSTED_CALLERS (it locks orders for payments only) from a Secret');
+      }
       const vault = named(docs, 'Deployment', deployments.find((d) => component(d) === 'gateway-tokens')?.metadata.name);
       if (vault) {
         for (const name of ['VAULT_KEKS', 'VAULT_FINGERPRINT_KEY', 'RPC_SIGNING_KEY', 'RPC_TRUSTED_CALLERS']) {
