@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventCollector } from '@byrd/platform/testing';
-import { Rpc } from '@byrd/platform';
+import { Rpc, RpcIdentity } from '@byrd/platform';
 import { OrdersHarness } from './harness.js';
 
 /** The order state machine, driven by transaction.* events on the real stream. */
@@ -181,6 +181,101 @@ describe('order lifecycle', () => {
       ).rejects.toMatchObject({
         kind: 'BusinessRule',
       });
+    });
+  });
+
+  describe('payment lock (rpc.orders.lockPayment / unlockPayment)', () => {
+    const as = (service: string) =>
+      new Rpc(
+        h.env.nats,
+        service,
+        RpcIdentity.fromConfig(service, { RPC_SIGNING_KEY: h.env.rpcKeyPair(service).privateKey }),
+      );
+    const lockOf = (order: { orderId: string }, transactionId: string) => ({
+      orderId: order.orderId,
+      merchantId: h.merchant.merchantId,
+      transactionId,
+    });
+
+    it('holds an order for one attempt: others, cancel and expiry are refused until it fails', async () => {
+      const payments = as('payments');
+      const { body: order } = await h.createOrder({ expiresIn: 2 }); // 600 ms here
+      const [first, second] = [randomUUID(), randomUUID()];
+
+      expect(await payments.call('rpc.orders.lockPayment', lockOf(order, first))).toEqual({
+        orderId: order.orderId,
+        lockedBy: first,
+      });
+      // The same attempt again (a retry) is a no-op; another attempt is refused.
+      expect(await payments.call('rpc.orders.lockPayment', lockOf(order, first))).toMatchObject({
+        lockedBy: first,
+      });
+      await expect(payments.call('rpc.orders.lockPayment', lockOf(order, second))).rejects.toMatchObject({
+        code: 'BYRD205',
+      });
+      await expect(
+        h.app.get(Rpc).call('rpc.orders.cancel', { orderId: order.orderId, checkoutKey: order.checkoutKey }),
+      ).rejects.toMatchObject({ code: 'BYRD205' });
+      const summary = await h.app
+        .get(Rpc)
+        .call('rpc.orders.get', { orderId: order.orderId, checkoutKey: order.checkoutKey });
+      expect(summary.paymentLocked).toBe(true);
+      // Only the holder unlocks.
+      expect(await payments.call('rpc.orders.unlockPayment', lockOf(order, second))).toMatchObject({
+        lockedBy: first,
+      });
+
+      // Past its expiry, the sweep leaves an order alone while an attempt may be charging it...
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect((await h.request('GET', `/api/v2/orders/${order.orderId}`)).body.status).toBe('created');
+      // ...and the attempt's failure (its event) gives it back: then it expires, unpaid.
+      await h.publishTransaction('transaction.payment.failed', order, {
+        transactionId: first,
+        status: 'Denied',
+      });
+      await h.waitForOrder(order.orderId, (o) => o.status === 'expired');
+      await expect(payments.call('rpc.orders.lockPayment', lockOf(order, second))).rejects.toMatchObject({
+        code: 'BYRD205',
+        message: expect.stringMatching(/expired/),
+      });
+    });
+
+    it('a successful attempt keeps the lock; a released pre-authorisation gives it back', async () => {
+      const payments = as('payments');
+      const { body: order } = await h.createOrder();
+      const preAuth = randomUUID();
+      await payments.call('rpc.orders.lockPayment', lockOf(order, preAuth));
+      await h.publishTransaction('transaction.preauth.success', order, {
+        transactionId: preAuth,
+        operationType: 'PreAuth',
+      });
+      await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+      await expect(
+        payments.call('rpc.orders.lockPayment', lockOf(order, randomUUID())),
+      ).rejects.toMatchObject({
+        code: 'BYRD205',
+      });
+
+      await h.publishTransaction('transaction.preauth.canceled', order, {
+        transactionId: randomUUID(),
+        operationType: 'Release',
+        sourceTransactionId: preAuth,
+      });
+      await h.waitForOrder(order.orderId, (o) => o.status === 'created');
+      const next = randomUUID();
+      expect(await payments.call('rpc.orders.lockPayment', lockOf(order, next))).toMatchObject({
+        lockedBy: next,
+      });
+    });
+
+    it('answers only payments: the lock decides whether an order can be charged twice', async () => {
+      const { body: order } = await h.createOrder();
+      await expect(
+        as('hosted-form-bff').call('rpc.orders.lockPayment', lockOf(order, randomUUID())),
+      ).rejects.toMatchObject({ code: 'BYRD403' });
+      await expect(
+        h.app.get(Rpc).call('rpc.orders.unlockPayment', lockOf(order, randomUUID())),
+      ).rejects.toMatchObject({ code: 'BYRD403' });
     });
   });
 });

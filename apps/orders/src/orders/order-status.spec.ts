@@ -1,6 +1,7 @@
 import {
   deriveOrderStatus,
   eventForTransition,
+  keepsPaymentLock,
   mergeTransactionStatus,
   type TransactionFact,
 } from './order-status.js';
@@ -81,5 +82,18 @@ describe('eventForTransition', () => {
     expect(eventForTransition('paid', 'refunded')).toBe('order.refunded');
     expect(eventForTransition('pending', 'created')).toBeNull();
     expect(eventForTransition('paid', 'paid')).toBeNull();
+  });
+
+  it('keeps the payment lock while an attempt may be charging or holds money', () => {
+    for (const status of [
+      'Created',
+      'Processing',
+      'PendingMerchantAction',
+      'TemporaryFailed',
+      'Success',
+    ] as const)
+      expect(keepsPaymentLock(status)).toBe(true);
+    for (const status of ['Denied', 'Error', 'Canceled'] as const)
+      expect(keepsPaymentLock(status)).toBe(false);
   });
 });
