@@ -1,13 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import type { Rpc } from '@byrd/platform';
-import type { EventCollector } from '@byrd/platform/testing';
+import {
+  freePort,
+  startServiceProcess,
+  type EventCollector,
+  type ServiceProcess,
+} from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 import { authenticateWithSdk } from './three-ds-shopper.js';
 
 const FRICTIONLESS = '5448280000000007';
 const CHALLENGE = '5555341244441115';
 const ROUNDS = 5;
+const here = path.dirname(fileURLToPath(import.meta.url));
+const PAYMENTS_MAIN = path.resolve(here, '../dist/main.js');
+const ORDERS_MAIN = path.resolve(here, '../../orders/dist/main.js');
 
 /**
  * Issue 13: whatever mix of API payments, hosted-form payments, async methods and cancels hits one
@@ -19,6 +29,7 @@ describe('one charge per order', () => {
   let bff: Rpc;
   let db: DataSource;
   let events: EventCollector;
+  const replicas: ServiceProcess[] = [];
 
   beforeAll(async () => {
     h = await PaymentsHarness.start({}, { publicBaseIsSelf: true });
@@ -27,6 +38,7 @@ describe('one charge per order', () => {
     events = await h.env.collect('transaction.>');
   });
   afterAll(async () => {
+    for (const replica of replicas) replica.child.kill('SIGKILL');
     await h?.stop();
   });
 
@@ -86,6 +98,37 @@ describe('one charge per order', () => {
       expect(await authorisedAtAcquirer(orderId)).toBe(1);
       const order = await h.waitForOrder(orderId, (o) => o.status === 'paid');
       expect(order.paymentId).toBe(succeeded[0].body.transactionId);
+    }
+  });
+
+  it('holds across replicas: two of payments and two of orders, requests spread over both', async () => {
+    const [paymentsPort, ordersPort] = [await freePort(), await freePort()];
+    const common = { LOG_LEVEL: 'warn', PUBLIC_BASE_URL: h.paymentsUrl };
+    const [payments, orders] = await Promise.all([
+      h.env.serviceEnv('payments', { ...common, HTTP_PORT: String(paymentsPort) }),
+      h.env.serviceEnv('orders', { ...common, HTTP_PORT: String(ordersPort) }),
+    ]);
+    replicas.push(await startServiceProcess(PAYMENTS_MAIN, payments));
+    replicas.push(await startServiceProcess(ORDERS_MAIN, orders));
+    const paymentsReplicas = [h.paymentsUrl, replicas[0].url];
+
+    for (let round = 0; round < ROUNDS; round++) {
+      const { orderId } = await newOrder();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          h.call(paymentsReplicas[i % 2], 'POST', '/api/v2/payment', {
+            type: 'card',
+            amount: '25.00',
+            currency: 'EUR',
+            orderId,
+            card: card(FRICTIONLESS),
+          }),
+        ),
+      );
+      const succeeded = answers.filter((a) => a.status === 201 && a.body.status === 'Success');
+      expect(succeeded).toHaveLength(1);
+      expect(answers.filter((a) => a !== succeeded[0]).every((a) => a.status === 422)).toBe(true);
+      expect(await authorisedAtAcquirer(orderId)).toBe(1);
     }
   });
 
