@@ -80,11 +80,15 @@ export class CreateAsyncPayment {
       expiresAt: transaction.expiresAt,
     };
     if (type === 'mbway') {
-      // Asked first: if the processor cannot reach the phone, nothing is recorded and the caller sees why.
+      // Recorded first: a push the shopper accepts must always find its payment here. If the
+      // processor cannot reach the phone, the payment ends Error and the caller sees why.
       const phoneNumber = request.mbway!.phoneNumber;
-      await this.provider.requestMbWay({ ...providerRequest, phoneNumber });
       transaction.asyncDetails = { phoneNumber };
       await this.save(transaction);
+      await this.provider.requestMbWay({ ...providerRequest, phoneNumber }).catch(async (error: unknown) => {
+        await this.fail(transaction);
+        throw error;
+      });
     } else {
       await this.saveWithFreshReference(transaction, () =>
         this.provider.multibancoReference(providerRequest),
@@ -124,6 +128,17 @@ export class CreateAsyncPayment {
   private async save(transaction: Transaction): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
+      await this.events.record(manager, transaction);
+    });
+  }
+
+  /** The MB WAY request never reached the shopper: the pending payment ends in error, announced. */
+  private async fail(transaction: Transaction): Promise<void> {
+    applyOutcome(transaction, 'Error', 'BYRD299');
+    transaction.updatedAt = new Date();
+    const { status, code, description, updatedAt } = transaction;
+    await this.dataSource.transaction(async (manager) => {
+      await manager.update(Transaction, { id: transaction.id }, { status, code, description, updatedAt });
       await this.events.record(manager, transaction);
     });
   }

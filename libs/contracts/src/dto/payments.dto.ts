@@ -142,7 +142,7 @@ export class CreatePaymentRequest {
   @OnlyWhen('type', PaymentType.MbWay)
   mbway?: MbWayPaymentDto;
 
-  /** Pre-authorise only; "true"/"false" accepted. */
+  /** Pre-authorise only; "true"/"false" accepted. With `?checkoutKey=` the order decides (a different value is a 400). */
   @IsOptional()
   @ToBoolean()
   @IsBoolean()
