@@ -16,16 +16,36 @@ import { amountOutcome, sandboxCard } from './sandbox-rules.js';
 
 type Recorded = Exclude<AcquirerOutcome, 'TemporaryFailed'>;
 
-/** Records a request once per reference; a repeat (or a voided reference) gets what was recorded. */
+/**
+ * Records a batch of requests, each once per reference: the new ones are inserted, a repeat (or a
+ * voided reference) reads what was recorded first. One statement for the whole batch.
+ */
 const RECORD = `
-  WITH fresh AS (
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+      AS i(reference, operation, outcome, iso_amount, currency)),
+  fresh AS (
     INSERT INTO sandbox_acquirer_ledger (reference, operation, outcome, iso_amount, currency)
-    VALUES ($1, $2, $3, $4, $5)
+    SELECT reference, operation, outcome, iso_amount, currency FROM input
     ON CONFLICT (reference) DO NOTHING
-    RETURNING outcome, voided_at, true AS fresh)
-  SELECT outcome, voided_at, fresh FROM fresh
+    RETURNING reference, outcome, voided_at)
+  SELECT reference, outcome, voided_at, true AS fresh FROM fresh
   UNION ALL
-  SELECT outcome, voided_at, false FROM sandbox_acquirer_ledger WHERE reference = $1 AND NOT EXISTS (SELECT 1 FROM fresh)`;
+  SELECT reference, outcome, voided_at, false FROM sandbox_acquirer_ledger
+   WHERE reference = ANY ($1::uuid[]) AND reference NOT IN (SELECT reference FROM fresh)`;
+
+interface LedgerRow {
+  reference: string;
+  outcome: Recorded;
+  voided_at: Date | null;
+  fresh: boolean;
+}
+
+interface Waiting {
+  values: [reference: string, operation: string, outcome: Recorded, isoAmount: number, currency: string];
+  resolve: (row: LedgerRow) => void;
+  reject: (error: unknown) => void;
+}
 
 /**
  * The test gateway's acquirer: test cards and amount rules decide every outcome, and, like a real
@@ -33,11 +53,16 @@ const RECORD = `
  * written on its own, never in the caller's transaction), so a repeated request never authorises
  * twice and a caller that lost the answer can look it up. A "timeout" is an authorisation the issuer
  * approved whose answer never came back: the caller hears TemporaryFailed, the ledger says Success.
+ * Requests that arrive while a ledger write runs are written together next (group commit), so the
+ * simulated acquirer costs the payments database about one statement per batch, not per payment.
  * SANDBOX_ACQUIRER_DELAY_MS holds every answer after it is recorded (crash and recovery drills).
  */
 @Injectable()
 export class SandboxAcquirer implements Acquirer {
   readonly name = 'SIMULATED';
+  /** Requests waiting for the ledger write in flight to finish: written together next (group commit). */
+  private queue: Waiting[] = [];
+  private writing = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -92,16 +117,48 @@ export class SandboxAcquirer implements Acquirer {
     decided: AcquirerOutcome,
   ): Promise<AcquirerResult> {
     const recorded: Recorded = decided === 'TemporaryFailed' ? 'Success' : decided;
-    let [row] = await queryPrepared<{ outcome: Recorded; voided_at: Date | null; fresh: boolean }>(
-      this.dataSource,
-      RECORD,
-      [request.reference, request.operation, recorded, request.isoAmount, request.currency],
-    );
-    // A concurrent request with the same reference committed after this statement's snapshot.
-    row ??= { ...(await this.lookupRow(request.reference))!, fresh: false };
+    const row = await new Promise<LedgerRow>((resolve, reject) => {
+      this.queue.push({
+        values: [request.reference, request.operation, recorded, request.isoAmount, request.currency],
+        resolve,
+        reject,
+      });
+      this.writeQueued();
+    });
     if (this.config.SANDBOX_ACQUIRER_DELAY_MS > 0) await sleep(this.config.SANDBOX_ACQUIRER_DELAY_MS);
     if (row.fresh && decided === 'TemporaryFailed') return acquirerResult('TemporaryFailed');
     return answerOf(row);
+  }
+
+  /** Writes what queued up while the previous write ran, in one statement; then the next batch. */
+  private writeQueued(): void {
+    if (this.writing || this.queue.length === 0) return;
+    this.writing = true;
+    const batch = this.queue.splice(0);
+    this.writeBatch(batch)
+      .catch((error: unknown) => batch.forEach((waiting) => waiting.reject(error)))
+      .finally(() => {
+        this.writing = false;
+        this.writeQueued();
+      });
+  }
+
+  private async writeBatch(batch: Waiting[]): Promise<void> {
+    const column = (i: number) => batch.map((waiting) => waiting.values[i]);
+    const rows = await queryPrepared<LedgerRow>(this.dataSource, RECORD, [0, 1, 2, 3, 4].map(column));
+    const byReference = new Map(rows.map((row) => [row.reference, row]));
+    for (const waiting of batch) {
+      const reference = waiting.values[0];
+      // Missing: a concurrent write of the same reference committed after this statement's snapshot.
+      const row = byReference.get(reference) ?? {
+        ...(await this.lookupRow(reference))!,
+        reference,
+        fresh: false,
+      };
+      waiting.resolve(row);
+      // The same reference twice in one batch: only the first was recorded by this request.
+      byReference.set(reference, { ...row, fresh: false });
+    }
   }
 
   private refuseLive(mode: MerchantMode): void {
