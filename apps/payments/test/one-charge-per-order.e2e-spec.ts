@@ -255,7 +255,7 @@ describe('one charge per order', () => {
     }
   });
 
-  it('takes pre-authorisation from the order, never from a checkoutKey payment’s body', async () => {
+  it('takes pre-authorisation and methods from the order, never from a checkoutKey payment’s body', async () => {
     const { orderId, checkoutKey } = await newOrder();
     const asShopper = await h.request(
       'POST',
@@ -288,5 +288,21 @@ describe('one charge per order', () => {
       preAuthOrder.orderId,
     ]);
     expect(held.operation_type).toBe('PreAuth');
+
+    const multibancoOnly = await newOrder({ paymentOptions: { allowedPaymentMethods: ['multibanco'] } });
+    const byCard = await h.request(
+      'POST',
+      `/api/v2/payment?checkoutKey=${multibancoOnly.checkoutKey}`,
+      {
+        type: 'card',
+        amount: '25.00',
+        currency: 'EUR',
+        orderId: multibancoOnly.orderId,
+        card: card(FRICTIONLESS),
+      },
+      { 'x-api-key': '' },
+    );
+    expect(byCard.status).toBe(422);
+    expect(byCard.body.code).toBe('BYRD292');
   });
 });

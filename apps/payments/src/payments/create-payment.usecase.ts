@@ -13,7 +13,7 @@ import { TokenCharge } from './token-charge.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
 import { newPayment } from './new-payment.js';
-import { amountToPay, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
+import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
 
 export type { PaymentActor };
 
@@ -74,6 +74,8 @@ export class CreatePayment {
       );
     }
     const payer = await this.payer.resolve(actor, request);
+    // What the shopper may not change: the order's methods and pre-authorisation (and amount, below).
+    if ('checkoutKey' in actor) assertOrderAccepts(payer.order, 'card');
     const isPreAuth = preAuthOf(actor, request, payer.order);
     const now = new Date();
     const transaction = newPayment({
