@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { plainToInstance, type ClassConstructor, type ClassTransformOptions } from 'class-transformer';
 import { validateSync, type ValidationError, type ValidatorOptions } from 'class-validator';
 import type { FieldError } from './dto/common.dto.js';
+import { unstorableInputFields } from './safe-input.js';
 
 /**
  * Validator options every service uses (Nest ValidationPipe included): unknown properties
@@ -31,12 +32,15 @@ export type DtoValidation<T> = { ok: true; value: T } | { ok: false; errors: Fie
 
 /**
  * Transforms and validates a plain payload (HTTP body, NATS message) into a DTO instance,
- * with the same options as the HTTP layer.
+ * with the same options as the HTTP layer. Like the HTTP layer, it first refuses any string (or
+ * property name, at any depth) the database could not store: see {@link unstorableInputFields}.
  */
 export function validateDto<T extends object>(cls: ClassConstructor<T>, plain: unknown): DtoValidation<T> {
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
     return { ok: false, errors: [{ field: '', message: 'the body must be a JSON object' }] };
   }
+  const unstorable = unstorableInputFields(plain);
+  if (unstorable.length) return { ok: false, errors: unstorable };
   const value = plainToInstance(cls, plain, TRANSFORM_OPTIONS);
   const errors = validateSync(value, VALIDATOR_OPTIONS);
   return errors.length ? { ok: false, errors: toFieldErrors(errors) } : { ok: true, value };

@@ -144,11 +144,12 @@ export interface ListEnvelope<T> {
 
 /** Query paging of the gateway lists (`?pageNumber=&pageSize=`); numeric strings accepted. */
 export class PageQuery {
-  /** 1-based page, default 1. */
+  /** 1-based page, default 1; at most 2^53 - 1 (a larger number is not exact, and its offset not an SQL integer). */
   @IsOptional()
   @ToInteger()
   @IsInt()
   @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   pageNumber?: number;
 
   /** Page size, default 20, at most 100. */

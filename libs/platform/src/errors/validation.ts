@@ -1,17 +1,43 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
-import { toFieldErrors, TRANSFORM_OPTIONS, VALIDATOR_OPTIONS } from '@byrd/contracts';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import {
+  toFieldErrors,
+  TRANSFORM_OPTIONS,
+  unstorableInputFields,
+  VALIDATOR_OPTIONS,
+  type FieldError,
+} from '@byrd/contracts';
 import { ApiError } from './api-error.js';
 
 /** 400 BYRD900 naming every failing field by its dotted path (e.g. `card.number`). */
-export function invalidInputFrom(errors: ValidationError[]): ApiError {
-  const fieldErrors = toFieldErrors(errors);
+export function invalidFields(fieldErrors: FieldError[]): ApiError {
   const fields = [...new Set(fieldErrors.map((e) => e.field || 'body'))];
   return ApiError.invalid(`Invalid value for ${fields.join(', ')}`, fieldErrors);
 }
 
+/** 400 BYRD900 from class-validator errors. */
+export function invalidInputFrom(errors: ValidationError[]): ApiError {
+  return invalidFields(toFieldErrors(errors));
+}
+
+/**
+ * The global pipe: before any DTO is built, and so before any use case runs, the body, query string
+ * and path parameters are walked once for text the database could not store (NUL, unpaired
+ * surrogates, in values and property names at any depth); then the DTO's class-validator rules.
+ */
+export class InputValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'custom') {
+      // `@Param('transactionId')` / `@Query('orderRef')` hand over one value: its name is the path.
+      const unstorable = unstorableInputFields(value, metadata.data ?? '');
+      if (unstorable.length) throw invalidFields(unstorable);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
 /** Validates and transforms every DTO with the same rules as `validateDto` of the contracts. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new InputValidationPipe({
     ...VALIDATOR_OPTIONS,
     transform: true,
     transformOptions: TRANSFORM_OPTIONS,

@@ -1,0 +1,94 @@
+import type { FieldError } from './dto/common.dto.js';
+
+/**
+ * A NUL (PostgreSQL `text` refuses the byte and `jsonb` its `\u0000` escape) or an unpaired UTF-16
+ * surrogate (not encodable as UTF-8: `jsonb` refuses its escape, `text` would silently store U+FFFD).
+ * Non-unicode mode on purpose: the pattern looks at UTF-16 code units.
+ */
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Nesting deeper than this is refused (no request of the API comes near it; it bounds the walk). */
+export const MAX_INPUT_DEPTH = 64;
+
+/** At most this many problems are reported for one request. */
+const MAX_REPORTED = 20;
+
+/** True when PostgreSQL can store the string as sent (no NUL, no unpaired surrogate). */
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE_TEXT.test(value);
+}
+
+/** Why a string cannot be stored, or null. */
+function textProblem(value: string): string | null {
+  if (!UNSTORABLE_TEXT.test(value)) return null;
+  return value.includes('\u0000')
+    ? 'must not contain a NUL character (\\u0000)'
+    : 'must not contain an unpaired UTF-16 surrogate (invalid Unicode text)';
+}
+
+interface Frame {
+  value: object;
+  path: string;
+  depth: number;
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/**
+ * Parsed input containers only: arrays and dictionaries, whose prototype is null, `Object.prototype`
+ * or, as the query strings Fastify parses (fast-querystring), a bare prototype-less object. Class
+ * instances (Dates, Buffers, a request's context) are not input.
+ */
+function isContainer(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return true;
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
+
+/**
+ * The one input rule every request passes before its DTO is even built (HTTP bodies, query strings
+ * and path parameters through the validation pipe, RPC payloads through `validateDto`): every string,
+ * and every property name, at any depth (free-form `metadata` included), must be text PostgreSQL
+ * stores as sent. Returns the offending fields by their dotted path as sent (`card.holder`,
+ * `metadata.note`, `items.0.name`; a bad property name is reported on the object holding it), or `[]`.
+ *
+ * One linear walk, iterative (no recursion to overflow), one regex test per string.
+ */
+export function unstorableInputFields(plain: unknown, basePath = ''): FieldError[] {
+  if (typeof plain === 'string') {
+    const problem = textProblem(plain);
+    return problem ? [{ field: basePath, message: problem }] : [];
+  }
+  if (!isContainer(plain)) return [];
+  const errors: FieldError[] = [];
+  const stack: Frame[] = [{ value: plain, path: basePath, depth: 1 }];
+  while (stack.length > 0 && errors.length < MAX_REPORTED) {
+    const { value, path, depth } = stack.pop()!;
+    if (depth > MAX_INPUT_DEPTH) {
+      errors.push({ field: path, message: `is nested too deeply (more than ${MAX_INPUT_DEPTH} levels)` });
+      continue;
+    }
+    const isArray = Array.isArray(value);
+    for (const key of Object.keys(value)) {
+      if (!isArray) {
+        const keyProblem = textProblem(key);
+        if (keyProblem) {
+          errors.push({ field: path, message: `has a property name that ${keyProblem}` });
+          continue;
+        }
+      }
+      const item = (value as Record<string, unknown>)[key];
+      if (typeof item === 'string') {
+        const problem = textProblem(item);
+        if (problem) errors.push({ field: join(path, key), message: problem });
+      } else if (isContainer(item)) {
+        stack.push({ value: item, path: join(path, key), depth: depth + 1 });
+      }
+    }
+  }
+  return errors.slice(0, MAX_REPORTED).sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
+}
