@@ -99,7 +99,10 @@ describe('card data around the vault', () => {
     const cit = await pay(challenged.body.tokenId, 'cardHolderInitiatedUnescheduled');
     await completeChallenge(cit.body.action.url);
 
-    const frictionless = await tokenize(FRICTIONLESS, CVVS[0], { aav: 'AAAB', eci: '02' });
+    const frictionless = await tokenize(FRICTIONLESS, CVVS[0], {
+      aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=',
+      eci: '02',
+    });
     expect((await pay(frictionless.body.tokenId, 'cardHolderInitiatedUnescheduled')).body.status).toBe(
       'Success',
     );

@@ -51,7 +51,11 @@ describe('KEK rotation under load', () => {
       await Promise.all(
         Array.from({ length: Math.min(20, count - i) }, async () => {
           const number = visaNumber();
-          const { status, body } = await h.createToken({ number, eci: '05', aav: 'x' });
+          const { status, body } = await h.createToken({
+            number,
+            eci: '05',
+            aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=',
+          });
           expect(status).toBe(201);
           cards.set(body.tokenId, number);
         }),

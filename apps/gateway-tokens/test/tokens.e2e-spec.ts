@@ -169,18 +169,114 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     ]);
   });
 
+  it('refuses junk 3DS data with a 400 naming each field, and stores nothing', async () => {
+    const reference = `customer-${randomUUID()}`;
+    const junk = await h.createToken(
+      { number: MASTER_CHALLENGE, aav: ' ', eci: 'ZZ' },
+      { CustomReference: reference },
+    );
+    expect(junk.status).toBe(400);
+    expect(junk.body).toMatchObject({ code: 'BYRD900', description: 'Invalid input' });
+    expect(junk.body.errors).toEqual([
+      {
+        field: 'Card.eci',
+        message: 'must be 02 (authenticated), 01 (attempted) or 00 (not authenticated) for a MASTER card',
+      },
+      { field: 'Card.aav', message: expect.stringContaining('20-byte CAVV/AAV in base64') },
+    ]);
+    // A Visa ECI on a Mastercard, an id that is no UUID, an XID that is no 20 bytes.
+    const wrong = await h.createToken(
+      {
+        number: MASTER_CHALLENGE,
+        aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=',
+        eci: '05',
+        dsTransactionId: 'ds-1',
+        xid: 'AAAB',
+      },
+      { CustomReference: reference },
+    );
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      'Card.eci',
+      'Card.dsTransactionId',
+      'Card.xid',
+    ]);
+    const listed = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${reference}`);
+    expect(listed.body.data).toEqual([]);
+  });
+
+  it('sends a card whose 3DS data says "not authenticated" (ECI 07) through the 3DS redirect', async () => {
+    const created = await h.createToken({
+      number: '4000000000003220', // VISA, always challenged
+      eci: '07',
+      dsTransactionId: randomUUID(),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      code: 'BYRD207',
+      action: {
+        type: 'redirect',
+        url: expect.stringMatching(new RegExp(`^${h.paymentsUrl}/3ds/authenticate/`)),
+      },
+    });
+    const { tokenId } = created.body;
+
+    // No verification yet: even a merchant-initiated charge is refused.
+    const early = await h.payWithToken(tokenId, { transactionMode: 'merchantInitiatedRecurring' });
+    expect(early.status).toBe(422);
+    expect(early.body.message).toContain('has not completed the 3D Secure verification');
+
+    expect(await completeChallenge(created.body.action.url, '1234')).toBe(
+      `https://shop.example.com/cards?tokenId=${tokenId}&status=Success`,
+    );
+    const charged = await h.payWithToken(tokenId, { transactionMode: 'merchantInitiatedRecurring' });
+    expect(charged.body).toMatchObject({ code: 'BYRD200', status: 'Success', brand: 'VISA' });
+  });
+
+  it('refuses a NUL or a lone surrogate anywhere in the body, naming the field', async () => {
+    const reference = `customer-${randomUUID()}`;
+    const nul = await h.createToken(
+      { number: VISA, holder: 'Ana\u0000Silva' },
+      { CustomReference: reference },
+    );
+    expect(nul.status).toBe(400);
+    expect(nul.body).toMatchObject({
+      code: 'BYRD900',
+      errors: [{ field: 'Card.holder', message: expect.stringContaining('NUL') }],
+    });
+    const surrogate = await h.createToken(
+      { number: VISA },
+      { CustomReference: reference, Alias: 'card \uD83D' },
+    );
+    expect(surrogate.status).toBe(400);
+    expect(surrogate.body.errors).toEqual([
+      { field: 'Alias', message: expect.stringContaining('surrogate') },
+    ]);
+    const query = await h.tokenRequest(
+      'GET',
+      `/api/v2/tokens?customReference=${encodeURIComponent('a\u0000')}`,
+    );
+    expect(query.status).toBe(400);
+    expect(query.body.errors[0].field).toBe('customReference');
+    const listed = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${reference}`);
+    expect(listed.body.data).toEqual([]);
+  });
+
   it('recognises the same card for the same customer reference, and only there', async () => {
     const reference = `customer-${randomUUID()}`;
-    const first = await h.createToken({ number: VISA, eci: '05', aav: 'x' }, { CustomReference: reference });
+    const first = await h.createToken(
+      { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' },
+      { CustomReference: reference },
+    );
     const again = await h.createToken(
-      { number: VISA, eci: '05', aav: 'x', expiration: '11/31' },
+      { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', expiration: '11/31' },
       { CustomReference: reference, Alias: 'Renewed' },
     );
     expect(again.body.tokenId).toBe(first.body.tokenId);
     const read = await h.tokenRequest('GET', `/api/v2/tokens/${first.body.tokenId}`);
     expect(read.body).toMatchObject({ expiration: '11/31', alias: 'Renewed' });
     const other = await h.createToken(
-      { number: VISA, eci: '05', aav: 'x' },
+      { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' },
       { CustomReference: `${reference}-2` },
     );
     expect(other.body.tokenId).not.toBe(first.body.tokenId);
@@ -204,7 +300,7 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
   });
 
   it("answers another merchant's token like a missing one", async () => {
-    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' });
     const other = await h.env.createMerchant('Other Shop');
     const as = { 'x-api-key': other.apiKey };
     expect(
@@ -221,7 +317,7 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
   it('refuses an expired token with BYRD240 and lists it as expired', async () => {
     const reference = `customer-${randomUUID()}`;
     const created = await h.createToken(
-      { number: VISA, eci: '05', aav: 'x' },
+      { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' },
       { CustomReference: reference },
     );
     // Time passes: the card's expiry month is over.
@@ -244,7 +340,7 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
   });
 
   it('completes a two-step payment with a token', async () => {
-    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' });
     const first = await h.call(h.paymentsUrl, 'POST', '/api/v2/payment', {
       type: 'card',
       amount: '25.00',
@@ -263,7 +359,7 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
   });
 
   it('takes token payments from the merchant backend only, not a checkout key', async () => {
-    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' });
     const browser = await h.call(
       h.paymentsUrl,
       'POST',

@@ -15,7 +15,7 @@ describe("who may call the vault's card subjects", () => {
 
   beforeAll(async () => {
     h = await TokensHarness.start();
-    const created = await h.createToken({ number: VISA, eci: '05', aav: 'x' });
+    const created = await h.createToken({ number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' });
     request = { merchantId: h.merchant.merchantId, tokenId: created.body.tokenId };
   });
   afterAll(() => h?.stop());

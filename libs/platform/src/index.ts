@@ -17,3 +17,4 @@ export * from './health/health.controller.js';
 export * from './http/bootstrap.js';
 export * from './platform.module.js';
 export * from './cards/card-checks.js';
+export * from './cards/three-ds-data.js';

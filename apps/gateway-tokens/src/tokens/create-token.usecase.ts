@@ -4,36 +4,20 @@ import {
   RpcSubjects,
   type CreateTokenRequest,
   type CreateTokenResponse,
-  type TokenCardDto,
   type TokenCreateRpcRequest,
   type TokenResponse,
 } from '@byrd/contracts';
-import { ApiError, checkCard, Rpc, type MerchantContext } from '@byrd/platform';
+import { checkCard, checkThreeDSData, Rpc, type MerchantContext } from '@byrd/platform';
 import { CardToken } from './card-token.entity.js';
 import { CardStore } from './card-store.js';
 import { presentCreatedToken, presentToken } from './token.presenter.js';
 
-/** 3DS data sent with the card means the merchant authenticated the cardholder already. */
-function merchantAuthenticated(card: TokenCardDto): boolean {
-  const sent = [card.aav, card.eci, card.dsTransactionId, card.xid].some((v) => v != null && v !== '');
-  if (!sent) return false;
-  const missing = (['aav', 'eci'] as const).filter((field) => !card[field]);
-  if (missing.length > 0) {
-    throw ApiError.invalid(
-      `3DS data needs ${missing.map((f) => `Card.${f}`).join(' and ')}`,
-      missing.map((field) => ({
-        field: `Card.${field}`,
-        message: 'is required with 3DS authentication data',
-      })),
-    );
-  }
-  return true;
-}
-
 /**
- * `POST /api/v2/tokens`: checks and vaults the card. Unless the merchant sent 3DS data, the
- * cardholder is verified through the payments 3DS server: the answer is BYRD207 with the page to
- * send the shopper to, and payments charges the token only once that verification succeeded.
+ * `POST /api/v2/tokens`: checks and vaults the card. Unless the merchant sent 3DS data proving an
+ * authentication (checked, not just present: `checkThreeDSData`; an ECI saying "not authenticated"
+ * proves none), the cardholder is verified through the payments 3DS server: the answer is BYRD207
+ * with the page to send the shopper to, and payments charges the token only once that verification
+ * succeeded. Malformed 3DS data is a 400 before anything is stored.
  */
 @Injectable()
 export class CreateToken {
@@ -45,7 +29,7 @@ export class CreateToken {
 
   async execute(merchant: MerchantContext, request: CreateTokenRequest): Promise<CreateTokenResponse> {
     const card = checkCard(request.Card, new Date(), 'Card');
-    const authenticated = merchantAuthenticated(request.Card);
+    const { verified: authenticated } = checkThreeDSData(request.Card, card.brand, 'Card');
     const { token, created } = await this.store.store({
       merchantId: merchant.merchantId,
       customReference: request.CustomReference ?? null,
