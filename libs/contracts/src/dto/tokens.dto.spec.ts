@@ -60,4 +60,10 @@ describe('ListTokensQuery', () => {
       'pageSize',
     ]);
   });
+
+  it('rejects a page number past 2^53 - 1 (its SQL offset would not be an integer)', () => {
+    const huge = validateDto(ListTokensQuery, { pageNumber: '100000000000000000000' });
+    expect(huge.ok ? [] : huge.errors.map((error) => error.field)).toEqual(['pageNumber']);
+    expect(validateDto(ListTokensQuery, { pageNumber: String(Number.MAX_SAFE_INTEGER) }).ok).toBe(true);
+  });
 });
