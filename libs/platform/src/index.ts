@@ -18,3 +18,4 @@ export * from './http/bootstrap.js';
 export * from './platform.module.js';
 export * from './cards/card-checks.js';
 export * from './cards/three-ds-data.js';
+export * from './scheduling/periodic-sweep.js';

@@ -1,12 +1,7 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type BeforeApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { OrderEvents } from '@byrd/contracts';
+import { PeriodicSweep } from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
@@ -18,29 +13,19 @@ const BATCH_SIZE = 100;
  * The sweep reads the database, not timers, so it survives restarts; SKIP LOCKED lets replicas share it.
  */
 @Injectable()
-export class ExpireOrders implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(ExpireOrders.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+export class ExpireOrders extends PeriodicSweep {
+  protected readonly sweepName = 'Expiry sweep';
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: OrderEventRecorder,
     @Inject(ORDERS_CONFIG) private readonly config: OrdersConfig,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.execute()
-        .catch((error: unknown) => this.logger.error(`Expiry sweep failed: ${String(error)}`))
-        .finally(() => (this.running = undefined));
-    }, this.config.ORDER_EXPIRY_SWEEP_MS);
+  ) {
+    super();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  protected intervalMs(): number {
+    return this.config.ORDER_EXPIRY_SWEEP_MS;
   }
 
   /** Expires due orders in batches; returns how many expired. */

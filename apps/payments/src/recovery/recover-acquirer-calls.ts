@@ -1,11 +1,6 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { PeriodicSweep } from '@byrd/platform';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { RunOperation } from '../operations/run-operation.usecase.js';
@@ -37,10 +32,8 @@ const CLAIM = `
  * request the acquirer never received is voided there first, so it can never arrive late and charge.
  */
 @Injectable()
-export class RecoverAcquirerCalls implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(RecoverAcquirerCalls.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+export class RecoverAcquirerCalls extends PeriodicSweep {
+  protected readonly sweepName = 'Acquirer recovery sweep';
 
   constructor(
     private readonly dataSource: DataSource,
@@ -49,20 +42,12 @@ export class RecoverAcquirerCalls implements OnApplicationBootstrap, BeforeAppli
     private readonly outcomes: AcquirerOutcomeRecorder,
     private readonly authorizer: PaymentAuthorizer,
     private readonly operations: RunOperation,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.execute()
-        .catch((error: unknown) => this.logger.error(`Acquirer recovery sweep failed: ${String(error)}`))
-        .finally(() => (this.running = undefined));
-    }, this.config.ACQUIRER_RECOVERY_SWEEP_MS);
+  ) {
+    super();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  protected intervalMs(): number {
+    return this.config.ACQUIRER_RECOVERY_SWEEP_MS;
   }
 
   /** One sweep; returns how many calls it settled. */

@@ -1,11 +1,6 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { PeriodicSweep } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 
 /**
@@ -28,32 +23,19 @@ const PURGE_SQL = `
  * statement, so delivery never waits on it.
  */
 @Injectable()
-export class PurgeWebhooks implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(PurgeWebhooks.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+export class PurgeWebhooks extends PeriodicSweep {
+  protected readonly sweepName = 'Retention sweep';
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.execute()
-        .catch((error: unknown) => this.logger.error(`Retention sweep failed: ${String(error)}`))
-        .finally(() => (this.running = undefined));
-    }, this.config.WEBHOOK_RETENTION_SWEEP_MS);
+  ) {
+    super();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    this.stopping = true;
-    await this.running;
+  protected intervalMs(): number {
+    return this.config.WEBHOOK_RETENTION_SWEEP_MS;
   }
-
-  private stopping = false;
 
   /** Deletes every expired finished webhook, batch by batch; returns how many went. */
   async execute(): Promise<number> {
