@@ -18,21 +18,20 @@ type Recorded = Exclude<AcquirerOutcome, 'TemporaryFailed'>;
 
 /**
  * Records a batch of requests, each once per reference: the new ones are inserted, a repeat (or a
- * voided reference) reads what was recorded first. One statement for the whole batch.
+ * voided reference) returns what was recorded first. One statement for the whole batch that never
+ * reads the table: a repeat takes the no-op update of ON CONFLICT, which locks and returns the row
+ * recorded first (also one committed by a concurrent batch a moment ago); `xmax = 0` tells the rows
+ * this statement inserted. A reference twice in one batch is recorded as it first arrived (an upsert
+ * may touch a row only once per statement).
  */
 const RECORD = `
-  WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[])
-      AS i(reference, operation, outcome, iso_amount, currency)),
-  fresh AS (
-    INSERT INTO sandbox_acquirer_ledger (reference, operation, outcome, iso_amount, currency)
-    SELECT reference, operation, outcome, iso_amount, currency FROM input
-    ON CONFLICT (reference) DO NOTHING
-    RETURNING reference, outcome, voided_at)
-  SELECT reference, outcome, voided_at, true AS fresh FROM fresh
-  UNION ALL
-  SELECT reference, outcome, voided_at, false FROM sandbox_acquirer_ledger
-   WHERE reference = ANY ($1::uuid[]) AND reference NOT IN (SELECT reference FROM fresh)`;
+  INSERT INTO sandbox_acquirer_ledger AS l (reference, operation, outcome, iso_amount, currency)
+  SELECT DISTINCT ON (reference) reference, operation, outcome, iso_amount, currency
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY
+      AS i(reference, operation, outcome, iso_amount, currency, arrival)
+   ORDER BY reference, arrival
+  ON CONFLICT (reference) DO UPDATE SET reference = excluded.reference
+  RETURNING l.reference, l.outcome, l.voided_at, (l.xmax = 0) AS fresh`;
 
 interface LedgerRow {
   reference: string;
@@ -149,12 +148,7 @@ export class SandboxAcquirer implements Acquirer {
     const byReference = new Map(rows.map((row) => [row.reference, row]));
     for (const waiting of batch) {
       const reference = waiting.values[0];
-      // Missing: a concurrent write of the same reference committed after this statement's snapshot.
-      const row = byReference.get(reference) ?? {
-        ...(await this.lookupRow(reference))!,
-        reference,
-        fresh: false,
-      };
+      const row = byReference.get(reference)!;
       waiting.resolve(row);
       // The same reference twice in one batch: only the first was recorded by this request.
       byReference.set(reference, { ...row, fresh: false });
