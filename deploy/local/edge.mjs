@@ -27,6 +27,8 @@ import httpProxy from '@fastify/http-proxy';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_ROUTES_FILE = resolve(ROOT, 'deploy/routes.json');
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The services' body limit (libs/platform BODY_LIMIT_BYTES). */
+const BODY_LIMIT_BYTES = 1_048_576;
 
 /** Reads and checks deploy/routes.json; returns [{ prefix, service, port }]. */
 export function loadRoutes(routesFile = DEFAULT_ROUTES_FILE) {
@@ -98,10 +100,33 @@ export function buildEdge({ routes, upstreamHost = '127.0.0.1', log = true } = {
     logger: false,
     genReqId: pickRequestId,
     requestIdHeader: false,
+    // A path that does not decode as UTF-8 is refused by the router itself: in our body too.
+    frameworkErrors: (error, request, reply) => {
+      reply
+        .code(400)
+        .header('x-request-id', request.id)
+        .send(
+          errorBody(
+            request,
+            'BYRD900',
+            'Invalid input',
+            'The request path is not valid: it does not decode as UTF-8',
+          ),
+        );
+    },
   });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // The services refuse a body over the limit with 413 and close the connection while the edge
+    // is still streaming it, which would surface as a 502: refuse it here first, as they would.
+    // The connection stays open (Node discards the unread body) so the client, still sending,
+    // reads the answer instead of a reset.
+    if (Number(request.headers['content-length']) > BODY_LIMIT_BYTES) {
+      reply
+        .code(413)
+        .send(errorBody(request, 'BYRD900', 'Invalid input', 'The request body exceeds the 1 MB limit'));
+    }
   });
   if (log) app.addHook('onResponse', async (request, reply) => logLine(request, reply));
 

@@ -94,3 +94,24 @@ test('the real route table is valid and routes /api/v2/orders to orders', () => 
   const routes = loadRoutes();
   assert.ok(routes.some((r) => r.prefix === '/api/v2/orders' && r.service === 'orders'));
 });
+
+test('refuses a body over 1 MB itself with 413 BYRD900 instead of a 502 when the service hangs up', async () => {
+  const response = await fetch(`${edge.url}/api/v2/orders`, {
+    method: 'POST',
+    body: JSON.stringify({ pad: 'x'.repeat(1_100_000) }),
+    headers: { 'content-type': 'application/json' },
+  });
+  assert.equal(response.status, 413);
+  const body = await response.json();
+  assert.equal(body.code, 'BYRD900');
+  assert.equal(body.message, 'The request body exceeds the 1 MB limit');
+});
+
+test('answers a path that does not decode as UTF-8 with 400 BYRD900 in the platform body', async () => {
+  const response = await fetch(`${edge.url}/api/v2/orders/%ED%A0%80`);
+  assert.equal(response.status, 400);
+  const body = await response.json();
+  assert.deepEqual(Object.keys(body).sort(), ['code', 'description', 'message', 'requestId']);
+  assert.equal(body.code, 'BYRD900');
+  assert.equal(response.headers.get('x-request-id'), body.requestId);
+});

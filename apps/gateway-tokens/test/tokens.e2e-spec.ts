@@ -282,6 +282,15 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(other.body.tokenId).not.toBe(first.body.tokenId);
   });
 
+  it('treats an empty CustomReference as none: the same card stored both ways is one token', async () => {
+    const card = { number: '5448280000000007', eci: '02', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' };
+    const empty = await h.createToken(card, { CustomReference: '' });
+    const none = await h.createToken(card, { CustomReference: undefined });
+    expect([empty.status, none.status]).toEqual([201, 201]);
+    expect(none.body.tokenId).toBe(empty.body.tokenId);
+    expect(none.body.customReference).toBeNull();
+  });
+
   it('refuses bad cards with a clear 400 naming each field', async () => {
     const luhn = await h.createToken({ number: '4242424242424241', expiration: '01/20' });
     expect(luhn.status).toBe(400);
@@ -295,6 +304,11 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     const noCard = await h.tokenRequest('POST', '/api/v2/tokens', { Type: 'Card' });
     expect(noCard.status).toBe(400);
     expect(noCard.body.errors[0].field).toBe('Card');
+    for (const key of ['Card', 'card']) {
+      const listed = await h.tokenRequest('POST', '/api/v2/tokens', { Type: 'Card', [key]: [] });
+      expect(listed.status).toBe(400);
+      expect(listed.body.errors[0].field).toBe('Card');
+    }
     expect((await h.tokenRequest('GET', '/api/v2/tokens/not-a-guid')).status).toBe(400);
     expect((await h.tokenRequest('GET', '/api/v2/tokens?isExpired=maybe')).status).toBe(400);
   });

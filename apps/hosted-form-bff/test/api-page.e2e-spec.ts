@@ -124,7 +124,8 @@ describe('hosted form page and API guards', () => {
     const limited = await pay({ number: '4242', cvv: '1' });
     expect(limited.status).toBe(429);
     expect(limited.body).toMatchObject({
-      code: 'BYRD999',
+      code: 'BYRD206',
+      description: 'Operation blocked by velocity',
       message: expect.stringContaining('Too many requests'),
     });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);

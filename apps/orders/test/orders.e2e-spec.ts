@@ -108,6 +108,19 @@ describe('orders over HTTP', () => {
       expect(mismatch.body.code).toBe('BYRD900');
     });
 
+    it('refuses a card number typed into orderRef or metadata, storing and announcing nothing', async () => {
+      const before = events.events.length;
+      const answer = await h.createOrder({
+        orderRef: '4111 1111 1111 1111',
+        metadata: { note: 'card 5500-0000-0000-0004' },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual(['orderRef', 'metadata']);
+      expect(answer.body.errors[1].message).toContain('metadata.note');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(events.events.length).toBe(before);
+    });
+
     it('answers 413 to a body over 1 MB and 400 to malformed JSON, never with a stack trace', async () => {
       const huge = await h.request(
         'POST',
@@ -183,6 +196,9 @@ describe('orders over HTTP', () => {
       expect(created.length).toBeGreaterThanOrEqual(1);
       expect(new Set(created.map((a) => a.body.orderId)).size).toBe(1);
       expect(answers.every((a) => a.status === 201 || a.status === 409)).toBe(true);
+      for (const running of answers.filter((a) => a.status === 409)) {
+        expect(running.body).toMatchObject({ code: 'BYRD409', description: 'Request in progress' });
+      }
 
       const replay = await h.request('POST', '/api/v2/orders', payload, { 'idempotency-key': key });
       expect(replay.status).toBe(201);
@@ -222,10 +238,13 @@ describe('orders over HTTP', () => {
       expect(await ready.json()).toEqual({ status: 'ok', database: 'up', nats: 'up' });
 
       const docs = await fetch(`${h.baseUrl}/docs/json`);
-      const spec = (await docs.json()) as { paths: Record<string, unknown> };
+      const spec = (await docs.json()) as { paths: Record<string, unknown>; info: { description: string } };
       expect(Object.keys(spec.paths)).toEqual(
         expect.arrayContaining(['/api/v2/orders', '/api/v2/orders/{orderId}']),
       );
+      // The error table: every status and the codes it carries.
+      expect(spec.info.description).toContain('| 409 | BYRD409 Request in progress; BYRD201');
+      expect(spec.info.description).toContain('| 429 | BYRD206 Operation blocked by velocity |');
     });
   });
 });

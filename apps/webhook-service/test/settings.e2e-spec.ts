@@ -246,3 +246,39 @@ describe('webhook settings API', () => {
       expect(metrics.body).toContain(`# TYPE ${name}`);
   });
 });
+
+describe('webhook URLs with private networks open (development)', () => {
+  let h: WebhookHarness;
+
+  beforeAll(async () => {
+    h = await WebhookHarness.start({
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,169.254.169.254,fd00::/8',
+    });
+  });
+  afterAll(() => h?.stop());
+
+  it('still refuses every cloud metadata address, even one the allow-list names', async () => {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://100.100.100.200/',
+    ]) {
+      const answer = await h.request('POST', '/api/v1/settings', { url, credentialType: 'api-key' });
+      expect([url, answer.status]).toEqual([url, 400]);
+      expect(answer.body.errors[0]).toEqual({ field: 'url', message: expect.stringContaining('metadata') });
+    }
+    // 169.254.169.254 spelt as one decimal number is not taken as a URL at all.
+    const decimal = await h.request('POST', '/api/v1/settings', {
+      url: 'http://2852039166/',
+      credentialType: 'api-key',
+    });
+    expect(decimal.status).toBe(400);
+    const lan = await h.request('POST', '/api/v1/settings', {
+      url: 'http://10.0.0.8/hooks',
+      credentialType: 'api-key',
+    });
+    expect(lan.status).toBe(201);
+  });
+});

@@ -1,4 +1,10 @@
-import { ALL_RETURN_CODES, describe as describeCode, isReturnCode, RETURN_CODES } from './codes.js';
+import {
+  ALL_RETURN_CODES,
+  describe as describeCode,
+  ERROR_STATUS_CODES,
+  isReturnCode,
+  RETURN_CODES,
+} from './codes.js';
 
 describe('return codes', () => {
   it('describes codes as published', () => {
@@ -16,9 +22,21 @@ describe('return codes', () => {
   });
 
   it('recognises only table codes', () => {
-    expect(ALL_RETURN_CODES).toHaveLength(21);
+    expect(ALL_RETURN_CODES).toHaveLength(22);
     expect(isReturnCode('BYRD200')).toBe(true);
     expect(isReturnCode('BYRD202')).toBe(false);
     expect(isReturnCode('toString')).toBe(false);
+  });
+});
+
+describe('error statuses', () => {
+  it('give every error status the codes its body may carry, each a table code', () => {
+    expect(ERROR_STATUS_CODES[409]).toEqual(['BYRD409', 'BYRD201']);
+    expect(ERROR_STATUS_CODES[429]).toEqual(['BYRD206']);
+    expect(ERROR_STATUS_CODES[422]).toEqual(
+      expect.arrayContaining(['BYRD205', 'BYRD230', 'BYRD231', 'BYRD240', 'BYRD900']),
+    );
+    expect(ERROR_STATUS_CODES[422]).not.toContain('BYRD200');
+    for (const codes of Object.values(ERROR_STATUS_CODES)) expect(codes.every(isReturnCode)).toBe(true);
   });
 });

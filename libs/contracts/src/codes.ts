@@ -47,6 +47,9 @@ export const RETURN_CODES = {
   BYRD294: { description: 'Update failed', status: 'Error', httpStatus: null },
   BYRD299: { description: 'Could not complete', status: 'Error', httpStatus: null },
   BYRD401: { description: 'Unauthorized', status: 'Error', httpStatus: 401 },
+  // Decision (API-FACTS names no code for it): an idempotent request still running, so a client
+  // tells "wait and retry with the same key" from a refusal.
+  BYRD409: { description: 'Request in progress', status: null, httpStatus: 409 },
   BYRD403: { description: 'Forbidden', status: 'Error', httpStatus: 403 },
   BYRD900: { description: 'Invalid input', status: 'Error', httpStatus: 400 },
   BYRD901: { description: 'Resource not found', status: 'Error', httpStatus: 404 },
@@ -83,26 +86,43 @@ export function returnCodeInfo(code: ReturnCode): ReturnCodeInfo {
 }
 
 /**
- * Failures that have an HTTP status but no return code of their own (decision: API-FACTS.md
- * defines none). Their error body carries BYRD900, the code clients already treat as "this
- * request was not accepted as sent", and the `message` tells which case it is.
+ * Every HTTP error status the API answers and the codes its body may carry: the table README's
+ * "Errors" section lists, and what the fuzz tests hold every answer to.
  */
-export const HTTP_ONLY_ERRORS = {
-  /** Same idempotency-key while the first request is still running. */
-  IdempotencyInProgress: {
-    httpStatus: 409,
-    code: 'BYRD900',
-    message: 'A request with this idempotency-key is still being processed',
-  },
-  /** Same idempotency-key with a different body. */
-  IdempotencyKeyReused: {
-    httpStatus: 422,
-    code: 'BYRD900',
-    message: 'This idempotency-key was already used with a different request',
-  },
-  /** Body over the size limit. */
-  PayloadTooLarge: { httpStatus: 413, code: 'BYRD900', message: 'The request body is too large' },
-  /** Rate limit hit; the response also carries `Retry-After`. */
-  RateLimited: { httpStatus: 429, code: 'BYRD900', message: 'Too many requests; retry later' },
-} as const satisfies Record<string, { httpStatus: number; code: ReturnCode; message: string }>;
-export type HttpOnlyError = keyof typeof HTTP_ONLY_ERRORS;
+export const ERROR_STATUS_CODES: Readonly<Record<number, readonly ReturnCode[]>> = {
+  400: ['BYRD900'],
+  401: ['BYRD401'],
+  403: ['BYRD403'],
+  404: ['BYRD901'],
+  // An idempotent request still running; the 3DS SDK's postAuth while the shopper has not answered.
+  409: ['BYRD409', 'BYRD201'],
+  413: ['BYRD900'],
+  // A business rule: its own code, or the outcome code it stands for (BYRD205 already paid, BYRD292
+  // no such method); an idempotency key reused with another body is BYRD900.
+  422: ALL_RETURN_CODES.filter(
+    (c) =>
+      RETURN_CODES[c].httpStatus === 422 ||
+      (RETURN_CODES[c].httpStatus === null && RETURN_CODES[c].status !== 'Success'),
+  ).concat('BYRD900'),
+  // Too many requests from one client: the velocity code, with Retry-After.
+  429: ['BYRD206'],
+  500: ['BYRD999'],
+  502: ['BYRD999'],
+  503: ['BYRD999'],
+  504: ['BYRD999'],
+};
+
+/** The error table as Markdown, for each service's OpenAPI description. */
+export function errorCodesMarkdown(): string {
+  const rows = Object.entries(ERROR_STATUS_CODES).map(
+    ([status, codes]) =>
+      `| ${status} | ${codes.map((c) => `${c} ${RETURN_CODES[c].description}`).join('; ')} |`,
+  );
+  return [
+    'Errors answer `{ code, description, message, errors?, requestId }`; each HTTP status carries one of these codes:',
+    '',
+    '| HTTP | code |',
+    '|---|---|',
+    ...rows,
+  ].join('\n');
+}

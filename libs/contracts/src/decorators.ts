@@ -1,9 +1,17 @@
 // Reusable transform + validation decorators for the request DTOs. Transforms run in
 // plainToInstance (Nest's ValidationPipe with `transform: true`), validators in validate().
 import 'reflect-metadata';
-import { Exclude, Expose, Transform } from 'class-transformer';
-import { IsUrl, MaxLength, ValidateBy, buildMessage, type ValidationOptions } from 'class-validator';
+import { Exclude, Expose, Transform, Type } from 'class-transformer';
+import {
+  IsUrl,
+  MaxLength,
+  ValidateBy,
+  ValidateNested,
+  buildMessage,
+  type ValidationOptions,
+} from 'class-validator';
 import { isOneOf, REQUEST_TRANSACTION_MODES } from './enums.js';
+import { cardNumberPaths } from './card-in-text.js';
 import { tryParseExpiresIn } from './expires-in.js';
 import { isGuid } from './ids.js';
 import { normalizeMbWayPhone } from './phone.js';
@@ -21,6 +29,25 @@ export function composeDecorators(...decorators: PropertyDecorator[]): PropertyD
   return (target, propertyKey) => {
     for (const decorator of decorators) decorator(target, propertyKey);
   };
+}
+
+/**
+ * A nested request object (`Card`, `shopper`). `@ValidateNested` alone lets an array through (it
+ * validates each element), and the handler then reads the array as the object: refuse it first.
+ */
+export function NestedObject(type: () => new () => object): PropertyDecorator {
+  return composeDecorators(
+    // Absent is the business of IsOptional / IsDefined beside it; here only the shape.
+    ValidateBy({
+      name: 'isNestedObject',
+      validator: {
+        validate: (value: unknown) => value == null || (typeof value === 'object' && !Array.isArray(value)),
+        defaultMessage: buildMessage((prefix) => `${prefix}$property must be an object`),
+      },
+    }),
+    ValidateNested(),
+    Type(type),
+  );
 }
 
 const INTEGER_STRING = /^[+-]?\d+$/;
@@ -162,6 +189,27 @@ export function IsCardNumber(options?: ValidationOptions): PropertyDecorator {
       typeof value === 'string' ? value.replace(/\s+/g, '') : value,
     ),
     matches('isCardNumber', /^\d{12,19}$/, 'must be 12 to 19 digits', options),
+  );
+}
+
+/**
+ * Free text (a reference, a cardholder name, an alias, metadata at any depth) must not carry a card
+ * number: it would be stored, logged and published in clear, outside the vault.
+ */
+export function NoCardNumber(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'noCardNumber',
+      validator: {
+        validate: (value: unknown) => cardNumberPaths(value).length === 0,
+        defaultMessage: buildMessage((prefix, args) => {
+          const [inner] = cardNumberPaths(args?.value);
+          const where = inner ? ` (at ${args?.property}.${inner})` : '';
+          return `${prefix}$property must not contain a card number${where}`;
+        }, options),
+      },
+    },
+    options,
   );
 }
 
@@ -324,6 +372,37 @@ export function IsMbWayPhoneNumber(options?: ValidationOptions): PropertyDecorat
       },
       options,
     ),
+  );
+}
+
+/** `""` and `null` as absent: clients (the public .NET one) send them for fields they leave out. */
+function absent(value: unknown): boolean {
+  return value === '' || value == null;
+}
+
+/** An empty string or null reads as the field not sent. */
+export function EmptyIsAbsent(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (absent(value) ? undefined : value));
+}
+
+/** A number (`"storeId": 10`) read as its decimal string; `""` / null as absent. */
+export function NumberAsString(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) =>
+    typeof value === 'number' && Number.isFinite(value) ? String(value) : absent(value) ? undefined : value,
+  );
+}
+
+/**
+ * A webhook setting's credential type when the client sends none (or null, or ""): `basic` when a
+ * username or password comes with it, else `api-key`.
+ */
+export function DefaultCredentialType(): PropertyDecorator {
+  return composeDecorators(
+    Expose(), // decided even when the key is missing
+    Transform(({ value, obj }: { value: unknown; obj: Record<string, unknown> }) => {
+      if (!absent(value)) return value;
+      return !absent(obj.username) || !absent(obj.password) ? 'basic' : 'api-key';
+    }),
   );
 }
 

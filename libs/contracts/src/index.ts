@@ -11,6 +11,7 @@ export * from './phone.js';
 export * from './decorators.js';
 export * from './validate.js';
 export * from './safe-input.js';
+export * from './card-in-text.js';
 
 export * from './events/catalogue.js';
 export * from './events/content.js';

@@ -28,7 +28,10 @@ export class CardStore {
     private readonly fingerprints: CardFingerprint,
   ) {}
 
-  async store(input: CardToStore): Promise<{ token: CardToken; created: boolean }> {
+  async store(stored: CardToStore): Promise<{ token: CardToken; created: boolean }> {
+    // An empty reference is no reference (clients send "" for absent): one token either way, as the
+    // unique index (coalesce(custom_reference, '')) already says.
+    const input = { ...stored, customReference: stored.customReference || null };
     const repository = this.dataSource.getRepository(CardToken);
     const fingerprint = this.fingerprints.of(input.merchantId, input.card.number);
     // A new card is the common case: one statement, which does nothing when the card is known.

@@ -45,7 +45,7 @@ export class RateLimiter implements OnApplicationBootstrap {
     }
   }
 
-  /** Counts the request in each scope; over a limit → 429 BYRD999 with Retry-After. */
+  /** Counts the request in each scope; over a limit → 429 BYRD206 (blocked by velocity) with Retry-After. */
   async check(request: FastifyRequest, scopes: readonly RateLimitScope[]): Promise<void> {
     for (const scope of scopes) {
       const limiter = this.limiters.get(scope);

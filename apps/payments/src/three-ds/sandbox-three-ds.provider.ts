@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CardBrand } from '@byrd/contracts';
 import { sandboxCard } from '../acquirer/sandbox-rules.js';
+import { eciFor } from '@byrd/platform';
 import {
-  eciFor,
   type AuthenticationResult,
   type AuthenticationStart,
   type ThreeDSProvider,

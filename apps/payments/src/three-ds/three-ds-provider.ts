@@ -29,18 +29,3 @@ export interface ThreeDSProvider {
 
 export const THREE_DS_PROVIDER = Symbol('THREE_DS_PROVIDER');
 export const PROTOCOL_VERSION = '2.2.0';
-
-const MASTERCARD_LIKE: readonly CardBrand[] = ['MASTER', 'MAESTRO'];
-
-/** ECI by brand: Visa-style 05/06/07, Mastercard-style 02/01/00 (authenticated/attempted/not). */
-export function eciFor(brand: CardBrand, level: 'authenticated' | 'attempted' | 'none'): string {
-  const mastercard = MASTERCARD_LIKE.includes(brand);
-  switch (level) {
-    case 'authenticated':
-      return mastercard ? '02' : '05';
-    case 'attempted':
-      return mastercard ? '01' : '06';
-    case 'none':
-      return mastercard ? '00' : '07';
-  }
-}

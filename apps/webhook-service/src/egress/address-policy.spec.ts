@@ -1,4 +1,9 @@
-import { classifyAddress, EgressPolicy, invalidAllowListEntries } from './address-policy.js';
+import {
+  classifyAddress,
+  EgressPolicy,
+  isMetadataAddress,
+  invalidAllowListEntries,
+} from './address-policy.js';
 
 describe('egress address policy', () => {
   const strict = new EgressPolicy({ allowedHosts: [], allowPrivateNetworks: false });
@@ -51,6 +56,30 @@ describe('egress address policy', () => {
       expect(dev.refusal(address)).toBeNull();
     for (const address of ['169.254.169.254', 'fe80::1', '0.0.0.0', '224.0.0.1'])
       expect(dev.refusal(address)).not.toBeNull();
+  });
+
+  it('refuses every cloud metadata address in any spelling, whatever the settings open', () => {
+    const open = new EgressPolicy({
+      allowedHosts: ['169.254.0.0/16', '100.64.0.0/10', 'fd00::/8', '168.63.129.16', '192.0.0.0/24'],
+      allowPrivateNetworks: true,
+    });
+    for (const address of [
+      '169.254.169.254',
+      '::ffff:169.254.169.254',
+      '::ffff:a9fe:a9fe',
+      '169.254.170.2',
+      'fd00:ec2::254',
+      'FD00:0EC2:0000:0000:0000:0000:0000:0254',
+      '[fd00:ec2::254]',
+      'fd20:ce::254',
+      '168.63.129.16',
+      '100.100.100.200',
+      '192.0.0.192',
+    ]) {
+      expect([address, isMetadataAddress(address)]).toEqual([address, true]);
+      expect(open.refusal(address)).toMatch(/cloud metadata address/);
+    }
+    expect(open.refusal('169.254.1.1')).toBeNull(); // the allow-listed range itself stays open
   });
 
   it('allows listed hosts by name and listed CIDR ranges by address', () => {

@@ -16,8 +16,27 @@ const RANGE_WORDS: Record<string, string> = {
   ipv4Compatible: 'an IPv4-compatible IPv6 address',
 };
 
-/** Cloud instance metadata endpoints (AWS, GCP, Azure, OpenStack; AWS's IPv6 one). */
-const METADATA_ADDRESSES = new Set(['169.254.169.254', 'fd00:ec2::254']);
+/**
+ * Cloud instance metadata and host endpoints, refused in every mode, even when an allow-list entry
+ * or the private-network flag would open their range: a webhook that reaches one hands the
+ * instance's credentials to whoever chose the URL.
+ */
+const METADATA_ADDRESSES = new Set([
+  '169.254.169.254', // AWS, GCP, Azure, Oracle, DigitalOcean, OpenStack, Hetzner, ...
+  '169.254.170.2', // AWS ECS task metadata and credentials
+  '169.254.170.23', // AWS EKS pod identity agent
+  'fd00:ec2::254', // AWS IMDS over IPv6
+  'fd00:ec2::23', // AWS EKS pod identity over IPv6
+  'fd20:ce::254', // GCP metadata over IPv6
+  '168.63.129.16', // Azure WireServer (host agent)
+  '100.100.100.200', // Alibaba Cloud (inside the carrier-grade NAT range)
+  '192.0.0.192', // Oracle Cloud (legacy)
+]);
+
+/** True for a cloud metadata address, in any of its IPv4 or IPv6 spellings. */
+export function isMetadataAddress(address: string): boolean {
+  return METADATA_ADDRESSES.has(classifyAddress(address).normalized);
+}
 
 export interface AddressClass {
   /** ipaddr.js range name (`unicast` = public), after unwrapping IPv4-mapped IPv6. */
@@ -86,6 +105,7 @@ export class EgressPolicy {
   /** Null when `address` may be connected to, else why not (for an error message). */
   refusal(address: string): string | null {
     const found = classifyAddress(address);
+    if (METADATA_ADDRESSES.has(found.normalized)) return `${found.normalized} is ${found.description}`;
     if (found.range === 'unicast') return null;
     if (this.inAllowedCidr(found.normalized)) return null;
     if (this.options.allowPrivateNetworks && PRIVATE_NETWORK_RANGES.has(found.range)) return null;

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { Inject, Injectable } from '@nestjs/common';
 import type { MerchantMode } from '@byrd/contracts';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
-import { EgressPolicy, isIpLiteral } from './address-policy.js';
+import { EgressPolicy, isIpLiteral, isMetadataAddress } from './address-policy.js';
 
 const lookupAll = promisify(dnsLookup);
 
@@ -60,7 +60,8 @@ export class UrlGuard {
 
   /** For a URL whose host is an IP literal (no lookup happens for those). @throws RefusedUrlError */
   checkLiteral(host: string): void {
-    if (!isIpLiteral(host) || this.policy.hostAllowed(host)) return;
+    if (!isIpLiteral(host)) return;
+    if (this.policy.hostAllowed(host) && !isMetadataAddress(host)) return;
     const refusal = this.policy.refusal(host);
     if (refusal) throw new RefusedUrlError(`is refused: ${refusal}`);
   }
@@ -75,7 +76,8 @@ export class UrlGuard {
       throw new RefusedUrlError(`host ${host} does not resolve (${code})`);
     }
     if (addresses.length === 0) throw new RefusedUrlError(`host ${host} does not resolve`);
-    if (this.policy.hostAllowed(host)) return addresses;
+    if (this.policy.hostAllowed(host) && !addresses.some(({ address }) => isMetadataAddress(address)))
+      return addresses;
     for (const { address } of addresses) {
       const refusal = this.policy.refusal(address);
       if (refusal) throw new RefusedUrlError(`is refused: ${host} resolves to ${refusal}`);

@@ -1,9 +1,8 @@
 // The hosted form's own API (hosted-form-bff, under {checkout_url}/api/v2): what the page in the
 // shopper's browser calls. Every call carries the order's checkout key in the `x-checkout-key`
 // header (never an API key, never in the URL, so it stays out of access logs and Referer headers).
-import { Type } from 'class-transformer';
-import { IsBoolean, IsOptional, ValidateNested } from 'class-validator';
-import { IsOneOf, ToBoolean } from '../decorators.js';
+import { IsBoolean, IsOptional } from 'class-validator';
+import { IsOneOf, NestedObject, ToBoolean } from '../decorators.js';
 import {
   PAYMENT_TYPES,
   type CardBrand,
@@ -63,14 +62,12 @@ export class CheckoutPaymentRequest {
 
   /** Card payments: the card. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => PaymentCardDto)
+  @NestedObject(() => PaymentCardDto)
   card?: PaymentCardDto;
 
   /** MB WAY payments: the shopper's phone. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => MbWayPaymentDto)
+  @NestedObject(() => MbWayPaymentDto)
   mbway?: MbWayPaymentDto;
 
   /** Card payments: store the card for future payments (only when `saveCardOffered`). */

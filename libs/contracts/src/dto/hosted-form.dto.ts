@@ -1,6 +1,6 @@
-import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
-import { IsCssColor, IsGuid, IsHttpUrl, IsOneOf, ToBoolean } from '../decorators.js';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsCssColor, IsGuid, IsHttpUrl, IsOneOf, NestedObject, ToBoolean } from '../decorators.js';
 import { HOSTED_FORM_LOCALES, type HostedFormLocale, PAYMENT_METHODS, type PaymentMethod } from '../enums.js';
 import {
   normalizeHostedFormLocale,
@@ -64,8 +64,7 @@ export class HostedFormConfigs implements HostedFormConfigsInput {
 
   /** Colours; unset ones use the default theme. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => HostedFormTheme)
+  @NestedObject(() => HostedFormTheme)
   theme?: HostedFormTheme;
 
   /** Redirect to `redirectUrl` automatically after paying; default true. */

@@ -1,4 +1,3 @@
-import { Type } from 'class-transformer';
 import {
   ArrayUnique,
   IsArray,
@@ -11,7 +10,6 @@ import {
   Matches,
   MaxLength,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
 import {
@@ -21,6 +19,8 @@ import {
   IsHttpUrl,
   IsIsoAmount,
   IsOneOf,
+  NestedObject,
+  NoCardNumber,
   ToBoolean,
   Trim,
 } from '../decorators.js';
@@ -137,14 +137,12 @@ export class TokenOptionsDto implements TokenOptions {
 export class PaymentOptionsDto implements PaymentOptions {
   /** Card options. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => CardOptionsDto)
+  @NestedObject(() => CardOptionsDto)
   cardOptions?: CardOptionsDto;
 
   /** Tokenization offer. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => TokenOptionsDto)
+  @NestedObject(() => TokenOptionsDto)
   tokenOptions?: TokenOptionsDto;
 
   /** Methods the hosted form offers. */
@@ -179,6 +177,7 @@ export class CreateOrderRequest {
   @IsOptional()
   @IsString()
   @MaxLength(255)
+  @NoCardNumber()
   orderRef?: string;
 
   /** "hh:mm:ss" or minutes; default 15 minutes, at most 30 days. */
@@ -188,25 +187,23 @@ export class CreateOrderRequest {
 
   /** Shopper details. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => ShopperDto)
+  @NestedObject(() => ShopperDto)
   shopper?: ShopperDto;
 
   /** Redirect and culture. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => OrderOptionsDto)
+  @NestedObject(() => OrderOptionsDto)
   orderOptions?: OrderOptionsDto;
 
   /** Pre-auth, tokenization and allowed methods. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => PaymentOptionsDto)
+  @NestedObject(() => PaymentOptionsDto)
   paymentOptions?: PaymentOptionsDto;
 
   /** Free caller data, echoed back. */
   @IsOptional()
   @IsObject()
+  @NoCardNumber()
   metadata?: Record<string, unknown>;
 }
 

@@ -62,6 +62,14 @@ describe('CreatePaymentRequest', () => {
     expect(fieldsOf({ ...cardPayment, card: 'nope' })).toEqual(['card']);
   });
 
+  it('refuses a nested object sent as an array or a scalar, naming it', () => {
+    for (const wrong of [[], [card], 'card', 5]) {
+      const result = validateDto(CreatePaymentRequest, { ...cardPayment, card: wrong });
+      expect(result.ok ? [] : result.errors.map((e) => e.field)).toEqual(['card']);
+      expect(result.ok ? '' : result.errors[0].message).toContain('card must be an object');
+    }
+  });
+
   it('validates type, transaction mode and ids', () => {
     expect(fieldsOf({ ...cardPayment, type: 'paypal' })).toEqual(['type']);
     expect(fieldsOf({ ...cardPayment, transactionMode: 'None' })).toEqual(['transactionMode']);

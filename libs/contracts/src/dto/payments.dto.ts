@@ -1,13 +1,4 @@
-import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsDefined,
-  IsOptional,
-  IsString,
-  MaxLength,
-  ValidateIf,
-  ValidateNested,
-} from 'class-validator';
+import { IsBoolean, IsDefined, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
 import {
   ExclusiveWith,
@@ -23,6 +14,8 @@ import {
   IsMbWayPhoneNumber,
   IsOneOf,
   IsRequestTransactionMode,
+  NestedObject,
+  NoCardNumber,
   OnlyWhen,
   ToBoolean,
   Trim,
@@ -61,6 +54,7 @@ export class PaymentCardDto {
   @IsString()
   @Trim()
   @MaxLength(100)
+  @NoCardNumber()
   holder?: string;
 }
 
@@ -104,6 +98,7 @@ export class CreatePaymentRequest {
   @IsOptional()
   @IsString()
   @MaxLength(255)
+  @NoCardNumber()
   orderRef?: string;
 
   /** Where the shopper returns after 3DS. */
@@ -116,8 +111,7 @@ export class CreatePaymentRequest {
    * and waits for `POST /api/v2/payment/{transactionId}/pay` (two-step payment).
    */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => PaymentCardDto)
+  @NestedObject(() => PaymentCardDto)
   @ForbiddenWhen('type', ASYNC_PAYMENT_TYPES)
   card?: PaymentCardDto;
 
@@ -137,8 +131,7 @@ export class CreatePaymentRequest {
   /** MB WAY details; required for type `mbway`, refused on other types. */
   @ValidateIf((payment: CreatePaymentRequest) => payment.type === PaymentType.MbWay || payment.mbway != null)
   @IsDefined({ message: 'mbway.phoneNumber is required for type mbway' })
-  @ValidateNested()
-  @Type(() => MbWayPaymentDto)
+  @NestedObject(() => MbWayPaymentDto)
   @OnlyWhen('type', PaymentType.MbWay)
   mbway?: MbWayPaymentDto;
 
@@ -169,8 +162,7 @@ export class CreatePaymentQuery {
 export class CompletePaymentRequest {
   /** Card details, unless `tokenId` is sent. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => PaymentCardDto)
+  @NestedObject(() => PaymentCardDto)
   card?: PaymentCardDto;
 
   /** Stored card instead of `card`. */

@@ -1,17 +1,8 @@
 // Bodies of the 3DS browser SDK protocol ({threeds_url}/api/v2/{id}/preAuth, /api/v1/{id}/auth,
 // /api/v2/{id}/postAuth) and of the EMV messages the SDK form-posts.
-import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsDefined,
-  IsInt,
-  IsOptional,
-  IsString,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
+import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
-import { IsOneOf, ToBoolean, ToInteger } from '../decorators.js';
+import { IsOneOf, NestedObject, ToBoolean, ToInteger } from '../decorators.js';
 import type { ThreeDSecureStatus, TransactionStatus, TransStatus, VerificationMethod } from '../enums.js';
 
 /** Browser data the issuer's risk analysis uses (EMV "browser information"). */
@@ -136,26 +127,22 @@ export class ThreeDSAddressDto {
 export class ThreeDSPreAuthRequest {
   /** Cardholder. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => ThreeDSCustomerDto)
+  @NestedObject(() => ThreeDSCustomerDto)
   customer?: ThreeDSCustomerDto;
 
   /** Billing address. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => ThreeDSAddressDto)
+  @NestedObject(() => ThreeDSAddressDto)
   billingAddress?: ThreeDSAddressDto;
 
   /** Shipping address. */
   @IsOptional()
-  @ValidateNested()
-  @Type(() => ThreeDSAddressDto)
+  @NestedObject(() => ThreeDSAddressDto)
   shippingAddress?: ThreeDSAddressDto;
 
   /** Browser data. */
   @IsDefined({ message: 'browser is required' })
-  @ValidateNested()
-  @Type(() => BrowserInfoDto)
+  @NestedObject(() => BrowserInfoDto)
   browser: BrowserInfoDto;
 }
 

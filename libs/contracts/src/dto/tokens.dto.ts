@@ -1,5 +1,4 @@
-import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsDefined, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
 import {
   IsCardExpiration,
@@ -8,6 +7,8 @@ import {
   IsHttpUrl,
   IsOneOf,
   IsRequestTransactionMode,
+  NestedObject,
+  NoCardNumber,
   ToBoolean,
   Trim,
 } from '../decorators.js';
@@ -34,6 +35,7 @@ export class TokenCardDto {
   @IsString()
   @Trim()
   @MaxLength(100)
+  @NoCardNumber()
   holder?: string;
 
   /** 3DS authentication value (CAVV/AAV). */
@@ -77,12 +79,14 @@ export class CreateTokenRequest {
   @IsOptional()
   @IsString()
   @MaxLength(255)
+  @NoCardNumber()
   CustomReference?: string;
 
   /** Alias of the token, usually chosen by the customer. */
   @IsOptional()
   @IsString()
   @MaxLength(255)
+  @NoCardNumber()
   Alias?: string;
 
   /** Where the shopper lands after 3DS verification. */
@@ -92,8 +96,7 @@ export class CreateTokenRequest {
 
   /** Card details. */
   @IsDefined({ message: 'Card is required' })
-  @ValidateNested()
-  @Type(() => TokenCardDto)
+  @NestedObject(() => TokenCardDto)
   Card: TokenCardDto;
 
   /** Credential-on-file mode (top level; `Card.transactionMode` is accepted too). */

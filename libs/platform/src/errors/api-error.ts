@@ -71,8 +71,9 @@ function defaultCode(kind: ErrorKind): ReturnCode {
   switch (kind) {
     case ErrorKind.InvalidInput:
     case ErrorKind.PayloadTooLarge:
-    case ErrorKind.Conflict:
       return 'BYRD900';
+    case ErrorKind.Conflict:
+      return 'BYRD409';
     case ErrorKind.Unauthorized:
       return 'BYRD401';
     case ErrorKind.Forbidden:
@@ -82,6 +83,7 @@ function defaultCode(kind: ErrorKind): ReturnCode {
     case ErrorKind.BusinessRule:
       return 'BYRD299';
     case ErrorKind.RateLimited:
+      return 'BYRD206';
     case ErrorKind.Unavailable:
     case ErrorKind.Internal:
       return 'BYRD999';
@@ -132,6 +134,10 @@ export function kindOfCode(code: ReturnCode): ErrorKind {
       return ErrorKind.Forbidden;
     case 'BYRD901':
       return ErrorKind.NotFound;
+    case 'BYRD409':
+      return ErrorKind.Conflict;
+    case 'BYRD206':
+      return ErrorKind.RateLimited;
     case 'BYRD999':
       return ErrorKind.Internal;
     default:

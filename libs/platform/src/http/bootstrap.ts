@@ -1,13 +1,15 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { Logger } from 'nestjs-pino';
+import { errorCodesMarkdown } from '@byrd/contracts';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
+import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
@@ -28,12 +30,15 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     // While closing, still serve requests on open connections (answered with Connection: close)
     // instead of Fastify's bare 503: a rolling deploy must not fail a request it already accepted.
     return503OnClosing: false,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: answerFrameworkError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module as never, adapter, {
     bufferLogs: true,
     abortOnError: false,
   });
   app.useLogger(app.get(Logger));
+  acceptEmptyJsonBodies(app);
   // Every answer names its request, so a merchant can quote it to support.
   app
     .getHttpAdapter()
@@ -47,7 +52,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     app,
     new DocumentBuilder()
       .setTitle(`${options.serviceName} API`)
-      .setDescription(options.description)
+      .setDescription(`${options.description}\n\n${errorCodesMarkdown()}`)
       .setVersion(options.version ?? '2.0')
       .addApiKey({ type: 'apiKey', name: 'x-api-key', in: 'header' }, 'api-key')
       .addSecurityRequirements('api-key')
@@ -55,6 +60,24 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   );
   SwaggerModule.setup('docs', app, withDtoSchemas(document), { jsonDocumentUrl: 'docs/json' });
   return app;
+}
+
+/**
+ * `Content-Type: application/json` with no body (WooCommerce's DELETE of a webhook setting, a
+ * release sent without an amount) is `{}`, not Fastify's 400 "Body cannot be empty". Anything else
+ * goes to Fastify's own parser: its body limit, its 400 for malformed JSON and its refusal of
+ * `__proto__` / `constructor.prototype` keys stay as they are.
+ */
+function acceptEmptyJsonBodies(app: NestFastifyApplication): void {
+  const parseJson = app.getHttpAdapter().getInstance().getDefaultJsonParser('error', 'error');
+  app.useBodyParser<Server>('application/json', { bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
+    const text = body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, {});
+      return;
+    }
+    void parseJson(request, text, done);
+  });
 }
 
 /**

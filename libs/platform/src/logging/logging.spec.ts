@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { REDACT_PATHS } from './logging.js';
+import { QueryFailedError } from 'typeorm';
+import { REDACT_PATHS, serializeError } from './logging.js';
 
 describe('log redaction', () => {
   it('never writes a card number, a CVV or an API key, wherever they sit', () => {
@@ -23,5 +24,26 @@ describe('log redaction', () => {
     expect(output).not.toMatch(/"cvv":"\d+"/);
     expect(output).not.toContain('6f1c2d4e-0000-4000-8000-000000000001');
     expect(output).toContain('[REDACTED]');
+  });
+});
+
+describe('error serialisation', () => {
+  it("logs a failed SQL statement without its parameters or PostgreSQL's quoted values", () => {
+    const driverError = Object.assign(new Error('duplicate key value violates unique constraint "u"'), {
+      code: '23505',
+      constraint: 'u',
+      table: 'orders',
+      detail: 'Key (email)=(ana@example.com) already exists.',
+    });
+    (driverError as unknown as { self: unknown }).self = driverError; // pg errors can be circular
+    const error = new QueryFailedError(
+      'INSERT INTO orders (email) VALUES ($1)',
+      ['ana@example.com'],
+      driverError,
+    );
+    const logged = JSON.stringify(serializeError(error));
+    expect(logged).not.toContain('ana@example.com');
+    expect(logged).toContain('INSERT INTO orders');
+    expect(JSON.parse(logged)).toMatchObject({ code: '23505', constraint: 'u', table: 'orders' });
   });
 });

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
-import type { DestinationStream } from 'pino';
+import { stdSerializers, type DestinationStream } from 'pino';
 
 /**
  * Card data must never reach a log line (PCI DSS req. 3): any property named like a card, a PAN or
@@ -29,6 +29,29 @@ export function requestIdOf(req: IncomingMessage): string {
   const id = candidate && REQUEST_ID_PATTERN.test(candidate) ? candidate : randomUUID();
   req.headers['x-request-id'] = id;
   return id;
+}
+
+/**
+ * Errors as pino writes them, except a failed SQL statement (TypeORM's QueryFailedError copies the
+ * driver's error onto itself): only what names the fault is kept (the statement, the code, the
+ * constraint, table and column), never its `parameters` nor PostgreSQL's `detail`, which quotes the
+ * offending values ("Key (email)=(...)"), and none of the driver's circular references (logged
+ * before as "[unable to serialize, circular reference]").
+ */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  if (!('query' in error && 'driverError' in error)) return stdSerializers.err(error);
+  const failed = error as Error & Record<string, unknown>;
+  return {
+    type: error.constructor.name,
+    message: error.message,
+    stack: error.stack,
+    query: failed.query,
+    code: failed.code,
+    constraint: failed.constraint,
+    table: failed.table,
+    column: failed.column,
+  };
 }
 
 let testDestination: DestinationStream | undefined;
@@ -68,6 +91,7 @@ export function loggerParams(serviceName: string, level: string, format: 'json' 
     // On every line through the root logger's bindings: no extra child logger per request.
     base: { pid: process.pid, hostname: hostname(), service: serviceName },
     serializers: {
+      err: serializeError,
       req: (req: { id: string; method: string; url: string }) => ({
         id: req.id,
         method: req.method,

@@ -1,0 +1,46 @@
+import { cardNumberPaths, containsCardNumber } from './card-in-text.js';
+import { validateDto } from './validate.js';
+import { CreateOrderRequest } from './dto/orders.dto.js';
+import { CreateTokenRequest } from './dto/tokens.dto.js';
+
+describe('card numbers in free text', () => {
+  it.each([
+    '4111111111111111',
+    'order 4111 1111 1111 1111 please',
+    'card:5500-0000-0000-0004',
+    '378282246310005',
+  ])('finds one in %p', (text) => expect(containsCardNumber(text)).toBe(true));
+
+  it.each([
+    'ORDER-2026-000123',
+    '4111111111111112', // fails Luhn
+    '12345678901234567890123', // a longer run is some other number
+    '2026112400000001',
+    '+351 910 000 000',
+    '',
+  ])('leaves %p alone', (text) => expect(containsCardNumber(text)).toBe(false));
+
+  it('names where in nested data it sits', () => {
+    expect(cardNumberPaths({ note: 'ok', basket: [{ memo: 'pay with 4111111111111111' }] })).toEqual([
+      'basket.0.memo',
+    ]);
+  });
+
+  it('refuses it in an order reference or metadata, and in a token alias, naming the field', () => {
+    const order = validateDto(CreateOrderRequest, {
+      isoAmount: 1000,
+      currency: 'EUR',
+      orderRef: '4111 1111 1111 1111',
+      metadata: { customer: { note: '5500000000000004' } },
+    });
+    expect(order.ok ? [] : order.errors).toEqual([
+      { field: 'orderRef', message: 'orderRef must not contain a card number' },
+      { field: 'metadata', message: 'metadata must not contain a card number (at metadata.customer.note)' },
+    ]);
+    const token = validateDto(CreateTokenRequest, {
+      Alias: 'my 4111111111111111',
+      Card: { number: '4111111111111111', expiration: '12/30', cvv: '123' },
+    });
+    expect(token.ok ? [] : token.errors.map((e) => e.field)).toEqual(['Alias']);
+  });
+});

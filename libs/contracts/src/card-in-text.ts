@@ -1,0 +1,28 @@
+import validator from 'validator';
+
+/**
+ * A run of 13 to 19 digits, grouped or not by single spaces or dashes ("4111 1111 1111 1111"),
+ * standing alone: a longer run of digits is some other number.
+ */
+const DIGIT_RUN = /(?<![\d])\d(?:[ -]?\d){12,18}(?![ -]?\d)/g;
+
+/**
+ * True when free text holds what looks like a card number: a digit run that has a card network's
+ * shape and passes the Luhn check (validator.js isCreditCard). Card data typed into a reference, a
+ * name or metadata would otherwise be stored and published in clear, out of the vault's reach.
+ */
+export function containsCardNumber(text: string): boolean {
+  for (const [run] of text.matchAll(DIGIT_RUN)) {
+    if (validator.isCreditCard(run.replace(/[ -]/g, ''))) return true;
+  }
+  return false;
+}
+
+/** The dotted paths of every string inside a JSON value that holds a card number ('' for the value itself). */
+export function cardNumberPaths(value: unknown, path = ''): string[] {
+  if (typeof value === 'string') return containsCardNumber(value) ? [path] : [];
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, child]) =>
+    cardNumberPaths(child, path ? `${path}.${key}` : key),
+  );
+}
