@@ -2,3 +2,4 @@ export * from './test-environment.js';
 export * from './service-process.js';
 export * from './http.js';
 export * from './card-data.js';
+export * from './edge.js';
