@@ -195,7 +195,11 @@ export async function completeChallenge(
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    }).then(async (r) => {
+      const json = (await r.json()) as any;
+      // 2xx answers are `{ data }`, as the public 3DS SDK reads them.
+      return { status: r.status, body: r.ok ? json.data : json };
+    });
   const form = (url: string, fields: Record<string, string>) =>
     fetch(url, {
       method: 'POST',

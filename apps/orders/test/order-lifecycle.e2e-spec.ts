@@ -77,7 +77,7 @@ describe('order lifecycle', () => {
     expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.temporaryfailed']);
   });
 
-  it('pre-auth → pending, capture → paid, partial refund keeps paid, full refund → refunded', async () => {
+  it('pre-auth → pending, capture → paid, partial refund keeps paid (order.partialrefunded), full refund → refunded', async () => {
     const { body: order } = await h.createOrder({ amount: '40.00' });
     const preauth = randomUUID();
     const capture = randomUUID();
@@ -117,6 +117,7 @@ describe('order lifecycle', () => {
       'order.created',
       'order.pending',
       'order.paid',
+      'order.partialrefunded', // the 15.00 refund left the order paid
       'order.refunded',
     ]);
   });

@@ -11,7 +11,9 @@ export async function authenticateWithSdk(base: string, id: string, otp = '1234'
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    return { status: response.status, body: (await response.json()) as any };
+    const json = (await response.json()) as any;
+    // 2xx answers are `{ data }`, as the public 3DS SDK reads them.
+    return { status: response.status, body: response.ok ? json.data : json };
   };
   const form = async (url: string, fields: Record<string, string>) => {
     const response = await fetch(url, {

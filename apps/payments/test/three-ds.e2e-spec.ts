@@ -35,9 +35,13 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
   });
   afterAll(() => h?.stop());
 
-  /** A browser call: no API key. */
-  const api = (path: string, body?: unknown) =>
-    h.request('POST', `/3ds/api${path}`, body ?? {}, { 'x-api-key': '' });
+  /** A browser call: no API key. A 2xx answer must be `{ data }` (what the public SDK reads): unwrapped here. */
+  const api = async (path: string, body?: unknown) => {
+    const answer = await h.request('POST', `/3ds/api${path}`, body ?? {}, { 'x-api-key': '' });
+    if (answer.status >= 300) return answer;
+    expect(Object.keys(answer.body)).toEqual(['data']);
+    return { ...answer, body: answer.body.data };
+  };
 
   async function form(url: string, fields: Record<string, string>): Promise<Page> {
     const response = await fetch(url, {

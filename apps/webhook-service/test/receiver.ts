@@ -2,6 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 
 export interface Received {
   headers: IncomingHttpHeaders;
+  /** Header names and values as they were on the wire (names keep their casing). */
+  rawHeaders: string[];
   body: string;
   json: any;
   at: number;
@@ -45,6 +47,7 @@ export class Receiver {
         }
         const request: Received = {
           headers: req.headers,
+          rawHeaders: req.rawHeaders,
           body,
           json,
           at: performance.now(),

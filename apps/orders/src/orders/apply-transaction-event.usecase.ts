@@ -16,6 +16,7 @@ import { OrderEventRecorder } from './order-events.js';
 import {
   deriveOrderStatus,
   eventForTransition,
+  partialEvent,
   keepsPaymentLock,
   mergeTransactionStatus,
   sumOf,
@@ -113,6 +114,9 @@ export class ApplyTransactionEvent {
 
     const change = eventForTransition(before, order.status);
     if (change) await this.events.record(manager, order, change, envelope.paymentMethod);
+    const newlySucceeded = status === 'Success' && known?.status !== 'Success';
+    const partial = newlySucceeded ? partialEvent(operationType, order, all) : null;
+    if (partial) await this.events.record(manager, order, partial, envelope.paymentMethod);
     if (status === 'TemporaryFailed')
       await this.events.record(manager, order, OrderEvents.TemporaryFailed, envelope.paymentMethod);
   }

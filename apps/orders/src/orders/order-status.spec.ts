@@ -3,6 +3,7 @@ import {
   eventForTransition,
   keepsPaymentLock,
   mergeTransactionStatus,
+  partialEvent,
   type TransactionFact,
 } from './order-status.js';
 
@@ -95,5 +96,31 @@ describe('eventForTransition', () => {
       expect(keepsPaymentLock(status)).toBe(true);
     for (const status of ['Denied', 'Error', 'Canceled'] as const)
       expect(keepsPaymentLock(status)).toBe(false);
+  });
+});
+
+describe('partialEvent', () => {
+  const order = (status: 'paid' | 'refunded' | 'pending') => ({ isoAmount: 1000, status });
+
+  it('announces a capture that takes less than the order, and none once captures cover it', () => {
+    const part = [tx('PreAuth', 'Success'), tx('Capture', 'Success', 400)];
+    expect(partialEvent('Capture', order('paid'), part)).toBe('order.partialpaid');
+    const whole = [...part, tx('Capture', 'Success', 600)];
+    expect(partialEvent('Capture', order('paid'), whole)).toBeNull();
+  });
+
+  it('announces a refund that leaves the order paid, and none for the one that refunds it all', () => {
+    const paid = [tx('Payment', 'Success', 1000)];
+    expect(partialEvent('Refund', order('paid'), [...paid, tx('Refund', 'Success', 300)])).toBe(
+      'order.partialrefunded',
+    );
+    const all = [...paid, tx('Refund', 'Success', 300), tx('Refund', 'Success', 700)];
+    expect(partialEvent('Refund', order('refunded'), all)).toBeNull();
+  });
+
+  it('has nothing to say of payments, pre-authorisations or releases', () => {
+    const paid = [tx('Payment', 'Success', 400)];
+    expect(partialEvent('Payment', order('paid'), paid)).toBeNull();
+    expect(partialEvent('PreAuth', order('pending'), [tx('PreAuth', 'Success')])).toBeNull();
   });
 });

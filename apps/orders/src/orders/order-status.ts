@@ -94,3 +94,22 @@ export function eventForTransition(from: OrderStatus, to: OrderStatus): OrderEve
       return null; // every attempt failed: the order is payable again, nothing to announce
   }
 }
+
+/**
+ * The order-level "in part" event a newly successful transaction calls for: a capture that leaves
+ * the order's amount not yet taken (order.partialpaid), a refund that gives back less than was
+ * taken (order.partialrefunded; a full one is order.refunded).
+ */
+export function partialEvent(
+  operationType: OperationType,
+  order: { isoAmount: number; status: OrderStatus },
+  transactions: TransactionFact[],
+): OrderEventName | null {
+  const paid = sumOf(transactions, ['Payment', 'Capture'], 'Success');
+  if (operationType === 'Capture' && paid < order.isoAmount) return OrderEvents.PartialPaid;
+  if (operationType === 'Refund' && order.status === 'paid') {
+    const refunded = sumOf(transactions, ['Refund'], 'Success');
+    if (refunded > 0 && refunded < paid) return OrderEvents.PartialRefunded;
+  }
+  return null;
+}

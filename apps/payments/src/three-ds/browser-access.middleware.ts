@@ -21,11 +21,8 @@ export class BrowserAccessMiddleware implements NestMiddleware {
       res.end();
       return;
     }
-    // The public SDK posts auth and postAuth with `content-type: application/json` and no body,
-    // which the JSON parser refuses (400); without the header the request is simply bodiless.
-    if (req.headers['content-length'] === '0' && req.headers['transfer-encoding'] === undefined) {
-      delete req.headers['content-type'];
-    }
+    // The public SDK posts auth and postAuth with `content-type: application/json` and no body:
+    // the platform's JSON parser reads that as {}.
     next();
   }
 }

@@ -57,13 +57,20 @@ export class BrowserAuthentication {
     return presentAuth(session, challenge ? this.provider.acsUrls(this.links.base).challengeUrl : '');
   }
 
-  /** The outcome, once there is one: 409 while the shopper has not answered the challenge. */
+  /**
+   * The outcome, once there is one: 409 while the shopper has not answered the challenge, and while
+   * the payment it allowed is still at the acquirer (committed before the call: write-ahead), so
+   * the SDK keeps polling instead of reading an unsettled payment as failed.
+   */
   async postAuth(id: string): Promise<ThreeDSPostAuthResponse> {
     const { session, transaction } = await this.sessions.current(id);
     if (session.status === 'Created') {
       throw new ApiError(ErrorKind.Conflict, 'The shopper has not answered the 3DS challenge yet', {
         code: 'BYRD201',
       });
+    }
+    if (transaction.status === 'Created' || transaction.status === 'Processing') {
+      throw new ApiError(ErrorKind.Conflict, 'The payment is being processed', { code: 'BYRD201' });
     }
     return presentPostAuth(session, transaction);
   }

@@ -20,9 +20,11 @@ export function deliveryHeaders(job: DeliveryJob, body: string, at: Date): Recor
     'webhook-timestamp': String(Math.floor(at.getTime() / 1_000)),
     'webhook-signature': new Webhook(job.signingSecret).sign(job.webhookId, at, body),
   };
-  if (job.credentialType === CredentialType.ApiKey && job.apiKey) headers['x-api-key'] = job.apiKey;
+  // Spelt as PHP receivers look them up: getallheaders() keeps the casing on the wire, and the
+  // WooCommerce plugin reads $headers['X-Api-Key'] (a lowercase name answered 401 forever).
+  if (job.credentialType === CredentialType.ApiKey && job.apiKey) headers['X-Api-Key'] = job.apiKey;
   if (job.credentialType === CredentialType.Basic && job.username !== null && job.password !== null)
-    headers.authorization = `Basic ${Buffer.from(`${job.username}:${job.password}`).toString('base64')}`;
+    headers.Authorization = `Basic ${Buffer.from(`${job.username}:${job.password}`).toString('base64')}`;
   return headers;
 }
 
@@ -90,7 +92,12 @@ export class DeliverWebhook {
     const retryDelayMs = succeeded
       ? null
       : nextRetryDelayMs(
-          { number, statusCode: result.statusCode, retryAfter: result.retryAfter },
+          {
+            number,
+            statusCode: result.statusCode,
+            retryAfter: result.retryAfter,
+            retryOn4xx: job.retryOn4xx,
+          },
           this.config.WEBHOOK_RETRY_UNIT_MS,
         );
     const status = succeeded ? 'succeeded' : retryDelayMs === null ? 'failed' : 'pending';
@@ -102,7 +109,7 @@ export class DeliverWebhook {
     if (status === 'succeeded') this.delivered(job);
     if (status === 'failed') {
       this.metrics.deliveries.inc({ outcome: 'failed' });
-      this.logger.warn(`Webhook ${job.webhookId} failed after ${MAX_ATTEMPTS} attempts`);
+      this.logger.warn(`Webhook ${job.webhookId} failed after ${number} of ${MAX_ATTEMPTS} attempts`);
     }
   }
 

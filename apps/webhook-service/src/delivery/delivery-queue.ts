@@ -28,6 +28,8 @@ export interface DeliveryJob {
   username: string | null;
   password: string | null;
   signingSecret: string;
+  /** The setting's retryOn4xx. */
+  retryOn4xx: boolean;
   /** Why the credential or secret could not be opened (a key missing from WEBHOOK_SECRETS_KEYS). */
   secretsError?: string;
 }
@@ -65,11 +67,12 @@ type JobRow = {
   username: string | null;
   password: string | null;
   signing_secret: string;
+  retry_on_4xx: boolean;
 };
 
 const JOB_COLUMNS = `
   w.settings_id, w.event, w.payment_method, w.content, w.created_at, w.occurred_at, w.attempt_count,
-  s.credential_type, s.api_key, s.username, s.password, s.signing_secret`;
+  s.credential_type, s.api_key, s.username, s.password, s.signing_secret, s.retry_on_4xx`;
 
 /** Due for an attempt and held by no worker (a lease ends when its worker died mid-delivery). */
 const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
@@ -333,5 +336,6 @@ function toJob(row: JobRow): DeliveryJob {
     username: row.username,
     password: row.password,
     signingSecret: row.signing_secret,
+    retryOn4xx: row.retry_on_4xx,
   };
 }

@@ -27,7 +27,12 @@ export interface FailedAttempt {
   statusCode: number | null;
   /** Receiver's `Retry-After` header. */
   retryAfter: string | null;
+  /** The setting's retryOn4xx: false ends the webhook at a 4xx other than 408 / 429. */
+  retryOn4xx?: boolean;
 }
+
+/** A 4xx the receiver may get over (a timeout, a rate limit), retried even when 4xx are not. */
+const TRANSIENT_4XX = new Set([408, 429]);
 
 /**
  * Milliseconds to wait before the next scheduled attempt, or null when the last one has been made
@@ -36,6 +41,8 @@ export interface FailedAttempt {
  */
 export function nextRetryDelayMs(failed: FailedAttempt, unitMs: number, now = Date.now()): number | null {
   if (failed.number >= MAX_ATTEMPTS) return null;
+  const refused = failed.statusCode !== null && failed.statusCode >= 400 && failed.statusCode < 500;
+  if (refused && failed.retryOn4xx === false && !TRANSIENT_4XX.has(failed.statusCode!)) return null;
   let delay = scheduledDelayMs(failed.number, unitMs);
   if (failed.statusCode === 429) delay *= 2;
   const asked = parseRetryAfter(failed.retryAfter, now);

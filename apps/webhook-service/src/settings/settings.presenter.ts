@@ -14,6 +14,7 @@ export function presentSettings(row: WebhookSettingsRow, withSecret = false): We
     paymentMethods: row.paymentMethods,
     credential: presentCredential(row),
     storeId: row.storeId,
+    retryOn4xx: row.retryOn4xx,
     createdAt: row.createdAt.toISOString(),
     ...(withSecret ? { signingSecret: row.signingSecret } : {}),
   };

@@ -49,6 +49,7 @@ export class CreateSettings {
       events: request.events ?? [],
       paymentMethods: request.paymentMethods ?? [],
       storeId: request.storeId ?? null,
+      retryOn4xx: request.retryOn4xx ?? true,
       createdAt: new Date(),
       deletedAt: null,
     });

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { CredentialType, EventName, MerchantMode, PaymentMethod } from '@byrd/contracts';
+import type { CredentialType, MerchantMode, PaymentMethod, SubscribableEventName } from '@byrd/contracts';
 
 /** A merchant's subscription: where to deliver which events, with which credential and secret. */
 @Entity({ name: 'webhook_settings' })
@@ -34,11 +34,15 @@ export class WebhookSettingsRow {
 
   /** Empty = every event. */
   @Column({ type: 'text', array: true })
-  events: EventName[];
+  events: SubscribableEventName[];
 
   /** Empty = every payment method. */
   @Column({ name: 'payment_methods', type: 'text', array: true })
   paymentMethods: PaymentMethod[];
+
+  /** False: a 4xx answer (but 408 and 429) ends the webhook as failed instead of retrying it. */
+  @Column({ name: 'retry_on_4xx', type: 'boolean' })
+  retryOn4xx: boolean;
 
   @Column({ name: 'store_id', type: 'text', nullable: true })
   storeId: string | null;

@@ -27,7 +27,10 @@ export function presentAttempt(
     paymentMethod: webhook.paymentMethod,
     content: JSON.parse(attempt.requestBody) as WebhookDelivery,
     createdAt: attempt.createdAt.toISOString(),
-    response: { statusCode: attempt.statusCode, content: attempt.responseBody },
+    // No answer (a timeout, a refused connection): no response at all, rather than a null status
+    // the .NET client's non-nullable HttpStatusCode cannot read; `error` says what happened.
+    response:
+      attempt.statusCode === null ? null : { statusCode: attempt.statusCode, content: attempt.responseBody },
     settings: { url: attempt.url, credential: presentCredential(settings) },
     kind: attempt.kind,
     succeeded: attempt.succeeded,

@@ -3,6 +3,7 @@ import {
   ArrayNotEmpty,
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsDefined,
   IsOptional,
   IsString,
@@ -10,29 +11,50 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
-import { FromAlias, IsGuid, IsHttpUrl, IsOneOf, OnlyWhen } from '../decorators.js';
+import {
+  DefaultCredentialType,
+  EmptyIsAbsent,
+  FromAlias,
+  IsGuid,
+  IsHttpUrl,
+  IsOneOf,
+  NumberAsString,
+  OnlyWhen,
+} from '../decorators.js';
 import { CREDENTIAL_TYPES, CredentialType, PAYMENT_METHODS, type PaymentMethod } from '../enums.js';
-import { ALL_EVENT_NAMES, type EventName } from '../events/catalogue.js';
+import {
+  SUBSCRIBABLE_EVENT_NAMES,
+  type EventName,
+  type TransactionEventKind,
+  type TransactionEventOutcome,
+} from '../events/catalogue.js';
 import type { PublicEventContentOf } from '../events/content.js';
 import type { DataEnvelope } from './common.dto.js';
+
+/** An event a setting may list: one the platform sends, or one of the accepted-but-never-sent names. */
+export type SubscribableEventName = EventName | `order.${TransactionEventKind}.${TransactionEventOutcome}`;
 
 /** Most ids one resend request may carry. */
 export const MAX_RESEND_IDS = 100;
 
 /**
  * `POST /api/v1/settings` body. Missing credentials are generated: an API key for
- * `api-key`, a username and password for `basic`.
+ * `api-key`, a username and password for `basic`. As the public .NET client sends them, `""` and
+ * null mean absent, a missing credentialType is `basic` with a username/password and `api-key`
+ * otherwise, and storeId may be a number.
  */
 export class CreateWebhookSettingsRequest {
   /** Address that receives deliveries. */
   @IsHttpUrl()
   url: string;
 
-  /** `api-key` or `basic`. */
+  /** `api-key` or `basic`; absent: `basic` when a username/password is sent, else `api-key`. */
+  @DefaultCredentialType()
   @IsOneOf(CREDENTIAL_TYPES)
   credentialType: CredentialType;
 
   /** Key sent as `x-api-key`; only with `api-key`. */
+  @EmptyIsAbsent()
   @IsOptional()
   @IsString()
   @MinLength(8)
@@ -41,6 +63,7 @@ export class CreateWebhookSettingsRequest {
   apiKey?: string;
 
   /** Basic-auth user; only with `basic`, and together with `password`. */
+  @EmptyIsAbsent()
   @ValidateIf(
     (settings: CreateWebhookSettingsRequest) => settings.username != null || settings.password != null,
   )
@@ -52,6 +75,7 @@ export class CreateWebhookSettingsRequest {
   username?: string;
 
   /** Basic-auth password; only with `basic`, and together with `username`. */
+  @EmptyIsAbsent()
   @ValidateIf(
     (settings: CreateWebhookSettingsRequest) => settings.username != null || settings.password != null,
   )
@@ -63,20 +87,32 @@ export class CreateWebhookSettingsRequest {
   password?: string;
 
   /** Events to deliver; empty or absent means all. */
+  @EmptyIsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayUnique()
-  @IsOneOf(ALL_EVENT_NAMES, { each: true })
-  events?: EventName[];
+  @IsOneOf(SUBSCRIBABLE_EVENT_NAMES, { each: true })
+  events?: SubscribableEventName[];
 
   /** Payment methods to deliver; empty or absent means all. */
+  @EmptyIsAbsent()
   @IsOptional()
   @IsArray()
   @ArrayUnique()
   @IsOneOf(PAYMENT_METHODS, { each: true })
   paymentMethods?: PaymentMethod[];
 
-  /** Store of the merchant the settings apply to. */
+  /**
+   * Retry a webhook the receiver answered with a 4xx (default true, like any failure). False: a 4xx
+   * other than 408 and 429 means the receiver does not want this event, and the webhook ends failed.
+   */
+  @EmptyIsAbsent()
+  @IsOptional()
+  @IsBoolean()
+  retryOn4xx?: boolean;
+
+  /** Store of the merchant the settings apply to (a number is taken as its digits). */
+  @NumberAsString()
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -102,13 +138,15 @@ export interface WebhookSettings {
   /** Receiving address. */
   url: string;
   /** Subscribed events; empty means all. */
-  events: EventName[];
+  events: SubscribableEventName[];
   /** Subscribed payment methods; empty means all. */
   paymentMethods: PaymentMethod[];
   /** Delivery credential. */
   credential: WebhookCredential;
   /** Store, when given. */
   storeId: string | null;
+  /** Whether a 4xx answer is retried (true) or ends the webhook (false). */
+  retryOn4xx: boolean;
   /** Creation time, ISO 8601 UTC. */
   createdAt: string;
   /**
@@ -169,8 +207,8 @@ export interface WebhookAttempt {
   content: WebhookDelivery;
   /** Time of the attempt, ISO 8601 UTC. */
   createdAt: string;
-  /** What the receiver answered; status null on timeout or connection error. */
-  response: { statusCode: number | null; content: string | null };
+  /** What the receiver answered; null when nothing came back (timeout, connection error: see `error`). */
+  response: { statusCode: number; content: string | null } | null;
   /** Where and how it was sent. */
   settings: { url: string; credential: WebhookCredential };
   /** `scheduled` (the retry schedule) or `resend` (a manual resend, outside the schedule). */

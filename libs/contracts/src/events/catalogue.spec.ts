@@ -5,17 +5,24 @@ import {
   isEventName,
   OrderEvents,
   parseTransactionEventName,
+  SUBSCRIBABLE_EVENT_NAMES,
   TransactionEvents,
   transactionEventName,
 } from './catalogue.js';
 
 describe('event catalogue', () => {
-  it('has exactly 7 order, 20 transaction and 6 chargeback events', () => {
-    expect(Object.values(OrderEvents)).toHaveLength(7);
+  it('has exactly 9 order, 20 transaction and 6 chargeback events', () => {
+    expect(Object.values(OrderEvents)).toHaveLength(9);
     expect(Object.values(TransactionEvents)).toHaveLength(20);
     expect(Object.values(ChargebackEvents)).toHaveLength(6);
-    expect(ALL_EVENT_NAMES).toHaveLength(33);
-    expect(new Set(ALL_EVENT_NAMES).size).toBe(33);
+    expect(ALL_EVENT_NAMES).toHaveLength(35);
+    // The public .NET client's 55: the 35 sent, and 20 order-level names accepted but never sent.
+    expect(SUBSCRIBABLE_EVENT_NAMES).toHaveLength(55);
+    expect(new Set(SUBSCRIBABLE_EVENT_NAMES).size).toBe(55);
+    expect(SUBSCRIBABLE_EVENT_NAMES).toEqual(
+      expect.arrayContaining(['order.partialpaid', 'order.payment.success', 'order.refund.canceled']),
+    );
+    expect(new Set(ALL_EVENT_NAMES).size).toBe(35);
   });
 
   it('spells the names of SPEC.md', () => {

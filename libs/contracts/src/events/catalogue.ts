@@ -10,6 +10,10 @@ export const OrderEvents = {
   Canceled: 'order.canceled',
   Expired: 'order.expired',
   TemporaryFailed: 'order.temporaryfailed',
+  /** A capture took less than the order's amount (so far): the order is paid in part. */
+  PartialPaid: 'order.partialpaid',
+  /** A refund gave back part of what the order took; the order stays paid. */
+  PartialRefunded: 'order.partialrefunded',
 } as const;
 export type OrderEventName = ValueOf<typeof OrderEvents>;
 
@@ -80,7 +84,7 @@ export type EventFamilyOf<E extends EventName> = E extends `${infer F extends Ev
 /** The event names of one family. */
 export type EventNameOf<F extends EventFamily> = Extract<EventName, `${F}.${string}`>;
 
-/** The 33 event names: 7 order, 20 transaction, 6 chargeback. */
+/** The 35 event names the platform sends: 9 order, 20 transaction, 6 chargeback. */
 export const ALL_EVENT_NAMES: readonly EventName[] = Object.freeze([
   ...Object.values(OrderEvents),
   ...Object.values(TransactionEvents),
@@ -88,6 +92,23 @@ export const ALL_EVENT_NAMES: readonly EventName[] = Object.freeze([
 ]);
 
 const EVENT_NAME_SET: ReadonlySet<string> = new Set(ALL_EVENT_NAMES);
+
+/**
+ * Names the public .NET client knows and merchants may subscribe to, which the platform never sends:
+ * order-level mirrors of the transaction events (`order.payment.success`, ...). Each of those facts
+ * already reaches the merchant as its `transaction.*` event carrying the orderId.
+ */
+export const ACCEPTED_NEVER_SENT_EVENT_NAMES: readonly string[] = Object.freeze(
+  TRANSACTION_EVENT_KINDS.flatMap((kind) =>
+    TRANSACTION_EVENT_OUTCOMES.map((outcome) => `order.${kind}.${outcome}`),
+  ),
+);
+
+/** Every name a webhook setting may list: the 35 sent and the 20 accepted but never sent. */
+export const SUBSCRIBABLE_EVENT_NAMES: readonly string[] = Object.freeze([
+  ...ALL_EVENT_NAMES,
+  ...ACCEPTED_NEVER_SENT_EVENT_NAMES,
+]);
 
 /** True for a name of the catalogue. */
 export function isEventName(value: unknown): value is EventName {

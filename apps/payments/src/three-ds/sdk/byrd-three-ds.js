@@ -195,7 +195,9 @@ class Client {
         credentials: 'omit',
       });
       const text = await response.text();
-      return { ok: response.ok, status: response.status, body: text ? safeJson(text) : null };
+      const parsed = text ? safeJson(text) : null;
+      // A 2xx answer carries its payload in `data` (as the public 3DS SDK reads it); errors do not.
+      return { ok: response.ok, status: response.status, body: response.ok ? field(parsed, 'data') : parsed };
     } catch (error) {
       return { ok: false, status: 0, body: { message: String(error) } };
     }
