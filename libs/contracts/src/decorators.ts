@@ -1,7 +1,7 @@
 // Reusable transform + validation decorators for the request DTOs. Transforms run in
 // plainToInstance (Nest's ValidationPipe with `transform: true`), validators in validate().
 import 'reflect-metadata';
-import { Exclude, Expose, Transform, Type } from 'class-transformer';
+import { Exclude, Expose, plainToInstance, Transform, Type, type ClassConstructor } from 'class-transformer';
 import {
   IsUrl,
   MaxLength,
@@ -15,6 +15,7 @@ import { cardNumberPaths } from './card-in-text.js';
 import { tryParseExpiresIn } from './expires-in.js';
 import { isGuid } from './ids.js';
 import { normalizeMbWayPhone } from './phone.js';
+import { TRANSFORM_OPTIONS } from './validate.js';
 import {
   currencyExponent,
   DECIMAL_AMOUNT_PATTERN,
@@ -375,6 +376,25 @@ export function IsMbWayPhoneNumber(options?: ValidationOptions): PropertyDecorat
   );
 }
 
+/** Other spellings of our payment methods that public clients send (the AI toolkit's `SIBS_MULTIBANCO`). */
+const PAYMENT_METHOD_ALIASES: Readonly<Record<string, string>> = { sibs_multibanco: 'multibanco' };
+
+/**
+ * A list of payment methods in any case (`["CARD", "MBWAY"]`, as Paybyrd's AI toolkit sends them),
+ * read as our lower-case names; anything else is left for the validator to name.
+ */
+export function ToPaymentMethods(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) =>
+    Array.isArray(value)
+      ? value.map((method: unknown) => {
+          if (typeof method !== 'string') return method;
+          const lower = method.toLowerCase();
+          return PAYMENT_METHOD_ALIASES[lower] ?? lower;
+        })
+      : value,
+  );
+}
+
 /** `""` and `null` as absent: clients (the public .NET one) send them for fields they leave out. */
 function absent(value: unknown): boolean {
   return value === '' || value == null;
@@ -408,15 +428,18 @@ export function DefaultCredentialType(): PropertyDecorator {
 
 /**
  * Reads the property from `alias` when the canonical name is absent (`ids` or `Ids`), and
- * keeps the alias key itself off the instance, so whitelisting never trips over it.
+ * keeps the alias key itself off the instance, so whitelisting never trips over it. A nested
+ * object read from the alias is built as `type` (its own transforms and validation apply).
  */
-export function FromAlias(alias: string): PropertyDecorator {
+export function FromAlias(alias: string, type?: ClassConstructor<object>): PropertyDecorator {
   return (target, propertyKey) => {
     Expose()(target, propertyKey); // transform even when only the alias was sent
-    Transform(({ value, obj }: { value: unknown; obj: Record<string, unknown> }) => value ?? obj[alias])(
-      target,
-      propertyKey,
-    );
+    Transform(({ value, obj }: { value: unknown; obj: Record<string, unknown> }) => {
+      if (value != null) return value;
+      const aliased = obj[alias];
+      const nested = type && typeof aliased === 'object' && aliased !== null && !Array.isArray(aliased);
+      return nested ? plainToInstance(type, aliased, TRANSFORM_OPTIONS) : aliased;
+    })(target, propertyKey);
     Exclude()(target, alias);
   };
 }

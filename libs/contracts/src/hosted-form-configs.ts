@@ -125,11 +125,13 @@ export function encodeHostedFormConfigs(configs: object): string {
 
 /**
  * Decodes the `configs` query parameter (standard or URL-safe base64 of UTF-8 JSON) into
- * the plain object to validate as `HostedFormConfigs`.
+ * the plain object to validate as `HostedFormConfigs`. A space is a `+` the link did not
+ * URL-encode (the WooCommerce plugin's links): a query string reads `+` as a space, and base64
+ * has no spaces of its own.
  * @throws SyntaxError when it is not base64 of JSON.
  */
 export function decodeHostedFormConfigs(encoded: string): unknown {
-  const base64 = encoded.trim().replace(/-/g, '+').replace(/_/g, '/');
+  const base64 = encoded.replace(/ /g, '+').trim().replace(/-/g, '+').replace(/_/g, '/');
   let binary: string;
   try {
     binary = atob(base64.padEnd(Math.ceil(base64.length / 4) * 4, '='));

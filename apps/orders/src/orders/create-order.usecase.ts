@@ -30,6 +30,7 @@ export class CreateOrder {
     if (!amount.ok)
       throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
     if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
+    const expiresInMs = this.expiresInMs(expiryOf(request));
 
     const now = new Date();
     const order = this.dataSource.getRepository(Order).create({
@@ -46,7 +47,7 @@ export class CreateOrder {
       orderOptions: toJson(request.orderOptions),
       paymentOptions: toJson(request.paymentOptions),
       metadata: request.metadata ?? null,
-      expiresAt: new Date(now.getTime() + this.expiresInMs(request.expiresIn)),
+      expiresAt: new Date(now.getTime() + expiresInMs),
       paymentId: null,
       lastTransactionId: null,
       refundedIsoAmount: 0,
@@ -69,6 +70,18 @@ export class CreateOrder {
       expiresIn === undefined || expiresIn === null ? DEFAULT_ORDER_EXPIRES_IN_MS : parseExpiresIn(expiresIn);
     return Math.max(1, Math.round((ms / MINUTE_MS) * this.config.ORDER_EXPIRY_UNIT_MS));
   }
+}
+
+/**
+ * The order's expiry: top-level `expiresIn`, or `orderOptions.expiresIn` (where Paybyrd's AI
+ * toolkit puts it); when both are sent they must say the same.
+ */
+function expiryOf(request: CreateOrderRequest): CreateOrderRequest['expiresIn'] {
+  const top = request.expiresIn ?? undefined;
+  const inOptions = request.orderOptions?.expiresIn ?? undefined;
+  if (top !== undefined && inOptions !== undefined && parseExpiresIn(top) !== parseExpiresIn(inOptions))
+    throw ApiError.invalidField('orderOptions.expiresIn', 'must agree with expiresIn when both are sent');
+  return top ?? inOptions;
 }
 
 /** Stores nested request objects as plain JSON (class instances carry no extra state). */

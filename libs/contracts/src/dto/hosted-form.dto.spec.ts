@@ -82,6 +82,16 @@ describe('configs encoding and checkout URL', () => {
     expect(() => decodeHostedFormConfigs('%%%')).toThrow(SyntaxError);
   });
 
+  it('reads a + that the link did not URL-encode, which the query string turned into a space', () => {
+    // paybyrd-woocommerce builds the link with base64_encode() and no urlencode().
+    const configs = { ...base, note: '~~~~~~' }; // its base64 holds a '+'
+    const encoded = encodeHostedFormConfigs(configs);
+    expect(encoded).toMatch(/\+/);
+    const query = new URLSearchParams(`orderId=${orderId}&configs=${encoded}`);
+    expect(query.get('configs')).toContain(' ');
+    expect(decodeHostedFormConfigs(query.get('configs') ?? '')).toEqual(configs);
+  });
+
   it('builds the hash-routed hosted form address', () => {
     const url = buildCheckoutUrl('https://checkout.example.com/', { checkoutKey, orderId });
     expect(url).toBe(`https://checkout.example.com/#/payment?checkoutKey=${checkoutKey}&orderId=${orderId}`);

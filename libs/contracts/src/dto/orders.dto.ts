@@ -4,15 +4,19 @@ import {
   IsBoolean,
   IsDefined,
   IsEmail,
+  IsInt,
   IsObject,
   IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
+  Min,
   ValidateIf,
 } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
 import {
+  FromAlias,
   IsCurrencyCode,
   IsDecimalAmount,
   IsExpiresIn,
@@ -22,6 +26,8 @@ import {
   NestedObject,
   NoCardNumber,
   ToBoolean,
+  ToInteger,
+  ToPaymentMethods,
   Trim,
 } from '../decorators.js';
 import {
@@ -40,12 +46,35 @@ export interface Shopper {
   phoneNumber?: string;
 }
 
+/** A phone to notify (`orderOptions.notifyBy.sms` / `.whatsApp`). */
+export interface NotifyPhone {
+  firstName?: string;
+  lastName?: string;
+  phoneCountryCode: number;
+  phoneNumber: string;
+}
+
+/**
+ * `orderOptions.notifyBy`: where the merchant asked the payment link to be sent. Stored and
+ * returned as given (Paybyrd's AI toolkit sends it); the platform sends no e-mail, SMS or WhatsApp
+ * itself: the merchant's own messaging reads it from the order or its `order.created` webhook.
+ */
+export interface NotifyBy {
+  email?: { address: string };
+  sms?: NotifyPhone;
+  whatsApp?: NotifyPhone;
+}
+
 /** `orderOptions` of an order. */
 export interface OrderOptions {
   /** Where the shopper is sent after paying (success or failure). */
   redirectUrl?: string;
   /** Culture of the shopper, e.g. `pt-PT`. */
   culture?: string;
+  /** The order's expiry, as the top-level `expiresIn` (which it must agree with when both are sent). */
+  expiresIn?: string | number;
+  /** Where to send the payment link. */
+  notifyBy?: NotifyBy;
 }
 
 /** `paymentOptions.cardOptions`. */
@@ -100,6 +129,60 @@ export class ShopperDto implements Shopper {
   phoneNumber?: string;
 }
 
+export class NotifyEmailDto {
+  /** E-mail address. */
+  @Trim()
+  @IsEmail()
+  @MaxLength(254)
+  address: string;
+}
+
+export class NotifyPhoneDto implements NotifyPhone {
+  /** First name. */
+  @IsOptional()
+  @IsString()
+  @Trim()
+  @MaxLength(100)
+  firstName?: string;
+
+  /** Last name. */
+  @IsOptional()
+  @IsString()
+  @Trim()
+  @MaxLength(100)
+  lastName?: string;
+
+  /** Country calling code, e.g. 351. */
+  @ToInteger()
+  @IsInt()
+  @Min(1)
+  @Max(999)
+  phoneCountryCode: number;
+
+  /** National number, digits only. */
+  @IsString()
+  @Matches(/^\d{4,15}$/, { message: 'phoneNumber must be 4 to 15 digits' })
+  phoneNumber: string;
+}
+
+export class NotifyByDto implements NotifyBy {
+  /** Send the link by e-mail. */
+  @IsOptional()
+  @NestedObject(() => NotifyEmailDto)
+  email?: NotifyEmailDto;
+
+  /** Send the link by SMS. */
+  @IsOptional()
+  @NestedObject(() => NotifyPhoneDto)
+  sms?: NotifyPhoneDto;
+
+  /** Send the link by WhatsApp (`whatsapp` accepted, as the AI toolkit spells it). */
+  @FromAlias('whatsapp', NotifyPhoneDto)
+  @IsOptional()
+  @NestedObject(() => NotifyPhoneDto)
+  whatsApp?: NotifyPhoneDto;
+}
+
 export class OrderOptionsDto implements OrderOptions {
   /** Where the shopper returns after paying. */
   @IsOptional()
@@ -111,6 +194,16 @@ export class OrderOptionsDto implements OrderOptions {
   @IsString()
   @Matches(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,4})?$/, { message: 'culture must look like en-US' })
   culture?: string;
+
+  /** "hh:mm:ss" or minutes, as the top-level `expiresIn` (Paybyrd's AI toolkit sends it here). */
+  @IsOptional()
+  @IsExpiresIn()
+  expiresIn?: string | number;
+
+  /** Where to send the payment link: stored and returned. */
+  @IsOptional()
+  @NestedObject(() => NotifyByDto)
+  notifyBy?: NotifyByDto;
 }
 
 export class CardOptionsDto implements CardOptions {
@@ -145,8 +238,9 @@ export class PaymentOptionsDto implements PaymentOptions {
   @NestedObject(() => TokenOptionsDto)
   tokenOptions?: TokenOptionsDto;
 
-  /** Methods the hosted form offers. */
+  /** Methods the hosted form offers; any case (`CARD`), `SIBS_MULTIBANCO` read as multibanco. */
   @IsOptional()
+  @ToPaymentMethods()
   @IsArray()
   @ArrayUnique()
   @IsOneOf(PAYMENT_METHODS, { each: true })

@@ -20,6 +20,7 @@ import {
   IsOneOf,
   NumberAsString,
   OnlyWhen,
+  ToPaymentMethods,
 } from '../decorators.js';
 import { CREDENTIAL_TYPES, CredentialType, PAYMENT_METHODS, type PaymentMethod } from '../enums.js';
 import {
@@ -94,9 +95,10 @@ export class CreateWebhookSettingsRequest {
   @IsOneOf(SUBSCRIBABLE_EVENT_NAMES, { each: true })
   events?: SubscribableEventName[];
 
-  /** Payment methods to deliver; empty or absent means all. */
+  /** Payment methods to deliver (any case); empty or absent means all. */
   @EmptyIsAbsent()
   @IsOptional()
+  @ToPaymentMethods()
   @IsArray()
   @ArrayUnique()
   @IsOneOf(PAYMENT_METHODS, { each: true })
