@@ -83,7 +83,7 @@ describe('configs encoding and checkout URL', () => {
   });
 
   it('reads a + that the link did not URL-encode, which the query string turned into a space', () => {
-    // paybyrd-woocommerce builds the link with base64_encode() and no urlencode().
+    // The WooCommerce plugin's links (replayed in issue 14) carry the base64 without URL-encoding it.
     const configs = { ...base, note: '~~~~~~' }; // its base64 holds a '+'
     const encoded = encodeHostedFormConfigs(configs);
     expect(encoded).toMatch(/\+/);
