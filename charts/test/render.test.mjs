@@ -163,6 +163,8 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
       if (bff) {
         const key = bff.spec.template.spec.containers[0].env.find((e) => e.name === 'RPC_SIGNING_KEY');
         assert.ok(key?.valueFrom.secretKeyRef, 'hosted-form-bff: RPC_SIGNING_KEY (it sends card data) from a Secret');
+        // Its replicas share one count per client: the rate-limit bucket of the values.
+        assert.equal(named(docs, 'ConfigMap', bff.metadata.name).data.RATE_LIMIT_BUCKET, 'RATE_LIMITS');
       }
       const webhooks = named(
         docs,
@@ -218,6 +220,8 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
         for (const key of ['NATS_URL', 'NATS_SUBJECT_PREFIX', 'EVENTS_STREAM', 'API_KEYS_BUCKET', 'MERCHANTS_BUCKET']) {
           assert.equal(env[key], config[key], `${key} of the provisioning Job and ${d.metadata.name}`);
         }
+        // Client addresses (logs, the hosted form's rate limits) believe the configured proxy hops.
+        assert.equal(config.TRUSTED_PROXIES, '1', `${d.metadata.name}: TRUSTED_PROXIES`);
       }
     });
 

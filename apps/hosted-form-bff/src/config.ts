@@ -53,7 +53,12 @@ export const checkoutConfigSchema = statelessConfigSchema.extend({
       message:
         "must be space-separated CSP sources such as 'self', https: or https://shop.example.com (no ; or ,)",
     }),
-  /** Rate-limit window of the API (per client IP, per replica). */
+  /** NATS KV bucket of the rate-limit counts, shared by every replica (created when missing). */
+  RATE_LIMIT_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('RATE_LIMITS'),
+  /** Rate-limit window of the API (per client address, over all replicas). */
   RATE_LIMIT_WINDOW_MS: positiveInt(60_000),
   /** Requests one client IP may make to the API per window (order reads, payment polls, cancel). */
   RATE_LIMIT_MAX: positiveInt(120),

@@ -1,3 +1,5 @@
+import { callHttp } from '@byrd/platform/testing';
+import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
 import { CheckoutHarness, STAND_IN_ASSET, standInWebDir } from './harness.js';
 
 /** The page itself: where it is served, how it is cached, and what the browser may do with it. */
@@ -140,5 +142,50 @@ describe('hosted form page and API guards', () => {
     expect(h.logs()).toContain('"statusCode":400'); // the refused requests were logged
     expect(h.logs()).not.toContain('42424242');
     expect(h.logs()).not.toContain('98765');
+  });
+
+  /**
+   * Payment attempts (limit 2 a minute) from shoppers behind one proxy hop (the Ingress, or the
+   * local edge), which appends the address it saw to X-Forwarded-For; `via` is that address.
+   */
+  const attempt = (
+    base: string,
+    order: { orderId: string; checkoutKey: string },
+    via: string,
+    spoofed: string,
+  ) =>
+    callHttp(
+      base,
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/payments`,
+      { type: 'card', card: { number: '4242', cvv: '1' } },
+      { [CHECKOUT_KEY_HEADER]: order.checkoutKey, 'x-forwarded-for': `${spoofed}, ${via}` },
+    );
+
+  it('keys the limits on the address the trusted proxy saw: rotating X-Forwarded-For buys no attempts', async () => {
+    const order = await h.createOrder();
+    const statuses = [];
+    for (let i = 0; i < 5; i += 1)
+      statuses.push((await attempt(h.bffUrl, order, '203.0.113.10', `198.51.100.${i}`)).status);
+    expect(statuses).toEqual([400, 400, 429, 429, 429]);
+    // Another shopper (another address at the proxy) has attempts of its own.
+    expect((await attempt(h.bffUrl, order, '203.0.113.11', '198.51.100.1')).status).toBe(400);
+  });
+
+  it('shares the counts between replicas: a shopper spread over two gets the limit once', async () => {
+    const order = await h.createOrder();
+    const replica = await h.startBffReplica();
+    const statuses = [];
+    for (const base of [h.bffUrl, replica, h.bffUrl, replica]) {
+      statuses.push((await attempt(base, order, '203.0.113.20', '198.51.100.7')).status);
+    }
+    expect(statuses).toEqual([400, 400, 429, 429]);
+    // Concurrent attempts on both replicas are each counted: of 6 at once from a fresh address, 2 pass.
+    const burst = await Promise.all(
+      [h.bffUrl, replica, h.bffUrl, replica, h.bffUrl, replica].map((base) =>
+        attempt(base, order, '203.0.113.21', '198.51.100.8'),
+      ),
+    );
+    expect(burst.map((answer) => answer.status).sort()).toEqual([400, 400, 429, 429, 429, 429]);
   });
 });

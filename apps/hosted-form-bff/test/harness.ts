@@ -175,7 +175,7 @@ export class CheckoutHarness {
         RATE_LIMIT_PAYMENTS_MAX: '10000',
         ...options.bffEnv,
       });
-      const bff = await startTestApp(AppModule.forRoot(bffConfig), SERVICE_NAME);
+      const bff = await startTestApp(AppModule.forRoot(bffConfig), SERVICE_NAME, bffConfig.TRUSTED_PROXIES);
       apps.push(bff.app);
       // Order responses' checkoutUrl: the page this BFF serves (orders reads it on each use).
       ordersConfig.CHECKOUT_URL = `${bff.url}/checkout`;
@@ -204,6 +204,17 @@ export class CheckoutHarness {
     for (const app of [...this.apps].reverse()) await app.close();
     await this.env.cleanup();
     if (capturing === this.logLines) capturing = null;
+  }
+
+  /** Another replica of the BFF with the same configuration (closed by stop); returns its address. */
+  async startBffReplica(): Promise<string> {
+    const replica = await startTestApp(
+      AppModule.forRoot(this.bffConfig),
+      SERVICE_NAME,
+      this.bffConfig.TRUSTED_PROXIES,
+    );
+    this.apps.push(replica.app);
+    return replica.url;
   }
 
   /** Everything the services logged since start, one JSON object a line. */

@@ -123,6 +123,7 @@ hashes it into checksum/config so a change rolls the pods.
   "API_KEYS_BUCKET" (toString $root.Values.nats.apiKeysBucket)
   "MERCHANTS_BUCKET" (toString $root.Values.nats.merchantsBucket)
   "PUBLIC_BASE_URL" (include "byrd.publicBaseUrl" $root)
+  "TRUSTED_PROXIES" (toString $root.Values.trustedProxies)
   "SHUTDOWN_GRACE_MS" (toString (int .svc.shutdownGraceMs))
 -}}
 {{- if .svc.database.enabled -}}

@@ -1,61 +1,117 @@
-import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import fastifyRateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { Kvm, type KV } from '@nats-io/kv';
+import { ApiError, ErrorKind, NATS_CONTEXT, type NatsContext } from '@byrd/platform';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 
 /** Limit scopes: every API call counts in `api`; payment attempts also count in `payments`. */
 export type RateLimitScope = 'api' | 'payments';
 
-type Limiter = (request: FastifyRequest) => Promise<{ isExceeded: boolean; ttlInSeconds: number }>;
+/** A count lost to another replica's write is taken again; past this many tries the call is refused. */
+const MAX_COUNT_TRIES = 20;
 
 /**
- * Per client IP counts of @fastify/rate-limit, in this replica's memory: with N replicas a client
- * gets up to N times the limit (the Ingress spreads it). The client IP is the one the edge or
- * Ingress reports in X-Forwarded-For (Fastify's trustProxy).
+ * Window counts per client address and scope, kept in a NATS KV bucket that every replica shares
+ * (RATE_LIMIT_BUCKET): a client gets the limit once, however many replicas the Ingress spreads it
+ * over. Each count is a compare-and-set of the key's revision, so concurrent requests on several
+ * replicas never count as one. The address comes from Fastify's `request.ip`, which believes only
+ * the TRUSTED_PROXIES entries of X-Forwarded-For. Keys carry a hash of the address, never the
+ * address itself; the bucket's TTL removes the keys of clients gone quiet.
  */
 @Injectable()
 export class RateLimiter implements OnApplicationBootstrap {
-  private readonly limiters = new Map<RateLimitScope, Limiter>();
+  private readonly logger = new Logger(RateLimiter.name);
+  private kv?: KV;
 
   constructor(
-    private readonly adapterHost: HttpAdapterHost,
+    @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
     @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    // Only its limiter factory is used (no global hook): the guard applies it to the API routes.
-    // At bootstrap, once Nest's routes have Nest's error handler (see CheckoutPageMount).
-    await fastify.register(fastifyRateLimit, { global: false, cache: 10_000 });
-    const limits: Record<RateLimitScope, number> = {
-      api: this.config.RATE_LIMIT_MAX,
-      payments: this.config.RATE_LIMIT_PAYMENTS_MAX,
-    };
-    for (const [scope, max] of Object.entries(limits) as [RateLimitScope, number][]) {
-      this.limiters.set(
-        scope,
-        fastify.createRateLimit({
-          max,
-          timeWindow: this.config.RATE_LIMIT_WINDOW_MS,
-          keyGenerator: (request) => `${scope}:${request.ip}`,
-        }) as Limiter,
-      );
+    // Two windows: a key outlives the window it counts, whichever replica created the bucket.
+    const ttl = 2 * this.config.RATE_LIMIT_WINDOW_MS;
+    const kv = await new Kvm(this.nats.nc).create(this.config.RATE_LIMIT_BUCKET, { history: 1, ttl });
+    const status = await kv.status();
+    if (status.ttl < ttl) {
+      const { config } = status.streamInfo;
+      await this.nats.jsm.streams.update(config.name, { ...config, max_age: ttl * 1_000_000 });
+      this.logger.log(`${this.config.RATE_LIMIT_BUCKET}: TTL raised to ${ttl} ms for the configured window`);
     }
+    this.kv = kv;
   }
 
   /** Counts the request in each scope; over a limit → 429 BYRD206 (blocked by velocity) with Retry-After. */
   async check(request: FastifyRequest, scopes: readonly RateLimitScope[]): Promise<void> {
+    const client = createHash('sha256').update(request.ip).digest('hex').slice(0, 32);
     for (const scope of scopes) {
-      const limiter = this.limiters.get(scope);
-      if (!limiter) throw new Error(`Rate limiter "${scope}" used before the module started`);
-      const outcome = await limiter(request);
-      if (outcome.isExceeded) {
+      const now = Date.now();
+      const window = await this.count(`${scope}.${client}`, now);
+      if (window.count > this.limitOf(scope)) {
         throw new ApiError(ErrorKind.RateLimited, 'Too many requests from this address; retry later', {
-          retryAfter: Math.max(1, outcome.ttlInSeconds),
+          retryAfter: Math.max(1, Math.ceil((window.start + this.config.RATE_LIMIT_WINDOW_MS - now) / 1000)),
         });
       }
     }
   }
+
+  private limitOf(scope: RateLimitScope): number {
+    return scope === 'payments' ? this.config.RATE_LIMIT_PAYMENTS_MAX : this.config.RATE_LIMIT_MAX;
+  }
+
+  /**
+   * Adds one to the key's window (compare-and-set) and returns it. A window starts at its first
+   * request and lasts RATE_LIMIT_WINDOW_MS; the first request after it starts the next one.
+   */
+  private async count(key: string, now: number): Promise<CountWindow> {
+    const kv = this.kv;
+    if (!kv) throw new Error('Rate limiter used before the module started');
+    for (let attempt = 1; attempt <= MAX_COUNT_TRIES; attempt++) {
+      try {
+        const entry = await kv.get(key);
+        const current = entry?.operation === 'PUT' ? parseWindow(entry.string()) : null;
+        const next =
+          current && now - current.start < this.config.RATE_LIMIT_WINDOW_MS
+            ? { start: current.start, count: current.count + 1 }
+            : { start: now, count: 1 };
+        const value = JSON.stringify(next);
+        if (entry) await kv.update(key, value, entry.revision);
+        else await kv.create(key, value);
+        return next;
+      } catch (error) {
+        if (!isWriteConflict(error)) {
+          this.logger.warn(`Rate limit count failed: ${String(error)}`);
+          throw new ApiError(ErrorKind.Unavailable, 'The rate limit store is unavailable; retry later', {
+            retryAfter: 1,
+          });
+        }
+      }
+    }
+    // So many concurrent requests from one address that the count never settled: that is a flood.
+    throw new ApiError(ErrorKind.RateLimited, 'Too many requests from this address; retry later', {
+      retryAfter: 1,
+    });
+  }
+}
+
+interface CountWindow {
+  /** When the window began (ms since the epoch). */
+  start: number;
+  count: number;
+}
+
+function parseWindow(text: string): CountWindow | null {
+  try {
+    const parsed = JSON.parse(text) as Partial<CountWindow>;
+    return Number.isFinite(parsed.start) && Number.isInteger(parsed.count) ? (parsed as CountWindow) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Another replica (or request) wrote the key between our read and our write. */
+function isWriteConflict(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  return /wrong last sequence|key exists/i.test(message);
 }

@@ -37,3 +37,30 @@ describe('loadConfig', () => {
     expect(message).toContain('LOG_LEVEL is invalid');
   });
 });
+
+describe('TRUSTED_PROXIES', () => {
+  const valid = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/byrd_orders' };
+  const trusted = (value?: string) =>
+    loadConfig(baseConfigSchema, { ...valid, ...(value === undefined ? {} : { TRUSTED_PROXIES: value }) })
+      .TRUSTED_PROXIES;
+
+  it('is one hop by default, a hop count, or the proxies by address or CIDR', () => {
+    expect(trusted()).toBe(1);
+    expect(trusted('2')).toBe(2);
+    expect(trusted('0')).toBe(0);
+    expect(trusted('10.0.0.0/8, fd00::/8,192.0.2.7')).toEqual(['10.0.0.0/8', 'fd00::/8', '192.0.2.7']);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    for (const bad of [
+      '11',
+      'true',
+      '10.0.0.0/33',
+      'fd00::/129',
+      'proxy.internal',
+      '10.0.0.1/8/2',
+      '10.0.0.1,',
+    ])
+      expect(() => trusted(bad)).toThrow(/TRUSTED_PROXIES is invalid/);
+  });
+});

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseSigningKey, parseTrustedCallers } from '../rpc/rpc-identity.js';
 
@@ -42,6 +43,21 @@ export const baseConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default('API_KEYS'),
+  /**
+   * Which `X-Forwarded-For` entries describe the client: a number of proxy hops in front of the
+   * service (1: the Ingress controller, or the local edge), or a comma-separated list of the
+   * proxies' addresses / CIDRs (`10.0.0.0/8,fd00::/8`). The client address is the entry just left
+   * of the trusted proxies; whatever a client wrote further left is ignored (a rate limit keyed on
+   * it cannot be dodged by rotating the header).
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .trim()
+    .default('1')
+    .refine((v) => parseTrustedProxies(v) !== null, {
+      message: 'must be a hop count (0-10) or comma-separated proxy addresses / CIDRs such as 10.0.0.0/8',
+    })
+    .transform((v) => parseTrustedProxies(v)!),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one object a line, for collectors) or `pretty` (for people, as npm start uses). */
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
@@ -80,6 +96,21 @@ export const baseConfigSchema = z.object({
       }
     }),
 });
+
+/** `TRUSTED_PROXIES` as Fastify's `trustProxy` takes it (hops or addresses), or null when malformed. */
+export function parseTrustedProxies(value: string): number | string[] | null {
+  if (/^\d+$/.test(value)) return Number(value) <= 10 ? Number(value) : null;
+  const entries = value.split(',').map((entry) => entry.trim());
+  return entries.every(isAddressOrCidr) ? entries : null;
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 function isValid(parse: () => unknown): boolean {
   try {

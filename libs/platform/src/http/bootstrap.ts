@@ -19,6 +19,8 @@ export interface HttpServiceOptions {
   serviceName: string;
   description: string;
   version?: string;
+  /** Fastify's `trustProxy`: hops or proxy addresses (TRUSTED_PROXIES); default one hop. */
+  trustProxy?: number | string[];
 }
 
 /** Builds a service's Nest app on Fastify with the platform's conventions, ready to listen. */
@@ -26,7 +28,9 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req: IncomingMessage) => requestIdOf(req),
-    trustProxy: true,
+    // The client address for logs and rate limits: only the configured proxies' entries of
+    // X-Forwarded-For are believed, never what the client wrote to the left of them.
+    trustProxy: trustProxyOption(options.trustProxy ?? 1),
     // While closing, still serve requests on open connections (answered with Connection: close)
     // instead of Fastify's bare 503: a rolling deploy must not fail a request it already accepted.
     return503OnClosing: false,
@@ -60,6 +64,13 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   );
   SwaggerModule.setup('docs', app, withDtoSchemas(document), { jsonDocumentUrl: 'docs/json' });
   return app;
+}
+
+/** Fastify's rule for a hop count (the adapter's type takes addresses or a function only). */
+function trustProxyOption(
+  trusted: number | string[],
+): string[] | ((address: string, hop: number) => boolean) {
+  return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
 }
 
 /**
@@ -145,7 +156,7 @@ export async function runHttpService<S extends z.ZodType<StatelessConfig>>(
 ): Promise<void> {
   try {
     const config = loadConfig(schema);
-    await startHttpService(service(config), config);
+    await startHttpService({ trustProxy: config.TRUSTED_PROXIES, ...service(config) }, config);
   } catch (error) {
     console.error(error instanceof ConfigError ? error.message : error);
     process.exit(1);

@@ -53,8 +53,9 @@ export async function callHttp(
 export async function startTestApp(
   module: unknown,
   serviceName: string,
+  trustProxy?: number | string[],
 ): Promise<{ app: NestFastifyApplication; url: string }> {
-  const app = await createHttpApp({ module, serviceName, description: 'test' });
+  const app = await createHttpApp({ module, serviceName, description: 'test', trustProxy });
   await app.listen(0, '127.0.0.1');
   return { app, url: await app.getUrl() };
 }

@@ -84,6 +84,7 @@ export class TestEnvironment {
       EVENTS_STREAM: this.streamName,
       API_KEYS_BUCKET: `API_KEYS_${this.id}`,
       MERCHANTS_BUCKET: `MERCHANTS_${this.id}`,
+      RATE_LIMIT_BUCKET: `RATE_LIMITS_${this.id}`,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       OUTBOX_POLL_MS: '50',
       ...(this.rpcKeys.has(service) ? { RPC_SIGNING_KEY: this.rpcKeys.get(service)!.privateKey } : {}),
@@ -129,7 +130,7 @@ export class TestEnvironment {
   async cleanup(): Promise<void> {
     await Promise.all(this.collectors.map((c) => c.stop()));
     await this.nats.jsm.streams.delete(this.streamName).catch(() => undefined);
-    for (const bucket of [`API_KEYS_${this.id}`, `MERCHANTS_${this.id}`]) {
+    for (const bucket of [`API_KEYS_${this.id}`, `MERCHANTS_${this.id}`, `RATE_LIMITS_${this.id}`]) {
       await this.nats.jsm.streams.delete(`KV_${bucket}`).catch(() => undefined);
     }
     await this.nats.close();
@@ -201,7 +202,7 @@ function isStale(name: string): boolean {
 /** Drops databases and streams of test runs that crashed long ago, so they never pile up. */
 async function sweepStaleRuns(nats: NatsContext): Promise<void> {
   for await (const name of nats.jsm.streams.names()) {
-    if (/^(EVENTS|KV_API_KEYS|KV_MERCHANTS)_t/.test(name) && isStale(name)) {
+    if (/^(EVENTS|KV_API_KEYS|KV_MERCHANTS|KV_RATE_LIMITS)_t/.test(name) && isStale(name)) {
       await nats.jsm.streams.delete(name).catch(() => undefined);
     }
   }
