@@ -1,8 +1,10 @@
+import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
 import { PLATFORM_ENTITIES } from './platform.entities.js';
 import {
   PlatformHousekeepingIndexes1763900000000,
+  PlatformIdempotencyLeases1764700000000,
   PlatformOutboxDeleteOnPublish1764000000000,
   PlatformTables1763800000000,
 } from './platform.migration.js';
@@ -16,6 +18,24 @@ export interface DatabaseOptions {
   migrations: Function[];
 }
 
+const connectionLogger = new Logger('Database');
+
+/**
+ * Every pool connection carries an 'error' listener from birth. A connection the server drops (a
+ * restart, a failover, pg_terminate_backend) while no query runs on it emits 'error'; in the moments
+ * between the pool handing it out and its borrower attaching a listener (or after the borrower
+ * removed its own), nobody listens, and an unhandled 'error' event ends the process. The pool still
+ * discards such a connection on release (it is no longer queryable); the next borrower gets a new one.
+ */
+class ResilientClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', (error: Error) =>
+      connectionLogger.warn(`A database connection was lost: ${error.message}`),
+    );
+  }
+}
+
 /** TypeORM options for a service database: its entities and migrations plus the platform's tables. */
 export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
   return {
@@ -26,12 +46,13 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
       PlatformTables1763800000000,
       PlatformHousekeepingIndexes1763900000000,
       PlatformOutboxDeleteOnPublish1764000000000,
+      PlatformIdempotencyLeases1764700000000,
       ...options.migrations,
     ],
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
-    extra: { max: options.poolSize ?? 10, application_name: 'byrd' },
+    extra: { max: options.poolSize ?? 10, application_name: 'byrd', Client: ResilientClient },
   };
 }
 

@@ -136,6 +136,12 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     // duplicate by its msgID.
     const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
     const client = await pool.connect();
+    // A checked-out client has no listener of the pool's: the connection dropping while the batch
+    // waits for JetStream (a database restart, a failover) would be an unhandled 'error' event and
+    // end the process. Keep the error instead; the client is then destroyed, not returned.
+    let lost: Error | undefined;
+    const onError = (error: Error) => (lost = error);
+    client.on('error', onError);
     try {
       // SKIP LOCKED lets several replicas relay without sending the same row twice at once.
       // payload as text: it is published as stored, without a parse and re-stringify.
@@ -164,10 +170,11 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       );
       return failed ? 0 : sent.length;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      if (!lost) await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(lost);
     }
   }
 }
