@@ -13,21 +13,18 @@ const order = {
   expiresIn: '00:30:00',
 };
 
-describeFuzzing(
-  'orders',
-  async () => {
-    const h = await OrdersHarness.start();
-    const orderIds = [(await h.createOrder()).body.orderId, (await h.createOrder()).body.orderId];
-    return {
-      baseUrl: h.baseUrl,
-      databaseUrl: (h.app.get(DataSource).options as { url: string }).url,
-      options: {
-        headers: { 'x-api-key': h.merchant.apiKey },
-        examples: { 'POST /api/v2/orders': [order] },
-        pathValues: { orderId: orderIds },
-      },
-      mustSee: [201, 400],
-      stop: () => h.stop(),
-    };
-  },
-);
+describeFuzzing('orders', async () => {
+  const h = await OrdersHarness.start();
+  const orderIds = [(await h.createOrder()).body.orderId, (await h.createOrder()).body.orderId];
+  return {
+    baseUrl: h.baseUrl,
+    databaseUrl: (h.app.get(DataSource).options as { url: string }).url,
+    options: {
+      headers: { 'x-api-key': h.merchant.apiKey },
+      examples: { 'POST /api/v2/orders': [order] },
+      pathValues: { orderId: orderIds },
+    },
+    mustSee: [201, 400],
+    stop: () => h.stop(),
+  };
+});

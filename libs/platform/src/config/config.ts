@@ -74,6 +74,11 @@ export const baseConfigSchema = z.object({
   OUTBOX_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(5),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /**
+   * How long a running request holds its idempotency key without renewing it (it renews every third
+   * of that while it runs): after a crash, the key is free again within this time.
+   */
+  IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(300).default(15_000),
+  /**
    * This service's Ed25519 private key (base64 PKCS#8 DER) signing its calls to the authenticated
    * RPC subjects (card data: rpc.tokens.*, rpc.payments.verifyCard). Needed by callers only.
    */

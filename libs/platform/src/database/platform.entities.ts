@@ -80,6 +80,14 @@ export class IdempotencyRecord {
   @Column({ name: 'response_body', type: 'jsonb', nullable: true })
   responseBody: unknown;
 
+  /** The request holding the key while it runs; null once answered. */
+  @Column({ name: 'lease_owner', type: 'uuid', nullable: true })
+  leaseOwner: string | null;
+
+  /** Until when the running request holds the key (renewed while it runs). */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

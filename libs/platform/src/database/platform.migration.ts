@@ -97,3 +97,22 @@ export class PlatformOutboxDeleteOnPublish1764000000000 implements MigrationInte
     );
   }
 }
+
+/**
+ * Idempotency keys in progress are leased: the process running the request renews `lease_until`
+ * while it works, and a key whose lease ran out (its process died, or its clean-up never reached
+ * the database) is taken over by the next request with that key instead of answering 409 for a day.
+ */
+export class PlatformIdempotencyLeases1764700000000 implements MigrationInterface {
+  name = 'PlatformIdempotencyLeases1764700000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(
+      `ALTER TABLE idempotency_keys ADD COLUMN lease_owner uuid, ADD COLUMN lease_until timestamptz`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE idempotency_keys DROP COLUMN lease_until, DROP COLUMN lease_owner`);
+  }
+}

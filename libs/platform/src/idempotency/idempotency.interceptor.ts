@@ -1,6 +1,7 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import {
   HttpStatus,
+  Inject,
   Injectable,
   Logger,
   type CallHandler,
@@ -12,11 +13,13 @@ import {
 import { Reflector } from '@nestjs/core';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import type { FastifyReply } from 'fastify';
-import { catchError, from, mergeMap, of, throwError, type Observable } from 'rxjs';
+import { catchError, finalize, from, mergeMap, of, throwError, type Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
 import { toErrorResponse, type ErrorBody } from '../errors/error-body.js';
 import type { AuthenticatedRequest } from '../auth/api-key.guard.js';
+import type { BaseConfig } from '../config/config.js';
+import { PLATFORM_CONFIG } from '../messaging/tokens.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const MAX_KEY_LENGTH = 255;
@@ -33,22 +36,31 @@ export class ReplayedError extends Error {
 }
 
 type StoredAnswer = { request_hash: string; response_status: number | null; response_body: unknown };
+/** A key held by one running request (`owner`). */
+type Lease = { scope: string; key: string; owner: string };
 
 /**
  * DESIGN.md "Idempotency": the first answer to a POST with an `idempotency-key` is stored per
  * merchant with a hash of the request. A repeat with the same body replays it; the same key with
  * another body is refused (422); a repeat while the first still runs gets 409. Server errors are not
- * stored, so the client may retry them.
+ * stored, so the client may retry them. A running request leases its key (IDEMPOTENCY_LEASE_MS,
+ * renewed every third of it while it runs): when its process dies, or its clean-up fails, the key is free again once
+ * the lease runs out, and only the lease's owner may answer or release it.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(IdempotencyInterceptor.name);
   private purgeTimer?: NodeJS.Timeout;
 
+  private readonly leaseMs: number;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly reflector: Reflector,
-  ) {}
+    @Inject(PLATFORM_CONFIG) config: BaseConfig,
+  ) {
+    this.leaseMs = config.IDEMPOTENCY_LEASE_MS;
+  }
 
   onModuleInit(): void {
     this.purgeTimer = setInterval(() => void this.purgeExpired(), 3_600_000).unref();
@@ -80,41 +92,60 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
       this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
 
-    return from(this.claim(scope, key, hash)).pipe(
+    const lease = { scope, key, owner: randomUUID() };
+    return from(this.claim(lease, hash)).pipe(
       mergeMap((existing) => {
         if (existing) return this.replay(existing, hash, reply);
+        const renewal = setInterval(() => void this.renew(lease), this.leaseMs / 3);
         return next.handle().pipe(
-          mergeMap((body) =>
-            from(this.complete(scope, key, successStatus, body)).pipe(mergeMap(() => of(body))),
-          ),
+          mergeMap((body) => from(this.complete(lease, successStatus, body)).pipe(mergeMap(() => of(body)))),
           catchError((error: unknown) =>
-            from(this.fail(scope, key, error, String(request.id))).pipe(
-              mergeMap(() => throwError(() => error)),
-            ),
+            from(this.fail(lease, error, String(request.id))).pipe(mergeMap(() => throwError(() => error))),
           ),
+          finalize(() => clearInterval(renewal)),
         );
       }),
     );
   }
 
-  /** Inserts the key as in progress; returns the earlier answer when the key is already taken. */
-  private async claim(scope: string, key: string, hash: string): Promise<StoredAnswer | null> {
-    // One statement claims a new key, or takes over one older than the retention period.
+  /**
+   * Inserts the key as in progress, leased to this request; returns the earlier answer when the key
+   * is already taken. One statement claims a new key, takes over one older than the retention
+   * period, or one whose running request's lease ran out (that request died or could not release it).
+   */
+  private async claim(lease: Lease, hash: string): Promise<StoredAnswer | null> {
     const inserted: unknown[] = await this.dataSource.query(
-      `INSERT INTO idempotency_keys (merchant_id, key, request_hash) VALUES ($1, $2, $3)
+      `INSERT INTO idempotency_keys (merchant_id, key, request_hash, lease_owner, lease_until)
+       VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
        ON CONFLICT (merchant_id, key) DO UPDATE
-         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = now()
+         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL,
+             created_at = now(), lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
          WHERE idempotency_keys.created_at < now() - interval '${RETENTION}'
+            OR (idempotency_keys.response_status IS NULL
+                AND (idempotency_keys.lease_until IS NULL OR idempotency_keys.lease_until < now()))
        RETURNING key`,
-      [scope, key, hash],
+      [lease.scope, lease.key, hash, lease.owner, this.leaseMs],
     );
     if (inserted.length > 0) return null;
     const rows: StoredAnswer[] = await this.dataSource.query(
       `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
-      [scope, key],
+      [lease.scope, lease.key],
     );
     // Gone between the insert and the select (the first request failed): let the client retry.
     return rows[0] ?? { request_hash: hash, response_status: null, response_body: null };
+  }
+
+  /** Extends the running request's lease; a failure only shortens it (the next renewal tries again). */
+  private async renew(lease: Lease): Promise<void> {
+    try {
+      await this.dataSource.query(
+        `UPDATE idempotency_keys SET lease_until = now() + $4 * interval '1 millisecond'
+          WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3 AND response_status IS NULL`,
+        [lease.scope, lease.key, lease.owner, this.leaseMs],
+      );
+    } catch (error) {
+      this.logger.warn(`Idempotency lease renewal failed: ${String(error)}`);
+    }
   }
 
   private replay(existing: StoredAnswer, hash: string, reply: FastifyReply): Observable<unknown> {
@@ -128,7 +159,9 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
       );
     }
     if (existing.response_status === null) {
-      throw new ApiError(ErrorKind.Conflict, 'A request with this idempotency-key is still being processed');
+      throw new ApiError(ErrorKind.Conflict, 'A request with this idempotency-key is still being processed', {
+        retryAfter: 1,
+      });
     }
     void reply.header('idempotent-replayed', 'true');
     if (existing.response_status >= 400) {
@@ -137,22 +170,32 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     return of(existing.response_body);
   }
 
-  private async complete(scope: string, key: string, status: number, body: unknown): Promise<void> {
+  private async complete(lease: Lease, status: number, body: unknown): Promise<void> {
     await this.dataSource.query(
-      `UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE merchant_id = $1 AND key = $2`,
-      [scope, key, status, JSON.stringify(body ?? null)],
+      `UPDATE idempotency_keys SET response_status = $4, response_body = $5, lease_owner = NULL, lease_until = NULL
+        WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
+      [lease.scope, lease.key, lease.owner, status, JSON.stringify(body ?? null)],
     );
   }
 
-  private async fail(scope: string, key: string, error: unknown, requestId: string): Promise<void> {
+  /**
+   * A refusal is stored like an answer; a server error, a conflict or a rate limit frees the key for
+   * a retry. If that cannot reach the database, the request's own error still goes back, and the
+   * key is free once its lease runs out.
+   */
+  private async fail(lease: Lease, error: unknown, requestId: string): Promise<void> {
     const answer = toErrorResponse(error, requestId);
-    if (answer.status >= 500 || answer.status === 409 || answer.status === 429) {
-      await this.dataSource.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
-        scope,
-        key,
-      ]);
-    } else {
-      await this.complete(scope, key, answer.status, answer.body);
+    try {
+      if (answer.status >= 500 || answer.status === 409 || answer.status === 429) {
+        await this.dataSource.query(
+          `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
+          [lease.scope, lease.key, lease.owner],
+        );
+      } else {
+        await this.complete(lease, answer.status, answer.body);
+      }
+    } catch (cleanUp) {
+      this.logger.warn(`Idempotency key not released (free again within its lease): ${String(cleanUp)}`);
     }
   }
 

@@ -26,14 +26,21 @@ function repositoryRoot(from = process.cwd()): string {
  * service of a test listening on `port`: that service's routes of the real route table only. A
  * process rather than an import keeps deploy/ out of the apps' dependencies (and their images).
  */
-export async function startEdgeProcess(service: string, port: number, timeoutMs = 15_000): Promise<EdgeProcess> {
+export async function startEdgeProcess(
+  service: string,
+  port: number,
+  timeoutMs = 15_000,
+): Promise<EdgeProcess> {
   const root = repositoryRoot();
   const table = JSON.parse(readFileSync(join(root, 'deploy/routes.json'), 'utf8')) as RouteTable;
   const routes = table.routes.filter((route) => route.service === service);
   if (routes.length === 0) throw new Error(`deploy/routes.json routes nothing to "${service}"`);
   const dir = mkdtempSync(join(tmpdir(), 'byrd-edge-'));
   const routesFile = join(dir, 'routes.json');
-  writeFileSync(routesFile, JSON.stringify({ services: { [service]: { ...table.services[service], port } }, routes }));
+  writeFileSync(
+    routesFile,
+    JSON.stringify({ services: { [service]: { ...table.services[service], port } }, routes }),
+  );
 
   const child = spawn(process.execPath, [join(root, 'deploy/local/edge.mjs')], {
     env: { PATH: process.env.PATH, ROUTES_FILE: routesFile, EDGE_PORT: '0', LOG_LEVEL: 'silent' },

@@ -1,0 +1,88 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { runMigrations } from '@byrd/platform';
+import {
+  callService,
+  freePort,
+  startServiceProcess,
+  TestEnvironment,
+  type ServiceProcess,
+  type TestMerchant,
+} from '@byrd/platform/testing';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+const LEASE_MS = 1_500;
+
+/** An idempotency key whose request died with its process is the merchant's again within the lease. */
+describe('orders killed while a request holds its idempotency key', () => {
+  let env: TestEnvironment;
+  let vars: Record<string, string>;
+  let merchant: TestMerchant;
+  let service: ServiceProcess | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN))
+      throw new Error(`${MAIN} is missing: run "npx turbo run build --filter=@byrd/orders" first`);
+    env = await TestEnvironment.create();
+    vars = await env.serviceEnv('orders', {
+      HTTP_PORT: String(await freePort()),
+      LOG_LEVEL: 'fatal',
+      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
+    });
+    await runMigrations({ url: vars.DATABASE_URL, entities: ORDERS_ENTITIES, migrations: ORDERS_MIGRATIONS });
+    merchant = await env.createMerchant();
+  });
+  afterAll(async () => {
+    service?.child.kill('SIGKILL');
+    await env?.cleanup();
+  });
+
+  it('answers the retry once the dead request’s lease has run out, and only once', async () => {
+    const key = `crash-${Date.now()}`;
+    const order = { amount: '12.00', currency: 'EUR', orderRef: 'crash-1' };
+    const create = () =>
+      callService(service!.url, merchant.apiKey, 'POST', '/api/v2/orders', order, { 'idempotency-key': key });
+    const db = new pg.Client({ connectionString: vars.DATABASE_URL });
+    await db.connect();
+    try {
+      service = await startServiceProcess(MAIN, vars);
+      // The order's insert waits on this lock, so the request is in flight, holding its key.
+      await db.query('BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
+      void create().catch(() => undefined);
+      for (let i = 0; ; i++) {
+        const held = new pg.Client({ connectionString: vars.DATABASE_URL });
+        await held.connect();
+        const { rowCount } = await held.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+        await held.end();
+        if (rowCount === 1) break;
+        if (i > 100) throw new Error('the request never claimed its key');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      service.child.kill('SIGKILL');
+      await service.exited();
+      await db.query('ROLLBACK');
+
+      service = await startServiceProcess(MAIN, vars);
+      const started = Date.now();
+      let answer = await create();
+      while (answer.status === 409 && Date.now() - started < LEASE_MS + 5_000) {
+        expect(answer.body.code).toBe('BYRD409');
+        await new Promise((r) => setTimeout(r, 200));
+        answer = await create();
+      }
+      expect(answer.status).toBe(201);
+      // The key now holds that answer: a repeat replays it, and there is one order.
+      const replay = await create();
+      expect(replay.status).toBe(201);
+      expect(replay.body.orderId).toBe(answer.body.orderId);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      const { rows } = await db.query(`SELECT count(*)::int AS n FROM orders WHERE order_ref = 'crash-1'`);
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
+});
