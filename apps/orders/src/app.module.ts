@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { PlatformModule } from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from './config.js';
 import { OrdersModule } from './orders/orders.module.js';
+import { CheckoutOriginsModule } from './checkout-origins/checkout-origins.module.js';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from './database.js';
 
 export const SERVICE_NAME = 'orders';
@@ -20,6 +21,7 @@ export class AppModule {
           configToken: ORDERS_CONFIG,
         }),
         OrdersModule,
+        CheckoutOriginsModule,
       ],
     };
   }

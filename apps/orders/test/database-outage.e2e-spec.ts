@@ -1,20 +1,6 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { runMigrations } from '@byrd/platform';
-import {
-  callService,
-  freePort,
-  startServiceProcess,
-  TestEnvironment,
-  type EventCollector,
-  type ServiceProcess,
-  type TestMerchant,
-} from '@byrd/platform/testing';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
-
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
+import { callService, type EventCollector, type ServiceProcess } from '@byrd/platform/testing';
+import { OrdersProcessWorld } from './process-world.js';
 
 /**
  * PostgreSQL dropping the service's connections (a restart, a failover, an operator's
@@ -22,30 +8,18 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist
  * and every order it answered 201 for is announced.
  */
 describe('orders while PostgreSQL drops its connections', () => {
-  let env: TestEnvironment;
+  let world: OrdersProcessWorld;
   let vars: Record<string, string>;
-  let merchant: TestMerchant;
   let events: EventCollector;
-  let service: ServiceProcess | undefined;
+  let service: ServiceProcess;
 
   beforeAll(async () => {
-    if (!existsSync(MAIN))
-      throw new Error(`${MAIN} is missing: run "npx turbo run build --filter=@byrd/orders" first`);
-    env = await TestEnvironment.create();
-    vars = await env.serviceEnv('orders', {
-      HTTP_PORT: String(await freePort()),
-      LOG_LEVEL: 'fatal',
-      OUTBOX_POLL_MS: '10',
-    });
-    await runMigrations({ url: vars.DATABASE_URL, entities: ORDERS_ENTITIES, migrations: ORDERS_MIGRATIONS });
-    merchant = await env.createMerchant();
-    events = await env.collect('order.created');
-    service = await startServiceProcess(MAIN, vars);
+    world = await OrdersProcessWorld.create({ LOG_LEVEL: 'fatal', OUTBOX_POLL_MS: '10' });
+    vars = world.vars;
+    events = await world.env.collect('order.created');
+    service = await world.start();
   });
-  afterAll(async () => {
-    service?.child.kill('SIGKILL');
-    await env?.cleanup();
-  });
+  afterAll(() => world?.stop());
 
   it('keeps running through repeated terminations of every connection, then serves and announces again', async () => {
     const database = new URL(vars.DATABASE_URL).pathname.slice(1);
@@ -55,7 +29,7 @@ describe('orders while PostgreSQL drops its connections', () => {
     let loading = true;
     const load = async () => {
       while (loading) {
-        const answer = await callService(service!.url, merchant.apiKey, 'POST', '/api/v2/orders', {
+        const answer = await callService(service.url, world.merchant.apiKey, 'POST', '/api/v2/orders', {
           amount: '10.00',
           currency: 'EUR',
         }).catch(() => null);
@@ -77,16 +51,16 @@ describe('orders while PostgreSQL drops its connections', () => {
       await admin.end();
     }
 
-    const { exitCode, signalCode } = service!.child;
+    const { exitCode, signalCode } = service.child;
     if (exitCode !== null || signalCode !== null)
-      throw new Error(`orders exited (${exitCode ?? signalCode}):\n${service!.output().slice(-6000)}`);
-    const after = await callService(service!.url, merchant.apiKey, 'POST', '/api/v2/orders', {
+      throw new Error(`orders exited (${exitCode ?? signalCode}):\n${service.output().slice(-6000)}`);
+    const after = await callService(service.url, world.merchant.apiKey, 'POST', '/api/v2/orders', {
       amount: '10.00',
       currency: 'EUR',
     });
     expect(after.status).toBe(201);
     created.push(after.body.orderId as string);
-    expect((await fetch(`${service!.url}/health/ready`)).status).toBe(200);
+    expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
     // Nothing answered 201 is lost: each order is announced (once the relay gets a connection again).
     for (const orderId of created) {
       await events.waitFor((e) => (e.data as { orderId?: string }).orderId === orderId, 20_000);

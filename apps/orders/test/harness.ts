@@ -14,7 +14,14 @@ export class OrdersHarness {
     readonly app: NestFastifyApplication,
     readonly baseUrl: string,
     readonly merchant: TestMerchant,
+    private readonly vars: Record<string, string>,
   ) {}
+
+  /** What the operator CLI (`npm run cli`) needs to reach this run's NATS buckets. */
+  cliEnv(): Record<string, string> {
+    const { NATS_URL, NATS_SUBJECT_PREFIX, EVENTS_STREAM, API_KEYS_BUCKET, MERCHANTS_BUCKET } = this.vars;
+    return { NATS_URL, NATS_SUBJECT_PREFIX, EVENTS_STREAM, API_KEYS_BUCKET, MERCHANTS_BUCKET };
+  }
 
   static async start(extraEnv: Record<string, string> = {}): Promise<OrdersHarness> {
     const env = await TestEnvironment.create();
@@ -27,7 +34,7 @@ export class OrdersHarness {
     });
     const { app, url } = await startTestApp(AppModule.forRoot(config), SERVICE_NAME);
     const merchant = await env.createMerchant('Acme Shop');
-    return new OrdersHarness(env, app, url, merchant);
+    return new OrdersHarness(env, app, url, merchant, vars);
   }
 
   async stop(): Promise<void> {

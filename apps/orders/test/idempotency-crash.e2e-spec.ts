@@ -1,59 +1,34 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { runMigrations } from '@byrd/platform';
-import {
-  callService,
-  freePort,
-  startServiceProcess,
-  TestEnvironment,
-  type ServiceProcess,
-  type TestMerchant,
-} from '@byrd/platform/testing';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
+import { callService } from '@byrd/platform/testing';
+import { OrdersProcessWorld } from './process-world.js';
 
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 const LEASE_MS = 1_500;
 
 /** An idempotency key whose request died with its process is the merchant's again within the lease. */
 describe('orders killed while a request holds its idempotency key', () => {
-  let env: TestEnvironment;
-  let vars: Record<string, string>;
-  let merchant: TestMerchant;
-  let service: ServiceProcess | undefined;
+  let world: OrdersProcessWorld;
 
   beforeAll(async () => {
-    if (!existsSync(MAIN))
-      throw new Error(`${MAIN} is missing: run "npx turbo run build --filter=@byrd/orders" first`);
-    env = await TestEnvironment.create();
-    vars = await env.serviceEnv('orders', {
-      HTTP_PORT: String(await freePort()),
-      LOG_LEVEL: 'fatal',
-      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
-    });
-    await runMigrations({ url: vars.DATABASE_URL, entities: ORDERS_ENTITIES, migrations: ORDERS_MIGRATIONS });
-    merchant = await env.createMerchant();
+    world = await OrdersProcessWorld.create({ LOG_LEVEL: 'fatal', IDEMPOTENCY_LEASE_MS: String(LEASE_MS) });
   });
-  afterAll(async () => {
-    service?.child.kill('SIGKILL');
-    await env?.cleanup();
-  });
+  afterAll(() => world?.stop());
 
   it('answers the retry once the dead request’s lease has run out, and only once', async () => {
     const key = `crash-${Date.now()}`;
     const order = { amount: '12.00', currency: 'EUR', orderRef: 'crash-1' };
     const create = () =>
-      callService(service!.url, merchant.apiKey, 'POST', '/api/v2/orders', order, { 'idempotency-key': key });
-    const db = new pg.Client({ connectionString: vars.DATABASE_URL });
+      callService(world.service!.url, world.merchant.apiKey, 'POST', '/api/v2/orders', order, {
+        'idempotency-key': key,
+      });
+    const db = new pg.Client({ connectionString: world.vars.DATABASE_URL });
     await db.connect();
     try {
-      service = await startServiceProcess(MAIN, vars);
+      const service = await world.start();
       // The order's insert waits on this lock, so the request is in flight, holding its key.
       await db.query('BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
       void create().catch(() => undefined);
       for (let i = 0; ; i++) {
-        const held = new pg.Client({ connectionString: vars.DATABASE_URL });
+        const held = new pg.Client({ connectionString: world.vars.DATABASE_URL });
         await held.connect();
         const { rowCount } = await held.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
         await held.end();
@@ -65,7 +40,7 @@ describe('orders killed while a request holds its idempotency key', () => {
       await service.exited();
       await db.query('ROLLBACK');
 
-      service = await startServiceProcess(MAIN, vars);
+      await world.start();
       const started = Date.now();
       let answer = await create();
       while (answer.status === 409 && Date.now() - started < LEASE_MS + 5_000) {

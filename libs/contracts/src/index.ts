@@ -26,6 +26,7 @@ export * from './dto/transactions.dto.js';
 export * from './dto/webhooks.dto.js';
 export * from './dto/hosted-form.dto.js';
 export * from './dto/checkout.dto.js';
+export * from './dto/checkout-origins.dto.js';
 export * from './dto/three-ds.dto.js';
 export * from './dto/sandbox.dto.js';
 

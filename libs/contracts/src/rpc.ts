@@ -20,6 +20,8 @@ export const RpcSubjects = {
   OrdersGet: 'rpc.orders.get',
   /** Hosted form BFF → orders: the shopper pressed cancel. */
   OrdersCancel: 'rpc.orders.cancel',
+  /** Hosted form BFF → orders: who may embed an order's form (serving the page, before any key is known). */
+  OrdersEmbedding: 'rpc.orders.embedding',
   /** Payments → orders: reserve the order for one payment attempt, right before the acquirer is asked. */
   OrdersLockPayment: 'rpc.orders.lockPayment',
   /** Payments → orders: the attempt ended holding no money; the order is payable again. */
@@ -108,6 +110,17 @@ export interface OrderSummary {
   isPreAuth: boolean;
   /** A payment attempt holds the order (at the acquirer now, or its money is held): no other may start. */
   paymentLocked: boolean;
+}
+
+/** `rpc.orders.embedding` request: the order of a page being served (the checkout key stays in the browser). */
+export interface OrderEmbeddingRequest {
+  orderId: string;
+}
+
+/** `rpc.orders.embedding` reply data: whose the order is and where it returns, nothing a shopper pays with. */
+export interface OrderEmbedding {
+  merchantId: string;
+  redirectUrl: string | null;
 }
 
 /** `rpc.orders.cancel` reply data. */
@@ -212,6 +225,7 @@ export interface CheckoutPaymentLookup {
 export interface RpcContracts {
   'rpc.orders.get': { request: OrderAccessRequest; response: OrderSummary };
   'rpc.orders.cancel': { request: OrderAccessRequest; response: OrderCancelResult };
+  'rpc.orders.embedding': { request: OrderEmbeddingRequest; response: OrderEmbedding };
   'rpc.orders.lockPayment': { request: OrderPaymentLockRequest; response: OrderPaymentLock };
   'rpc.orders.unlockPayment': { request: OrderPaymentLockRequest; response: OrderPaymentLock };
   'rpc.tokens.create': { request: TokenCreateRpcRequest; response: TokenResponse };

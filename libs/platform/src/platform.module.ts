@@ -2,6 +2,7 @@ import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
+import type { KV } from '@nats-io/kv';
 import type { BaseConfig, StatelessConfig } from './config/config.js';
 import { dataSourceOptions, type DatabaseOptions } from './database/data-source.js';
 import { loggerParams } from './logging/logging.js';
@@ -9,6 +10,7 @@ import { ApiExceptionFilter } from './errors/exception.filter.js';
 import { createValidationPipe } from './errors/validation.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyRegistry } from './auth/api-key.registry.js';
+import { MerchantDirectory } from './auth/merchants.js';
 import { HealthController } from './health/health.controller.js';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor.js';
 import { NatsContext, natsOptionsFrom } from './messaging/nats.js';
@@ -106,6 +108,12 @@ export class PlatformModule {
           useFactory: (nats: NatsContext) => nats.kv(config.API_KEYS_BUCKET),
           inject: [NATS_CONTEXT],
         },
+        {
+          provide: MerchantDirectory,
+          useFactory: async (nats: NatsContext, apiKeys: KV) =>
+            new MerchantDirectory(await nats.kv(config.MERCHANTS_BUCKET), apiKeys),
+          inject: [NATS_CONTEXT, API_KEYS_KV],
+        },
         { provide: RPC_IDENTITY, useFactory: () => RpcIdentity.fromConfig(serviceName, config) },
         NatsLifecycle,
         ApiKeyRegistry,
@@ -122,6 +130,7 @@ export class PlatformModule {
         SERVICE_NAME,
         NATS_CONTEXT,
         API_KEYS_KV,
+        MerchantDirectory,
         ApiKeyRegistry,
         Rpc,
         ...(database ? [Outbox, EventConsumers] : []),

@@ -7,6 +7,8 @@ import {
   toDecimalAmount,
   type OrderAccessRequest,
   type OrderCancelResult,
+  type OrderEmbedding,
+  type OrderEmbeddingRequest,
   type OrderSummary,
   type PaymentMethod,
   type TokenOptions,
@@ -62,6 +64,26 @@ export class GetCheckoutOrder {
       tokenOptions: paymentOptions.tokenOptions ?? null,
       isPreAuth: paymentOptions.cardOptions?.isPreAuth ?? false,
       paymentLocked: order.paymentLockId !== null,
+    };
+  }
+}
+
+/** rpc.orders.embedding: the merchant and redirectUrl of an order, for the frame-ancestors of its page. */
+@Injectable()
+export class GetOrderEmbedding {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute(request: OrderEmbeddingRequest): Promise<OrderEmbedding> {
+    const order = isGuid(request?.orderId)
+      ? await this.dataSource.getRepository(Order).findOne({
+          select: { id: true, merchantId: true, orderOptions: true },
+          where: { id: request.orderId },
+        })
+      : null;
+    if (!order) throw ApiError.notFound(`Order ${String(request?.orderId)}`);
+    return {
+      merchantId: order.merchantId,
+      redirectUrl: (order.orderOptions?.redirectUrl as string | undefined) ?? null,
     };
   }
 }

@@ -5,7 +5,7 @@ import { GetOrder } from './get-order.usecase.js';
 import { ApplyTransactionEvent } from './apply-transaction-event.usecase.js';
 import { TransactionEventsConsumer } from './transaction-events.consumer.js';
 import { ExpireOrders } from './expire-orders.usecase.js';
-import { CancelCheckoutOrder, GetCheckoutOrder } from './checkout.usecases.js';
+import { CancelCheckoutOrder, GetCheckoutOrder, GetOrderEmbedding } from './checkout.usecases.js';
 import { OrdersRpcHandlers } from './orders.rpc.js';
 import { LockOrderForPayment, UnlockOrderPayment } from './payment-lock.usecases.js';
 import { OrderEventRecorder } from './order-events.js';
@@ -21,6 +21,7 @@ import { OrderEventRecorder } from './order-events.js';
     ExpireOrders,
     GetCheckoutOrder,
     CancelCheckoutOrder,
+    GetOrderEmbedding,
     LockOrderForPayment,
     UnlockOrderPayment,
     OrdersRpcHandlers,

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { RpcSubjects } from '@byrd/contracts';
 import { Rpc } from '@byrd/platform';
-import { CancelCheckoutOrder, GetCheckoutOrder } from './checkout.usecases.js';
+import { CancelCheckoutOrder, GetCheckoutOrder, GetOrderEmbedding } from './checkout.usecases.js';
 import { LockOrderForPayment, UnlockOrderPayment } from './payment-lock.usecases.js';
 
 /** NATS request/reply handlers for the hosted form backend and payments. */
@@ -11,6 +11,7 @@ export class OrdersRpcHandlers implements OnModuleInit {
     private readonly rpc: Rpc,
     private readonly getCheckoutOrder: GetCheckoutOrder,
     private readonly cancelCheckoutOrder: CancelCheckoutOrder,
+    private readonly getOrderEmbedding: GetOrderEmbedding,
     private readonly lockOrderForPayment: LockOrderForPayment,
     private readonly unlockOrderPayment: UnlockOrderPayment,
   ) {}
@@ -18,6 +19,7 @@ export class OrdersRpcHandlers implements OnModuleInit {
   onModuleInit(): void {
     this.rpc.serve(RpcSubjects.OrdersGet, (request) => this.getCheckoutOrder.execute(request));
     this.rpc.serve(RpcSubjects.OrdersCancel, (request) => this.cancelCheckoutOrder.execute(request));
+    this.rpc.serve(RpcSubjects.OrdersEmbedding, (request) => this.getOrderEmbedding.execute(request));
     this.rpc.serve(RpcSubjects.OrdersLockPayment, (request) => this.lockOrderForPayment.execute(request));
     this.rpc.serve(RpcSubjects.OrdersUnlockPayment, (request) => this.unlockOrderPayment.execute(request));
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
+import { MAX_CHECKOUT_ORIGINS } from '@byrd/contracts';
 import { ApiKeyStore, type MerchantMode } from './api-keys.js';
 
 export interface Merchant {
@@ -7,9 +8,39 @@ export interface Merchant {
   name: string;
   mode: MerchantMode;
   createdAt: string;
+  /**
+   * Origins of the merchant's own sites (`https://shop.example.com`) the hosted form may send a
+   * shopper back to (a `configs.redirectUrl` elsewhere is ignored), post its messages to, and be
+   * framed by. Absent or empty: only the origin of each order's own redirectUrl.
+   */
+  checkoutOrigins?: string[];
 }
 
-/** Merchant registry (KV bucket MERCHANTS) and key issuance, used by the CLI and tests. */
+/**
+ * The origin of an allow-list entry (`https://shop.example.com`, a port allowed), or why it is
+ * refused: a scheme and host only (no path, query, fragment or credentials), https for live
+ * merchants (http also for sandbox ones, for shops on a developer's machine).
+ */
+export function checkoutOriginOf(
+  entry: string,
+  mode: MerchantMode,
+): { origin: string } | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return { problem: `"${entry}" is not an origin such as https://shop.example.com` };
+  }
+  const schemes = mode === 'live' ? ['https:'] : ['https:', 'http:'];
+  if (!schemes.includes(url.protocol))
+    return { problem: `"${entry}" must use ${mode === 'live' ? 'https' : 'http or https'}` };
+  const bare = url.pathname === '/' && !/[?#]/.test(entry) && !url.username && !url.password;
+  if (!bare)
+    return { problem: `"${entry}" must be an origin only (scheme, host and port; no path, query or user)` };
+  return { origin: url.origin };
+}
+
+/** Merchant registry (KV bucket MERCHANTS) and key issuance: the CLI, the tests, and the services' checkout origins. */
 export class MerchantDirectory {
   private readonly keys: ApiKeyStore;
 
@@ -24,6 +55,38 @@ export class MerchantDirectory {
     const merchant: Merchant = { merchantId: randomUUID(), name, mode, createdAt: new Date().toISOString() };
     await this.merchants.create(merchant.merchantId, JSON.stringify(merchant));
     return { merchant, apiKey: await this.issueKey(merchant) };
+  }
+
+  /**
+   * Replaces the merchant's checkout origins (each checked and normalised by {@link checkoutOriginOf});
+   * returns them, or null when the merchant does not exist.
+   * @throws RangeError naming the first refused entry
+   */
+  async setCheckoutOrigins(merchantId: string, entries: readonly string[]): Promise<string[] | null> {
+    if (entries.length > MAX_CHECKOUT_ORIGINS)
+      throw new RangeError(`at most ${MAX_CHECKOUT_ORIGINS} origins may be listed`);
+    for (;;) {
+      const entry = await this.merchants.get(merchantId);
+      const merchant = entry && entry.operation === 'PUT' ? entry.json<Merchant>() : null;
+      if (!entry || !merchant) return null;
+      const origins: string[] = [];
+      for (const raw of entries) {
+        const checked = checkoutOriginOf(raw, merchant.mode);
+        if ('problem' in checked) throw new RangeError(checked.problem);
+        if (!origins.includes(checked.origin)) origins.push(checked.origin);
+      }
+      try {
+        // Compare-and-set: a concurrent change of the record (another call, the CLI) is not lost.
+        await this.merchants.update(
+          merchantId,
+          JSON.stringify({ ...merchant, checkoutOrigins: origins }),
+          entry.revision,
+        );
+        return origins;
+      } catch (error) {
+        if (!/wrong last sequence/i.test(String(error))) throw error;
+      }
+    }
   }
 
   async get(merchantId: string): Promise<Merchant | null> {

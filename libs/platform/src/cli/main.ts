@@ -20,6 +20,8 @@ const USAGE = `Usage: npm run cli -- <command>
 
   merchants create --name <name> [--mode sandbox|live] [--json]   create a merchant and its first API key
   merchants list                                                  list merchants
+  merchants origins <merchantId> [--set <o1,o2,...> | --clear]    the origins of the merchant's sites the hosted form may
+                                                                  return to, message and be framed by (prints them)
   keys create --merchant <merchantId> [--json]                    issue another API key
   keys revoke <apiKey>                                            revoke a key (every service stops accepting it within a second)
   keys verify <apiKey>                                            exit 0 when the key is valid
@@ -45,6 +47,8 @@ export async function runCli(
       name: { type: 'string' },
       mode: { type: 'string', default: 'sandbox' },
       merchant: { type: 'string' },
+      set: { type: 'string' },
+      clear: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -81,6 +85,30 @@ export async function runCli(
       }
       case 'merchants list': {
         for (const m of await directory.list()) out.log(`${m.merchantId}  ${m.mode.padEnd(7)}  ${m.name}`);
+        return 0;
+      }
+      case 'merchants origins': {
+        const merchant = argument ? await directory.get(argument) : null;
+        if (!merchant) return fail(out, 'merchants origins needs the merchantId of an existing merchant');
+        let origins = merchant.checkoutOrigins ?? [];
+        if (values.set !== undefined || values.clear) {
+          const entries = values.clear
+            ? []
+            : (values.set ?? '')
+                .split(',')
+                .map((o) => o.trim())
+                .filter(Boolean);
+          try {
+            origins = (await directory.setCheckoutOrigins(merchant.merchantId, entries)) ?? [];
+          } catch (error) {
+            return fail(out, (error as Error).message);
+          }
+        }
+        out.log(
+          values.json
+            ? JSON.stringify({ merchantId: merchant.merchantId, origins })
+            : origins.join('\n') || "(none: only each order's redirectUrl)",
+        );
         return 0;
       }
       case 'keys create': {

@@ -43,6 +43,11 @@ export const baseConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default('API_KEYS'),
+  /** The merchants' records (name, mode, checkout origins). */
+  MERCHANTS_BUCKET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('MERCHANTS'),
   /**
    * Which `X-Forwarded-For` entries describe the client: a number of proxy hops in front of the
    * service (1: the Ingress controller, or the local edge), or a comma-separated list of the
