@@ -23,6 +23,7 @@ describe('hosted form API: orders', () => {
     expect(body).toEqual({
       orderId: order.orderId,
       status: 'created',
+      allowedOrigins: ['https://shop.example.com'],
       amount: '42.50',
       isoAmount: 4250,
       currency: 'EUR',

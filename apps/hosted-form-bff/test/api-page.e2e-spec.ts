@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { callHttp } from '@byrd/platform/testing';
 import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
 import { CheckoutHarness, STAND_IN_ASSET, standInWebDir } from './harness.js';
@@ -89,6 +90,45 @@ describe('hosted form page and API guards', () => {
       expect.arrayContaining([expect.objectContaining({ name: 'x-checkout-key', in: 'header' })]),
     );
     expect(spec.components.schemas.CheckoutPaymentRequest).toBeDefined();
+  });
+
+  it("frames each order's page for its merchant's sites once the merchant lists them, and tells the page where it may return", async () => {
+    const order = await h.createOrder();
+    const ancestors = async (orderId: string) => {
+      const page = await fetch(`${h.bffUrl}/checkout/o/${orderId}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(`/checkout/${STAND_IN_ASSET}`);
+      return /frame-ancestors ([^;]+)/.exec(page.headers.get('content-security-policy') ?? '')?.[1];
+    };
+    const view = async () =>
+      // From an address of its own: the rate-limit test below counts this one's calls.
+      (
+        await h.api('GET', `/checkout/api/v2/orders/${order.orderId}`, undefined, order.checkoutKey, {
+          'x-forwarded-for': '203.0.113.99',
+        })
+      ).body;
+    // No list yet: the operator's CHECKOUT_FRAME_ANCESTORS, and only the order's own redirect origin.
+    expect(await ancestors(order.orderId)).toBe("'self' https://shop.example.com https://*.merchant.example");
+    expect((await view()).allowedOrigins).toEqual(['https://shop.example.com']);
+
+    const listed = await h.merchantCall(h.ordersUrl, 'PUT', '/api/v2/checkout-origins', {
+      origins: ['https://store.example.org'],
+    });
+    expect(listed.status).toBe(200);
+    try {
+      expect(await ancestors(order.orderId)).toBe(
+        "'self' https://shop.example.com https://store.example.org",
+      );
+      expect((await view()).allowedOrigins).toEqual([
+        'https://shop.example.com',
+        'https://store.example.org',
+      ]);
+      // An order nobody has (or no order at all) may be framed by nobody.
+      expect(await ancestors(randomUUID())).toBe("'none'");
+      expect(await ancestors('not-an-order')).toBe("'none'");
+    } finally {
+      await h.merchantCall(h.ordersUrl, 'PUT', '/api/v2/checkout-origins', { origins: [] });
+    }
   });
 
   it('refuses an invalid card without echoing it, and answers 429 with Retry-After past the payment limit', async () => {

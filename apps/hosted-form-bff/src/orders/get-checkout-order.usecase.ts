@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RpcSubjects, type CheckoutOrderView, type OrderSummary } from '@byrd/contracts';
-import { notFoundAs, Rpc } from '@byrd/platform';
+import { MerchantDirectory, notFoundAs, Rpc } from '@byrd/platform';
 import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 import { toCheckoutOrderView } from './checkout-order-view.js';
@@ -10,11 +10,14 @@ import { toCheckoutOrderView } from './checkout-order-view.js';
 export class GetCheckoutOrder {
   constructor(
     private readonly rpc: Rpc,
+    private readonly merchants: MerchantDirectory,
     @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
   ) {}
 
   async execute(access: CheckoutAccess): Promise<CheckoutOrderView> {
-    return toCheckoutOrderView(await this.summary(access), this.config.THREE_DS_SDK_URL);
+    const order = await this.summary(access);
+    const merchant = await this.merchants.get(order.merchantId);
+    return toCheckoutOrderView(order, this.config.THREE_DS_SDK_URL, merchant?.checkoutOrigins ?? []);
   }
 
   /** The order as orders reports it to the holder of its checkout key. */

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -11,6 +12,8 @@ const HASHED_ASSETS = `${path.sep}assets${path.sep}`;
 export interface CheckoutPageOptions extends PagePolicyOptions {
   /** The built page (index.html, assets/). */
   webDir: string;
+  /** The `frame-ancestors` of one order's page (`/checkout/o/{orderId}/`). */
+  orderFrameAncestors(orderId: string): Promise<string>;
 }
 
 /**
@@ -47,6 +50,18 @@ export async function checkoutPage(fastify: FastifyInstance, options: CheckoutPa
   fastify.get(PAGE_PREFIX, (_request, reply) => {
     secure(reply);
     return reply.header('cache-control', 'no-store').sendFile('index.html', options.webDir);
+  });
+  // The same page for one order, framed only by that order's merchant (the page moves here when it
+  // finds itself in a frame: the order id is in the fragment, which never reaches the server).
+  // (Read and sent as is: sendFile would apply the page-wide headers above over the order's own.)
+  fastify.get<{ Params: { orderId: string } }>(`${PAGE_PREFIX}o/:orderId/`, async (request, reply) => {
+    const frameAncestors = await options.orderFrameAncestors(request.params.orderId);
+    const html = await readFile(path.join(options.webDir, 'index.html'));
+    return reply
+      .headers(pageSecurityHeaders({ ...options, frameAncestors }))
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(html);
   });
   fastify.get(PAGE_PREFIX.slice(0, -1), (request, reply) => {
     const query = request.url.indexOf('?');

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 import { checkoutPage } from './checkout-page.js';
+import { OrderEmbedders } from './order-embedders.usecase.js';
 
 export const WEB_DIR = Symbol('WEB_DIR');
 
@@ -16,6 +17,7 @@ export const WEB_DIR = Symbol('WEB_DIR');
 class CheckoutPageMount implements OnApplicationBootstrap {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
+    private readonly embedders: OrderEmbedders,
     @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
     @Inject(WEB_DIR) private readonly webDir: string,
   ) {}
@@ -26,6 +28,7 @@ class CheckoutPageMount implements OnApplicationBootstrap {
       webDir: this.webDir,
       threeDSecureSdkUrl: this.config.THREE_DS_SDK_URL,
       frameAncestors: this.config.CHECKOUT_FRAME_ANCESTORS,
+      orderFrameAncestors: (orderId) => this.embedders.frameAncestors(orderId),
     });
   }
 }
@@ -35,7 +38,7 @@ export class CheckoutPageModule {
   static forRoot(webDir: string) {
     return {
       module: CheckoutPageModule,
-      providers: [{ provide: WEB_DIR, useValue: webDir }, CheckoutPageMount],
+      providers: [{ provide: WEB_DIR, useValue: webDir }, OrderEmbedders, CheckoutPageMount],
     };
   }
 }

@@ -42,6 +42,11 @@ describe('hosted form in Chromium', () => {
       launchChromium(),
       startShop(),
     ]);
+    // The merchant's site is where the links' configs.redirectUrl points (orders default to another).
+    const origins = await h.merchantCall(h.ordersUrl, 'PUT', '/api/v2/checkout-origins', {
+      origins: [shop.url],
+    });
+    expect(origins.body).toEqual({ origins: [shop.url] });
   }, 600_000);
   afterAll(async () => {
     await browser?.close();
@@ -645,20 +650,61 @@ describe('hosted form in Chromium', () => {
     });
   });
 
+  it("ignores a configs.redirectUrl outside the merchant's checkout origins: the shopper returns to the order's own", async () => {
+    const order = await h.createOrder({ orderOptions: { redirectUrl: `${shop.returnUrl}?via=order` } });
+    await page.goto(
+      formUrl(h.checkoutUrl, order, {
+        redirectUrl: 'https://phishing.example/return',
+        defaultPaymentMethod: 'card',
+      }),
+    );
+    await typeCard(page, CARDS.frictionless);
+    await page.getByRole('button', { name: 'Pay €25.00' }).click();
+    expect(await backAtShop()).toMatchObject({ via: 'order', orderId: order.orderId, status: 'Success' });
+  });
+
   it("pays inside the merchant's iframe (another origin), challenge included, and the whole tab returns to the shop", async () => {
     const order = await h.createOrder();
     await page.goto(
       shop.embedUrl(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' }))),
     );
     const form = page.frameLocator('iframe[title="Payment"]');
-    const frame = page.frame({ url: (url) => url.pathname === '/checkout/' })!;
+    const frame = page.frame({ url: (url) => url.pathname.startsWith('/checkout/') })!;
     await form.getByLabel('Card number').waitFor();
+    // Framed, the form moved to its order's own page, which only the order's merchant may frame.
+    expect(new URL(frame.url()).pathname).toBe(`/checkout/o/${order.orderId}/`);
     await typeCard(frame, CARDS.challenge);
     await form.getByRole('button', { name: 'Pay €25.00' }).click();
     await answerChallenge(frame, GOOD_OTP, () => page.screenshot({ path: `${shots}iframe-challenge.png` }));
     expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
+    // The embedding page (an allowed origin) was told before the tab moved on.
+    const told = JSON.parse((await page.evaluate(() => sessionStorage.getItem('byrd-checkout'))) ?? 'null');
+    expect(told).toMatchObject({
+      type: 'byrd-checkout',
+      event: 'redirect',
+      orderId: order.orderId,
+      status: 'Success',
+    });
     await h.waitForOrderStatus(order.orderId, 'paid');
     expect(errors).toEqual([]);
+  });
+
+  it("is refused inside a frame of a site its merchant's checkout origins do not list", async () => {
+    const order = await h.createOrder();
+    const stranger = await startShop(); // another origin, which CHECKOUT_FRAME_ANCESTORS would allow
+    try {
+      await page.goto(stranger.embedUrl(formUrl(h.checkoutUrl, order, configsFor())));
+      const refused = () => errors.some((error) => error.includes('frame-ancestors'));
+      for (const deadline = Date.now() + 10_000; !refused() && Date.now() < deadline;) {
+        await page.waitForTimeout(100);
+      }
+      expect(errors.join('\n')).toMatch(
+        /violates the following Content Security Policy directive: "frame-ancestors 'self' https:\/\/shop\.example\.com http:\/\/127\.0\.0\.1:\d+"/,
+      );
+      expect(await page.frameLocator('iframe[title="Payment"]').getByLabel('Card number').count()).toBe(0);
+    } finally {
+      await stranger.close();
+    }
   });
 
   it('is refused inside a frame of a site CHECKOUT_FRAME_ANCESTORS does not list', async () => {

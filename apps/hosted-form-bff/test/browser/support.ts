@@ -46,6 +46,10 @@ export async function startShop(): Promise<Shop> {
 <h1>Acme Shop</h1>
 <p>Your basket: 1 × Coffee beans</p>
 <iframe title="Payment" src="${escaped}" style="width:480px;height:760px;border:1px solid #ddd;border-radius:12px;background:#fff"></iframe>
+<script>
+  // What the form tells its embedder, kept for the test across the navigation that follows.
+  addEventListener('message', (event) => sessionStorage.setItem(event.data.type, JSON.stringify(event.data)));
+</script>
 </body></html>`);
       return;
     }

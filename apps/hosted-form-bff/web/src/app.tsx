@@ -21,7 +21,7 @@ import { CheckoutContext, FocusOnMount, useCheckout, type Checkout } from './con
 import { formatAmount } from './format.js';
 import { messagesFor, type Messages } from './i18n.js';
 import { isHttpUrl, readCheckoutLink, type CheckoutLink } from './link.js';
-import { leaveTo, redirectTarget } from './navigate.js';
+import { isAllowedTarget, leaveTo, redirectTarget } from './navigate.js';
 import { applyTheme } from './theme.js';
 
 /** Methods this page can take, in the order the BFF lists them. */
@@ -125,7 +125,14 @@ export function App({ hash }: { hash: string }) {
 }
 
 function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Loaded {
-  const redirectUrl = link.configs.redirectUrl || (isHttpUrl(order.redirectUrl) ? order.redirectUrl : '');
+  // The link is unsigned: its redirectUrl counts only on an origin the order or its merchant allows.
+  const asked = link.configs.redirectUrl;
+  const askedAllowed = asked !== '' && isAllowedTarget(asked, order.allowedOrigins);
+  if (asked && !askedAllowed)
+    console.warn(
+      `configs.redirectUrl ignored: ${new URL(asked).origin} is not one of the merchant's checkout origins`,
+    );
+  const redirectUrl = askedAllowed ? asked : isHttpUrl(order.redirectUrl) ? order.redirectUrl : '';
   const methods = order.paymentMethods.filter((method) => FORM_METHODS.includes(method));
   if (!PAYABLE.has(order.status) || methods.length === 0) {
     const returnUrl = redirectUrl
@@ -138,7 +145,9 @@ function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Load
       kind: 'problem',
       title: t.invalidLinkTitle,
       text: t.invalidLinkText,
-      detail: 'configs.redirectUrl is required (the order has no redirectUrl either)',
+      detail: asked
+        ? "configs.redirectUrl is not on one of the merchant's checkout origins, and the order has no redirectUrl"
+        : 'configs.redirectUrl is required (the order has no redirectUrl either)',
     };
   }
   return {
@@ -231,7 +240,7 @@ function CheckoutFlow({
               ? ['info', t.processingTitle]
               : ['failure', t.failedTitle];
       setView({ name: 'leaving', url, tone, title });
-      window.setTimeout(() => leaveTo(url, params), LEAVE_DELAY_MS);
+      window.setTimeout(() => leaveTo(url, params, order.allowedOrigins), LEAVE_DELAY_MS);
     };
     const recheckOrder = (error: unknown) => {
       if (!(error instanceof ApiError) || error.status !== 422) return;

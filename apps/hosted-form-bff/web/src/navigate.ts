@@ -1,4 +1,5 @@
 // Leaving the form for the merchant's redirectUrl, standalone or inside the merchant's iframe.
+import { isGuid } from '../../../../libs/contracts/src/ids.js';
 
 export interface RedirectParams {
   orderId: string;
@@ -15,14 +16,23 @@ export function redirectTarget(redirectUrl: string, params: RedirectParams): str
   return url.href;
 }
 
+/** Whether `url` is an http(s) address on one of `origins`. */
+export function isAllowedTarget(url: string, origins: readonly string[]): boolean {
+  if (!URL.canParse(url)) return false;
+  const { origin, protocol } = new URL(url);
+  return (protocol === 'https:' || protocol === 'http:') && origins.includes(origin);
+}
+
 /**
  * Sends the shopper to the merchant. Inside an iframe, the embedding page is told first
- * (`postMessage`, no card data) and the whole tab moves on when the browser lets the frame
- * navigate it; otherwise the frame itself does.
+ * (`postMessage`, no card data, and only to the merchant's allowed origins: the browser drops it
+ * for a parent on any other) and the whole tab moves on when the browser lets the frame navigate
+ * it; otherwise the frame itself does.
  */
-export function leaveTo(url: string, params: RedirectParams): void {
+export function leaveTo(url: string, params: RedirectParams, allowedOrigins: readonly string[]): void {
   if (window.top !== window.self) {
-    window.parent.postMessage({ type: 'byrd-checkout', event: 'redirect', url, ...params }, '*');
+    const message = { type: 'byrd-checkout', event: 'redirect', url, ...params };
+    for (const origin of allowedOrigins) window.parent.postMessage(message, origin);
     try {
       window.top!.location.href = url;
       return;
@@ -31,4 +41,21 @@ export function leaveTo(url: string, params: RedirectParams): void {
     }
   }
   window.location.assign(url);
+}
+
+/**
+ * Where a framed form must be for its order's CSP to apply: `{base}o/{orderId}/` with the same
+ * fragment, or null when it is there already, is not framed, or the link names no order.
+ */
+export function framedOrderPage(
+  location: { pathname: string; search: string; hash: string },
+  framed: boolean,
+  base: string,
+): string | null {
+  if (!framed) return null;
+  const query = location.hash.includes('?') ? location.hash.slice(location.hash.indexOf('?') + 1) : '';
+  const orderId = new URLSearchParams(query).get('orderId')?.trim().toLowerCase() ?? '';
+  if (!isGuid(orderId)) return null;
+  const path = `${base}o/${orderId}/`;
+  return location.pathname === path ? null : `${path}${location.search}${location.hash}`;
 }

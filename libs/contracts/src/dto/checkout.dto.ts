@@ -42,8 +42,16 @@ export interface CheckoutOrderView {
   merchantMode: MerchantMode;
   /** ISO 8601 UTC. */
   expiresAt: string;
-  /** The order's redirect address (the `configs.redirectUrl` wins when given). */
+  /**
+   * The order's redirect address. A `configs.redirectUrl` replaces it only when its origin is one of
+   * `allowedOrigins` (the link is unsigned: anyone can write one).
+   */
   redirectUrl: string | null;
+  /**
+   * Origins the form may send the shopper to and post its messages to: the order's redirectUrl's and
+   * the merchant's checkout origins (`PUT /api/v2/checkout-origins`).
+   */
+  allowedOrigins: string[];
   /** Methods this form can take for the order, in display order (never empty for a payable order). */
   paymentMethods: PaymentMethod[];
   /** Whether the "save my card" checkbox is offered (`paymentOptions.tokenOptions.customReference`). */
