@@ -8,6 +8,7 @@ import { ThreeDSOpenSessions1763900000500 } from './migrations/1763900000500-thr
 import { CardVerifications1764300000100 } from './migrations/1764300000100-card-verifications.js';
 import { SavedCards1764400000100 } from './migrations/1764400000100-saved-cards.js';
 import { WriteAhead1764500000200 } from './migrations/1764500000200-write-ahead.js';
+import { PaymentIdempotencyKeys1764700000100 } from './migrations/1764700000100-payment-idempotency-keys.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -18,4 +19,5 @@ export const PAYMENTS_MIGRATIONS = [
   CardVerifications1764300000100,
   SavedCards1764400000100,
   WriteAhead1764500000200,
+  PaymentIdempotencyKeys1764700000100,
 ];

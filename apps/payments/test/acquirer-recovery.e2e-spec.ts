@@ -35,6 +35,7 @@ describe('acquirer calls cut off are recovered', () => {
       ACQUIRER_TIMEOUT_MS: '2000',
       ACQUIRER_RECOVERY_AFTER_MS: String(RECOVERY_AFTER_MS),
       ACQUIRER_RECOVERY_SWEEP_MS: '200',
+      IDEMPOTENCY_LEASE_MS: '1000',
     });
     db = h.payments.get(DataSource);
     events = await h.env.collect('transaction.>');
@@ -130,6 +131,65 @@ describe('acquirer calls cut off are recovered', () => {
       `SELECT count(*)::int AS n FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
         WHERE t.order_id = $1 AND l.outcome = 'Success'`,
       [order.orderId],
+    );
+    expect(n).toBe(1);
+  });
+
+  it('kill -9 with a payment of no order in flight: the retry with its idempotency-key answers that payment, never a second charge', async () => {
+    const port = await freePort();
+    const vars = await h.env.serviceEnv('payments', {
+      HTTP_PORT: String(port),
+      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+      SANDBOX_ACQUIRER_DELAY_MS: '30000',
+      ACQUIRER_TIMEOUT_MS: '60000',
+      ACQUIRER_RECOVERY_AFTER_MS: '120000',
+      IDEMPOTENCY_LEASE_MS: '1000',
+      LOG_LEVEL: 'warn',
+    });
+    replica = await startServiceProcess(MAIN, vars);
+    const key = `retry-${randomUUID()}`;
+    const orderRef = `no-order-${randomUUID().slice(0, 8)}`;
+    const payment = {
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      orderRef,
+      card: { number: FRICTIONLESS, expiration: '12/30', cvv: '123' },
+    };
+    const cutOff = h
+      .call(replica.url, 'POST', '/api/v2/payment', payment, { 'idempotency-key': key })
+      .catch((error: unknown) => error);
+    const [authorised] = await waitFor('the acquirer to authorise', () =>
+      db
+        .query<{ reference: string }[]>(
+          `SELECT l.reference FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
+          WHERE t.order_ref = $1 AND l.outcome = 'Success'`,
+          [orderRef],
+        )
+        .then((rows) => rows.length > 0 && rows),
+    );
+    replica.child.kill('SIGKILL');
+    await replica.exited();
+    replica = undefined;
+    await cutOff;
+
+    // The merchant retries with the same key on the surviving replica: once the dead request's lease
+    // ran out, it is answered with the payment that request started, still being settled.
+    const retried = await waitFor('the key to be free again', async () => {
+      const answer = await h.request('POST', '/api/v2/payment', payment, { 'idempotency-key': key });
+      return answer.status !== 409 && answer;
+    });
+    expect(retried.status).toBe(201);
+    expect(retried.body).toMatchObject({ transactionId: authorised.reference, code: 'BYRD201' });
+
+    const recovered = await waitFor('the recovery', async () => {
+      const found = await row(authorised.reference);
+      return found?.acquirer_pending_since === null && found;
+    });
+    expect(recovered).toMatchObject({ status: 'Success', code: 'BYRD200' });
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM transactions WHERE order_ref = $1`,
+      [orderRef],
     );
     expect(n).toBe(1);
   });

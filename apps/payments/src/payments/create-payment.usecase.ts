@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, MoreThan } from 'typeorm';
 import type { CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, insertAtomically } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
@@ -11,13 +11,18 @@ import { presentPayment } from '../transactions/transaction.presenter.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { TokenCharge } from './token-charge.js';
 import { applyOutcome } from '../transactions/outcome.js';
-import { PaymentAuthorizer } from './payment-authorizer.js';
+import { NO_MONEY_HELD, PaymentAuthorizer } from './payment-authorizer.js';
 import { newPayment } from './new-payment.js';
 import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
 
 export type { PaymentActor };
 
+/** How long the platform keeps an idempotency key's answer (its interceptor's retention). */
+const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
+
 export interface CardPaymentOptions {
+  /** The merchant's idempotency-key, kept on the payment (a retry after a crash finds it). */
+  idempotencyKey?: string;
   /**
    * The hosted form's "save my card": the customer reference (the order's
    * `tokenOptions.customReference`) the card is stored under once the payment succeeds.
@@ -55,9 +60,35 @@ export class CreatePayment {
     actor: PaymentActor,
     request: CreatePaymentRequest,
     requestId: string,
+    idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    const { transaction, session, actionUrl } = await this.create(actor, request, requestId);
+    const earlier = 'merchant' in actor && idempotencyKey ? await this.earlier(actor, idempotencyKey) : null;
+    // One that ended holding no money (declined, failed) is simply tried again, as a 5xx may be.
+    if (earlier && !NO_MONEY_HELD.includes(earlier.status)) return presentPayment(earlier, null, null);
+    const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
+      idempotencyKey: 'merchant' in actor ? idempotencyKey : undefined,
+    });
     return presentPayment(transaction, session, actionUrl);
+  }
+
+  /**
+   * The payment an earlier request with this idempotency-key created and committed, within the
+   * key's retention. Its request died or failed before answering (else the key would replay its
+   * answer): that payment may be at the acquirer or settled by the recovery, so a retry answers it
+   * as it stands now instead of charging the card again.
+   */
+  private earlier(
+    actor: { merchant: { merchantId: string } },
+    idempotencyKey: string,
+  ): Promise<Transaction | null> {
+    return this.dataSource.getRepository(Transaction).findOne({
+      where: {
+        merchantId: actor.merchant.merchantId,
+        idempotencyKey,
+        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+      },
+      order: { createdAt: 'DESC' },
+    });
   }
 
   /** Creates, authenticates and (unless a 3DS challenge is pending) authorises the payment; persisted. */
@@ -86,6 +117,7 @@ export class CreatePayment {
       isPreAuth,
       acquirer: this.acquirer.name,
       requestId,
+      idempotencyKey: options.idempotencyKey,
       expiresAt: new Date(now.getTime() + this.config.THREE_DS_TIMEOUT_MS),
       now,
     });

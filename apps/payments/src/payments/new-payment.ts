@@ -11,6 +11,8 @@ export interface NewPaymentFields {
   isPreAuth: boolean;
   acquirer: string;
   requestId: string;
+  /** The merchant's idempotency-key, kept on the payment (see CreatePayment). */
+  idempotencyKey?: string | null;
   expiresAt: Date;
   now: Date;
 }
@@ -49,6 +51,7 @@ export function newPayment(fields: NewPaymentFields): Transaction {
     savedTokenId: null,
     expiresAt: fields.expiresAt,
     acquirerPendingSince: null,
+    idempotencyKey: fields.idempotencyKey ?? null,
     createdAt: now,
     updatedAt: now,
   } satisfies Partial<Transaction>);

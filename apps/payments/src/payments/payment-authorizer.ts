@@ -33,7 +33,7 @@ export interface PendingAuthorization {
 }
 
 /** Outcomes after which an attempt holds no money, so its order is payable again. */
-const NO_MONEY_HELD: readonly TransactionStatus[] = ['Denied', 'Error', 'Canceled'];
+export const NO_MONEY_HELD: readonly TransactionStatus[] = ['Denied', 'Error', 'Canceled'];
 
 /**
  * Turns a 3DS result into a payment outcome and runs authorisations, write-ahead: an authenticated

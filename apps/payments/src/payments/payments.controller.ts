@@ -6,7 +6,13 @@ import {
   CreatePaymentRequest,
   isAsyncPaymentType,
 } from '@byrd/contracts';
-import { AllowCheckoutKey, ApiError, ErrorKind, type AuthenticatedRequest } from '@byrd/platform';
+import {
+  AllowCheckoutKey,
+  ApiError,
+  ErrorKind,
+  IDEMPOTENCY_HEADER,
+  type AuthenticatedRequest,
+} from '@byrd/platform';
 import { CreatePayment, type PaymentActor } from './create-payment.usecase.js';
 import { PayPayment } from './pay-payment.usecase.js';
 import { requestGuidOf } from '../transactions/request-id.js';
@@ -33,8 +39,10 @@ export class PaymentsController {
     @Query() query: CreatePaymentQuery,
     @Body() body: CreatePaymentRequest,
   ) {
-    const useCase = isAsyncPaymentType(body.type) ? this.createAsyncPayment : this.createPayment;
-    return useCase.execute(actorOf(request, query), body, requestGuidOf(request));
+    const actor = actorOf(request, query);
+    if (isAsyncPaymentType(body.type))
+      return this.createAsyncPayment.execute(actor, body, requestGuidOf(request));
+    return this.createPayment.execute(actor, body, requestGuidOf(request), idempotencyKeyOf(request));
   }
 
   @Post(':transactionId/pay')
@@ -56,4 +64,10 @@ function actorOf(request: AuthenticatedRequest, query: CreatePaymentQuery): Paym
   if (request.merchant) return { merchant: request.merchant };
   if (query.checkoutKey) return { checkoutKey: query.checkoutKey };
   throw new ApiError(ErrorKind.Unauthorized, 'The x-api-key header is missing');
+}
+
+/** The request's `idempotency-key` (the platform's interceptor has checked its length). */
+function idempotencyKeyOf(request: AuthenticatedRequest): string | undefined {
+  const header = request.headers[IDEMPOTENCY_HEADER];
+  return (Array.isArray(header) ? header[0] : header) || undefined;
 }

@@ -137,6 +137,10 @@ export class Transaction {
   @Column({ name: 'acquirer_pending_since', type: 'timestamptz', nullable: true })
   acquirerPendingSince: Date | null;
 
+  /** The merchant's `idempotency-key` of the request that created this payment, if it sent one. */
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
