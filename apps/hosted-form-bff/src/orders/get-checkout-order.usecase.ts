@@ -16,8 +16,8 @@ export class GetCheckoutOrder {
 
   async execute(access: CheckoutAccess): Promise<CheckoutOrderView> {
     const order = await this.summary(access);
-    const merchant = await this.merchants.get(order.merchantId);
-    return toCheckoutOrderView(order, this.config.THREE_DS_SDK_URL, merchant?.checkoutOrigins ?? []);
+    const origins = await this.merchants.checkoutOrigins(order.merchantId);
+    return toCheckoutOrderView(order, this.config.THREE_DS_SDK_URL, origins);
   }
 
   /** The order as orders reports it to the holder of its checkout key. */

@@ -25,7 +25,7 @@ export class OrderEmbedders {
       throw error;
     });
     if (!order) return "'none'";
-    const listed = (await this.merchants.get(order.merchantId))?.checkoutOrigins ?? [];
+    const listed = await this.merchants.checkoutOrigins(order.merchantId);
     if (listed.length === 0) return this.config.CHECKOUT_FRAME_ANCESTORS;
     return ["'self'", ...allowedOriginsOf(order.redirectUrl, listed)].join(' ');
   }

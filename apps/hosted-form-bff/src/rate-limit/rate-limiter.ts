@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Kvm, type KV } from '@nats-io/kv';
-import { ApiError, ErrorKind, NATS_CONTEXT, type NatsContext } from '@byrd/platform';
+import { ApiError, ErrorKind, isKvWriteConflict, NATS_CONTEXT, type NatsContext } from '@byrd/platform';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 
 /** Limit scopes: every API call counts in `api`; payment attempts also count in `payments`. */
@@ -80,7 +80,7 @@ export class RateLimiter implements OnApplicationBootstrap {
         else await kv.create(key, value);
         return next;
       } catch (error) {
-        if (!isWriteConflict(error)) {
+        if (!isKvWriteConflict(error)) {
           this.logger.warn(`Rate limit count failed: ${String(error)}`);
           throw new ApiError(ErrorKind.Unavailable, 'The rate limit store is unavailable; retry later', {
             retryAfter: 1,
@@ -108,10 +108,4 @@ function parseWindow(text: string): CountWindow | null {
   } catch {
     return null;
   }
-}
-
-/** Another replica (or request) wrote the key between our read and our write. */
-function isWriteConflict(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : '';
-  return /wrong last sequence|key exists/i.test(message);
 }

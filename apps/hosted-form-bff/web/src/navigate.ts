@@ -1,5 +1,6 @@
 // Leaving the form for the merchant's redirectUrl, standalone or inside the merchant's iframe.
 import { isGuid } from '../../../../libs/contracts/src/ids.js';
+import { isHttpUrl } from './link.js';
 
 export interface RedirectParams {
   orderId: string;
@@ -18,9 +19,7 @@ export function redirectTarget(redirectUrl: string, params: RedirectParams): str
 
 /** Whether `url` is an http(s) address on one of `origins`. */
 export function isAllowedTarget(url: string, origins: readonly string[]): boolean {
-  if (!URL.canParse(url)) return false;
-  const { origin, protocol } = new URL(url);
-  return (protocol === 'https:' || protocol === 'http:') && origins.includes(origin);
+  return isHttpUrl(url) && origins.includes(new URL(url).origin);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, MoreThan } from 'typeorm';
 import type { CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
-import { ApiError, insertAtomically } from '@byrd/platform';
+import { ApiError, IDEMPOTENCY_RETENTION_MS, insertAtomically } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
@@ -16,9 +16,6 @@ import { newPayment } from './new-payment.js';
 import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
 
 export type { PaymentActor };
-
-/** How long the platform keeps an idempotency key's answer (its interceptor's retention). */
-const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
 
 export interface CardPaymentOptions {
   /** The merchant's idempotency-key, kept on the payment (a retry after a crash finds it). */
@@ -62,11 +59,14 @@ export class CreatePayment {
     requestId: string,
     idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    const earlier = 'merchant' in actor && idempotencyKey ? await this.earlier(actor, idempotencyKey) : null;
+    // Kept for a merchant's own requests (a checkout key's requests are the shopper's, not its).
+    const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
+    const key = merchantId ? idempotencyKey : undefined;
+    const earlier = merchantId && key ? await this.earlier(merchantId, key) : null;
     // One that ended holding no money (declined, failed) is simply tried again, as a 5xx may be.
     if (earlier && !NO_MONEY_HELD.includes(earlier.status)) return presentPayment(earlier, null, null);
     const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
-      idempotencyKey: 'merchant' in actor ? idempotencyKey : undefined,
+      idempotencyKey: key,
     });
     return presentPayment(transaction, session, actionUrl);
   }
@@ -77,13 +77,10 @@ export class CreatePayment {
    * answer): that payment may be at the acquirer or settled by the recovery, so a retry answers it
    * as it stands now instead of charging the card again.
    */
-  private earlier(
-    actor: { merchant: { merchantId: string } },
-    idempotencyKey: string,
-  ): Promise<Transaction | null> {
+  private earlier(merchantId: string, idempotencyKey: string): Promise<Transaction | null> {
     return this.dataSource.getRepository(Transaction).findOne({
       where: {
-        merchantId: actor.merchant.merchantId,
+        merchantId,
         idempotencyKey,
         createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
       },

@@ -10,7 +10,7 @@ import {
   AllowCheckoutKey,
   ApiError,
   ErrorKind,
-  IDEMPOTENCY_HEADER,
+  idempotencyKeyOf,
   type AuthenticatedRequest,
 } from '@byrd/platform';
 import { CreatePayment, type PaymentActor } from './create-payment.usecase.js';
@@ -64,10 +64,4 @@ function actorOf(request: AuthenticatedRequest, query: CreatePaymentQuery): Paym
   if (request.merchant) return { merchant: request.merchant };
   if (query.checkoutKey) return { checkoutKey: query.checkoutKey };
   throw new ApiError(ErrorKind.Unauthorized, 'The x-api-key header is missing');
-}
-
-/** The request's `idempotency-key` (the platform's interceptor has checked its length). */
-function idempotencyKeyOf(request: AuthenticatedRequest): string | undefined {
-  const header = request.headers[IDEMPOTENCY_HEADER];
-  return (Array.isArray(header) ? header[0] : header) || undefined;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { MAX_CHECKOUT_ORIGINS } from '@byrd/contracts';
+import { isKvWriteConflict } from '../messaging/nats.js';
 import { ApiKeyStore, type MerchantMode } from './api-keys.js';
 
 export interface Merchant {
@@ -84,9 +85,14 @@ export class MerchantDirectory {
         );
         return origins;
       } catch (error) {
-        if (!/wrong last sequence/i.test(String(error))) throw error;
+        if (!isKvWriteConflict(error)) throw error;
       }
     }
+  }
+
+  /** The merchant's checkout origins; none for a merchant without a list (or unknown). */
+  async checkoutOrigins(merchantId: string): Promise<string[]> {
+    return (await this.get(merchantId))?.checkoutOrigins ?? [];
   }
 
   async get(merchantId: string): Promise<Merchant | null> {

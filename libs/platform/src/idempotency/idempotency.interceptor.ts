@@ -23,7 +23,17 @@ import { PLATFORM_CONFIG } from '../messaging/tokens.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const MAX_KEY_LENGTH = 255;
-const RETENTION = '24 hours';
+/** How long a key's answer is kept and replayed. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
+const RETENTION = `${IDEMPOTENCY_RETENTION_MS} milliseconds`;
+
+/** The request's `idempotency-key` header, if it sent one. */
+export function idempotencyKeyOf(request: {
+  headers: Record<string, string | string[] | undefined>;
+}): string | undefined {
+  const header = request.headers[IDEMPOTENCY_HEADER];
+  return Array.isArray(header) ? header[0] : header;
+}
 
 /** A stored error answer, replayed through the exception filter with its original status. */
 export class ReplayedError extends Error {
@@ -73,8 +83,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const header = request.headers[IDEMPOTENCY_HEADER];
-    const key = Array.isArray(header) ? header[0] : header;
+    const key = idempotencyKeyOf(request);
     if (request.method !== 'POST' || key === undefined) return next.handle();
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw ApiError.invalidField(IDEMPOTENCY_HEADER, `must be 1 to ${MAX_KEY_LENGTH} characters`);

@@ -63,3 +63,11 @@ export class NatsContext {
     if (!this.nc.isClosed()) await this.nc.drain();
   }
 }
+
+/**
+ * A KV compare-and-set lost to another writer (`create` of a key that exists, `update` of a revision
+ * that is no longer the last): read again and retry.
+ */
+export function isKvWriteConflict(error: unknown): boolean {
+  return /wrong last sequence|key exists/i.test(error instanceof Error ? error.message : String(error));
+}
