@@ -291,6 +291,17 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(none.body.customReference).toBeNull();
   });
 
+  it('stores a card sent at once with an empty and with no CustomReference as one token', async () => {
+    const card = { number: '4000056655665556', eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' };
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        h.createToken(card, { CustomReference: i % 2 === 0 ? '' : undefined }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(201));
+    expect(new Set(answers.map((a) => a.body.tokenId)).size).toBe(1);
+  });
+
   it('refuses bad cards with a clear 400 naming each field', async () => {
     const luhn = await h.createToken({ number: '4242424242424241', expiration: '01/20' });
     expect(luhn.status).toBe(400);

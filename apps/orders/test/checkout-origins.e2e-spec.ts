@@ -59,6 +59,18 @@ describe('checkout origins (PUT/GET /api/v2/checkout-origins, npm run cli -- mer
     ).toBe(401);
   });
 
+  it('keeps one whole list when several replacements race (compare-and-set on the merchant record)', async () => {
+    const lists = Array.from({ length: 8 }, (_, i) => [
+      `https://shop${i}.example.com`,
+      `https://m${i}.example.com`,
+    ]);
+    const answers = await Promise.all(lists.map((origins) => put(origins)));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    const { origins } = (await h.request('GET', '/api/v2/checkout-origins')).body;
+    expect(lists).toContainEqual(origins);
+    await put([]);
+  });
+
   it('is set and read with the CLI as well', () => {
     const env = { ...process.env, ...h.cliEnv() };
     const run = (...args: string[]) =>

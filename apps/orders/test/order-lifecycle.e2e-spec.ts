@@ -57,6 +57,21 @@ describe('order lifecycle', () => {
     expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.pending', 'order.paid']);
   });
 
+  it('announces a partial refund once, even when its outcome arrives twice', async () => {
+    const { body: order } = await h.createOrder();
+    await h.publishTransaction('transaction.payment.success', order, { transactionId: randomUUID() });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+    const refund = await h.publishTransaction('transaction.refund.success', order, {
+      transactionId: randomUUID(),
+      operationType: 'Refund',
+      amount: '10.00',
+    });
+    await h.env.publish({ ...refund, id: randomUUID() }); // a second copy under another id
+    await h.waitForOrder(order.orderId, (o) => o.refundedAmount === '10.00');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.paid', 'order.partialrefunded']);
+  });
+
   it('stays created when every attempt fails, and announces a temporary failure', async () => {
     const { body: order } = await h.createOrder();
     await h.publishTransaction('transaction.payment.failed', order, {
