@@ -28,7 +28,7 @@ import {
   step,
   timestamp,
 } from '../bench/lib/util.mjs';
-import { SERVICES, createWorld, destroyWorld } from './world.mjs';
+import { SERVICES, WITH_DATABASE, createWorld, destroyWorld } from './world.mjs';
 import { faultPlan, runFaults } from './faults.mjs';
 import { startLoad } from './load.mjs';
 import { checkLedger, checksMissingSabotage } from './ledger.mjs';
@@ -81,11 +81,7 @@ async function main() {
   };
   if (!(settings.rate > 0) || !(settings.replicas >= 1))
     throw new BenchError('--rate and --replicas must be positive numbers.');
-  await ensureBuilt([
-    ...SERVICES.flatMap((s) => [serviceMain(s)]),
-    ...['orders', 'payments', 'gateway-tokens', 'webhook-service'].map(serviceMigrate),
-    ...platformFiles(),
-  ]);
+  await ensureBuilt([...SERVICES.map(serviceMain), ...WITH_DATABASE.map(serviceMigrate), ...platformFiles()]);
 
   const dir = mkdtempSync(join(tmpdir(), 'byrd-chaos-'));
   const logDir = join(dir, 'logs');

@@ -12,7 +12,7 @@ import { migrate, startEdge, writeRoutesFile } from '../bench/lib/stack.mjs';
 import { note, step } from '../bench/lib/util.mjs';
 
 export const SERVICES = ['orders', 'payments', 'gateway-tokens', 'webhook-service', 'hosted-form-bff'];
-const WITH_DATABASE = ['orders', 'payments', 'gateway-tokens', 'webhook-service'];
+export const WITH_DATABASE = ['orders', 'payments', 'gateway-tokens', 'webhook-service'];
 const key = () => randomBytes(32).toString('base64');
 
 /** Variables a service needs beyond the common ones, with fast clocks so faults heal within the run. */

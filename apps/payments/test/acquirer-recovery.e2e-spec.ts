@@ -247,6 +247,42 @@ describe('acquirer calls cut off are recovered', () => {
     expect(late.outcome).toBe('Denied');
   });
 
+  it('orders not answering the order lock: 503, the attempt ends Error with nothing at the acquirer, and the retry with its idempotency-key is charged once', async () => {
+    // Found by npm run chaos during a NATS outage: the attempt stayed in flight, the retry answered
+    // it, and the recovery then voided it: an approved card ended Error for the merchant.
+    const order = (await h.createOrder()).body as { orderId: string };
+    const key = randomUUID();
+    const payment = { orderId: order.orderId, orderRef: undefined };
+    await h.ordersStopAnswering('rpc.orders.lockPayment');
+    try {
+      const refused = await h.pay(FRICTIONLESS, payment, { 'idempotency-key': key });
+      expect(refused.status).toBe(503);
+      const [attempt] = await db.query(
+        `SELECT t.status, t.code, t.acquirer_pending_since,
+                (SELECT count(*)::int FROM sandbox_acquirer_ledger l WHERE l.reference = t.id) AS at_acquirer
+           FROM transactions t WHERE t.order_id = $1`,
+        [order.orderId],
+      );
+      expect(attempt).toMatchObject({
+        status: 'Error',
+        code: 'BYRD299',
+        acquirer_pending_since: null,
+        at_acquirer: 0,
+      });
+    } finally {
+      await h.restartOrders();
+    }
+
+    const retried = await h.pay(FRICTIONLESS, payment, { 'idempotency-key': key });
+    expect(retried.status).toBe(201);
+    expect(retried.body.status).toBe('Success');
+    await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+    const charges = await db.query(`SELECT id FROM transactions WHERE order_id = $1 AND status = 'Success'`, [
+      order.orderId,
+    ]);
+    expect(charges).toEqual([{ id: retried.body.transactionId }]);
+  });
+
   it('a capture whose answer was lost keeps its amount reserved until the recovery records it', async () => {
     const preAuth = await h.pay(FRICTIONLESS, { amount: '100.00', isPreAuth: true });
     expect(preAuth.body.status).toBe('Success');

@@ -6,7 +6,7 @@ import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { paymentsConfigSchema } from '../src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
 import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
-import { ordersConfigSchema } from '../../orders/src/config.js';
+import { ordersConfigSchema, type OrdersConfig } from '../../orders/src/config.js';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
 
 export interface HarnessOptions {
@@ -25,10 +25,11 @@ export class PaymentsHarness {
   private constructor(
     readonly env: TestEnvironment,
     readonly payments: NestFastifyApplication,
-    readonly orders: NestFastifyApplication,
+    public orders: NestFastifyApplication,
     readonly paymentsUrl: string,
-    readonly ordersUrl: string,
+    public ordersUrl: string,
     readonly merchant: TestMerchant,
+    private readonly ordersConfig: OrdersConfig,
   ) {}
 
   static async start(
@@ -60,13 +61,44 @@ export class PaymentsHarness {
     // The port is known only once listening; the services read PUBLIC_BASE_URL from this object per use.
     if (options.publicBaseIsSelf) paymentsConfig.PUBLIC_BASE_URL = payments.url;
     const merchant = await env.createMerchant('Acme Shop');
-    return new PaymentsHarness(env, payments.app, orders.app, payments.url, orders.url, merchant);
+    return new PaymentsHarness(
+      env,
+      payments.app,
+      orders.app,
+      payments.url,
+      orders.url,
+      merchant,
+      ordersConfig,
+    );
   }
 
   async stop(): Promise<void> {
     await this.payments.close();
     await this.orders.close();
     await this.env.cleanup();
+  }
+
+  /**
+   * Orders stops answering one RPC subject (as when the broker goes away between two calls of one
+   * payment) until `restartOrders`.
+   */
+  async ordersStopAnswering(subject: string): Promise<void> {
+    // The subscriptions are private to Rpc: reaching in keeps this test-only ability out of it.
+    const { subscriptions } = this.orders.get<
+      unknown,
+      { subscriptions: { getSubject(): string; drain(): Promise<void> }[] }
+    >(Rpc);
+    const subscription = subscriptions.find((s) => s.getSubject().endsWith(subject));
+    if (!subscription) throw new Error(`orders does not serve ${subject}`);
+    await subscription.drain();
+  }
+
+  /** Orders again, a new instance on the same database (a restarted process would be just this). */
+  async restartOrders(): Promise<void> {
+    await this.orders.close();
+    const orders = await startTestApp(OrdersAppModule.forRoot(this.ordersConfig), 'orders');
+    this.orders = orders.app;
+    this.ordersUrl = orders.url;
   }
 
   call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {

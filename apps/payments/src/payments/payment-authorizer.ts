@@ -96,7 +96,17 @@ export class PaymentAuthorizer {
    * then recorded Denied, BYRD205, and nothing reached the acquirer), else null.
    */
   async authorize(transaction: Transaction, pending: PendingAuthorization): Promise<ApiError | null> {
-    const refusal = await this.orderLock.take(transaction);
+    let refusal: ApiError | null;
+    try {
+      refusal = await this.orderLock.take(transaction);
+    } catch (error) {
+      // The order could not be asked (orders or the broker away). Nothing reached the acquirer, so
+      // the attempt ends now holding no money (Error), and the merchant's retry with the same
+      // idempotency-key is tried anew, instead of answering an attempt the recovery would only void.
+      if (await this.outcomes.record(transaction, acquirerResult('Error')))
+        await this.afterOutcome(transaction, null);
+      throw error;
+    }
     if (refusal) {
       await this.outcomes.record(transaction, acquirerResult('Denied'));
       return refusal;
