@@ -13,8 +13,13 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
 
   // 1. Every charge the client saw succeed exists once, as a success.
   const seen = flows.flatMap((flow) => flow.succeeded ?? []);
-  const found = await q('payments', `SELECT id, status FROM transactions WHERE id = ANY($1::uuid[])`, [seen]);
-  const missing = seen.filter((id) => !found.some((row) => row.id === id && row.status === 'Success'));
+  const found = await q(
+    'payments',
+    `SELECT id FROM transactions WHERE id = ANY($1::uuid[]) AND status = 'Success'`,
+    [seen],
+  );
+  const succeeded = new Set(found.map((row) => row.id));
+  const missing = seen.filter((id) => !succeeded.has(id));
   add(
     'transactions the client saw succeed exist as Success',
     missing.length === 0,
@@ -47,6 +52,26 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
     doubleKeys
       .slice(0, 5)
       .map((r) => r.idempotency_key)
+      .join(' '),
+  );
+
+  // The acquirer's own ledger (the sandbox's) against payments': money held that no Success shows, or
+  // a Success the acquirer does not hold.
+  const disagreeing = await q(
+    'payments',
+    `SELECT t.id, t.status, l.outcome, l.voided_at IS NOT NULL AS voided
+       FROM transactions t FULL JOIN sandbox_acquirer_ledger l ON l.reference = t.id
+      WHERE coalesce(t.operation_type, l.operation) IN ('Payment', 'PreAuth')
+        AND coalesce(l.outcome = 'Success' AND l.voided_at IS NULL, false)
+            <> coalesce(t.status = 'Success', false)`,
+  );
+  add(
+    'charges the acquirer and payments disagree on',
+    disagreeing.length === 0,
+    disagreeing.length,
+    disagreeing
+      .slice(0, 5)
+      .map((r) => `${r.id}:${r.status}/${r.outcome}${r.voided ? ' voided' : ''}`)
       .join(' '),
   );
 
