@@ -99,7 +99,7 @@ async function main() {
     (cleaned ??= (async () => {
       step("Stopping and removing the run's world");
       await destroyWorld(world);
-      if (failedChecks || values['keep-logs'] || interrupted) {
+      if ((failedChecks && !interrupted) || values['keep-logs']) {
         rmSync(join(dir, 'pgdata'), { recursive: true, force: true });
         rmSync(join(dir, 'nats'), { recursive: true, force: true });
         note(`logs kept in ${dir}`);
