@@ -466,10 +466,11 @@ describe('hosted form in Chromium', () => {
       await expect(heading()).resolves.toBe('Pay with MB WAY');
       await page.getByRole('button', { name: 'Other payment methods' }).click();
       await expect(heading()).resolves.toBe('Choose how to pay');
-      // Moving between screens puts the focus on the new screen's title.
-      await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe(
-        'Choose how to pay',
-      );
+      // Moving between screens puts the focus on the new screen's title (in the frame after the
+      // screen renders, so wait for it rather than read it at once).
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Choose how to pay', null, {
+        timeout: 5_000,
+      });
 
       // No default: the list.
       await goto(cardAndMbway);
