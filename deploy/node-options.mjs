@@ -1,6 +1,7 @@
 // Node.js flags every service runs with, in every place that starts one: the image
-// (docker/Dockerfile sets the same NODE_OPTIONS; a chart test keeps them equal), `npm start`
-// (deploy/local/start.mjs) and the benchmarks (bench/lib/stack.mjs).
+// (docker/Dockerfile sets the same NODE_OPTIONS; a chart test keeps them equal), the chart
+// (`nodeOptions`, plus the heap limit its memory limit implies), `npm start` (deploy/local/start.mjs),
+// the benchmarks (bench/lib/stack.mjs) and the chaos run.
 //
 // --max-semi-space-size=32: a request path allocates a lot of short-lived objects (DTOs, rows,
 // events); V8's default 16 MB young generation is collected so often under load that the collector

@@ -119,3 +119,10 @@ test('NATS provisioning from a service that is not deployed', () => {
     messages: ['nats.provision.imageFrom "payments" must name an enabled service'],
   });
 });
+
+test('a memory limit that is not a quantity (the V8 heap limit is derived from it)', () => {
+  refused({
+    values: [{ services: { orders: { resources: { limits: { memory: 'lots' } } } } }],
+    messages: ['resources.limits.memory "lots": use a quantity such as 512Mi, 1Gi or 600M'],
+  });
+});

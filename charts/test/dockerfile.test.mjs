@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { DockerfileParser } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
 import { ROOT, component, ofKind, renderOk } from '../lib/chart.mjs';
+import { parse } from 'yaml';
 
 const DOCKERFILE = join(ROOT, 'docker/Dockerfile');
 const text = readFileSync(DOCKERFILE, 'utf8');
@@ -102,6 +103,8 @@ test('the image runs the services with the Node flags npm start and the benchmar
       .map((p) => [p.getName(), p.getValue()]),
   );
   assert.equal(env.NODE_OPTIONS, SERVICE_NODE_OPTIONS, 'docker/Dockerfile and deploy/node-options.mjs agree');
+  const values = parse(readFileSync(join(ROOT, 'charts/byrd/values.yaml'), 'utf8'));
+  assert.equal(values.nodeOptions, SERVICE_NODE_OPTIONS, 'the chart (which adds the heap limit) agrees too');
 });
 
 test('the chart runs what the image holds: migrations and the CLI for the hook Jobs', () => {

@@ -124,6 +124,26 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
       }
     });
 
+    test("each service's V8 heap limit follows its memory limit", () => {
+      for (const d of deployments) {
+        const name = component(d);
+        const [container] = d.spec.template.spec.containers;
+        const config = named(docs, 'ConfigMap', container.envFrom[0].configMapRef.name);
+        const limit = container.resources?.limits?.memory;
+        if (!limit) {
+          assert.equal(config.data.NODE_OPTIONS, undefined, `${name}: no limit, the image's flags`);
+          continue;
+        }
+        const units = { Ki: 1 / 1024, Mi: 1, Gi: 1024, M: 1e6 / 1048576, G: 1e9 / 1048576 };
+        const [, amount, unit] = /^([0-9.]+)(Ki|Mi|Gi|M|G)?$/.exec(limit);
+        const mib = Number(amount) * (unit ? units[unit] : 1 / 1048576);
+        const oldSpace = Math.max(64, Math.floor(mib * 0.75) - 96);
+        assert.equal(config.data.NODE_OPTIONS, `--max-semi-space-size=32 --max-old-space-size=${oldSpace}`, name);
+        // The heap limit plus the young generation stays under the container's limit.
+        assert.ok(oldSpace + 96 < mib, `${name}: ${oldSpace} MiB old space + 96 MiB young < ${limit}`);
+      }
+    });
+
     test('secrets come only from existing Secrets, by reference', () => {
       for (const d of deployments) {
         const [container] = d.spec.template.spec.containers;

@@ -129,10 +129,38 @@ hashes it into checksum/config so a change rolls the pods.
 {{- if .svc.database.enabled -}}
 {{- $_ := set $data "DATABASE_POOL_SIZE" (toString (int .svc.database.poolSize)) -}}
 {{- end -}}
+{{- with dig "limits" "memory" "" (.svc.resources | default dict) -}}
+{{- $_ := set $data "NODE_OPTIONS" (printf "%s --max-old-space-size=%d" $root.Values.nodeOptions (include "byrd.oldSpaceMiB" .| int)) -}}
+{{- end -}}
 {{- range $key, $value := .svc.env -}}
 {{- $_ := set $data $key (tpl (toString $value) $root) -}}
 {{- end -}}
 {{- toYaml $data -}}
+{{- end -}}
+
+{{/*
+V8's old-space limit for a container memory limit (a Kubernetes quantity: 512Mi, 1Gi, 1.5Gi, 600M,
+or bytes): 3/4 of it in MiB less 96 MiB of young generation, at least 64.
+*/}}
+{{- define "byrd.oldSpaceMiB" -}}
+{{- $quantity := toString . -}}
+{{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 -}}
+{{- $bytes := 0.0 -}}
+{{- $matched := false -}}
+{{- range $suffix := list "Ki" "Mi" "Gi" "k" "M" "G" -}}
+{{- if and (not $matched) (hasSuffix $suffix $quantity) -}}
+{{- $bytes = mulf (float64 (trimSuffix $suffix $quantity)) (get $units $suffix) -}}
+{{- $matched = true -}}
+{{- end -}}
+{{- end -}}
+{{- if not $matched -}}
+{{- if not (regexMatch "^[0-9]+$" $quantity) -}}
+{{- fail (printf "resources.limits.memory %q: use a quantity such as 512Mi, 1Gi or 600M" $quantity) -}}
+{{- end -}}
+{{- $bytes = float64 $quantity -}}
+{{- end -}}
+{{- $mib := divf $bytes 1048576.0 -}}
+{{- max 64 (sub (int (mulf $mib 0.75)) 96) -}}
 {{- end -}}
 
 {{/*
