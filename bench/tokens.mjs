@@ -30,7 +30,7 @@ import { runLoad } from './lib/load.mjs';
 import { runPacedLoad } from './lib/paced-load.mjs';
 import { machineBusyCores, memoryOf, sampleRss, waitForQuietMachine } from './lib/proc-stats.mjs';
 import { platformFiles } from './lib/platform.mjs';
-import { table, writeResult } from './lib/report.mjs';
+import { goalLine, table, writeResult } from './lib/report.mjs';
 import { ROOT, fail, gitState, note, paint, pollUntil, positiveNumber, round, step } from './lib/util.mjs';
 
 export const description = 'token creation through the edge, next to the bare Fastify + pg handler';
@@ -267,6 +267,7 @@ export async function run(args) {
         },
         ledger,
       };
+      result.goals = goalsOf(result, byName);
       printReport(result);
       console.log(`\nJSON: ${writeResult('tokens', result, startedAt)}`);
       return result;
@@ -293,6 +294,40 @@ async function settle(target) {
     },
     { timeoutMs: 15_000, intervalMs: 300 },
   );
+}
+
+// Goals of issue 17 (performance).
+const GOAL_RATIO = 0.65;
+const GOAL_P99_MS = 50;
+const GOAL_RSS_MB = 200;
+/** Share of the paced phase's scheduled requests that may go unanswered (or non-2xx) and still count. */
+const PACED_SHORTFALL = 0.03;
+
+function goalsOf(result, byName) {
+  const paced = byName['vault via edge, paced']?.result;
+  const sustained = paced ? paced.status['2xx'] >= paced.sent * (1 - PACED_SHORTFALL) : false;
+  return [
+    {
+      name: 'throughput ratio vault/bare via edge',
+      actual: round(result.ratio, 2),
+      target: `>= ${GOAL_RATIO}`,
+      pass: result.ratio >= GOAL_RATIO,
+    },
+    {
+      name: `p99 latency, vault via edge at ${PACED_RATIO} x its own req/s`,
+      actual: paced
+        ? `${paced.latencyMs.p99} ms at ${round(paced.rps)} req/s${sustained ? '' : ', not sustained'}`
+        : 'not measured',
+      target: `< ${GOAL_P99_MS} ms, >= ${100 * (1 - PACED_SHORTFALL)} % of the offered requests answered 2xx`,
+      pass: paced ? paced.latencyMs.p99 < GOAL_P99_MS && sustained : null,
+    },
+    {
+      name: 'peak RSS of the vault',
+      actual: `${round(result.peakRssMb.vaultHwm ?? result.peakRssMb.vault)} MB`,
+      target: `< ${GOAL_RSS_MB} MB`,
+      pass: (result.peakRssMb.vaultHwm ?? result.peakRssMb.vault) < GOAL_RSS_MB,
+    },
+  ];
 }
 
 function printReport(result) {
@@ -322,4 +357,5 @@ function printReport(result) {
     );
   }
   if (!Object.values(result.ledger).every((e) => e.ok)) note('the ledger does not balance: this run is void');
+  for (const goal of result.goals) console.log(goalLine(goal));
 }

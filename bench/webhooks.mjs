@@ -116,6 +116,7 @@ const STALL_TIMEOUT_MS = 30_000; // a phase gives up waiting when nothing arrive
 const GOAL_RPS = 2000;
 const GOAL_P99_MS = 100;
 const GOAL_CLAIM_RATIO = 1.5;
+const GOAL_RSS_MB = 200;
 
 const contractsFile = () => join(TARGET_ROOT, 'libs/contracts/dist/events/envelope.js');
 const contentFile = () => join(TARGET_ROOT, 'libs/contracts/dist/events/content.js');
@@ -920,6 +921,12 @@ function buildResult({ settings: s, startedAt, env, phases, ledger, memory, clai
         actual: claim?.ratioP50 ?? 'not measured',
         target: `< ${GOAL_CLAIM_RATIO}`,
         pass: claim?.ratioP50 != null ? claim.ratioP50 < GOAL_CLAIM_RATIO : null,
+      },
+      {
+        name: 'peak RSS of the webhook service (issue 17)',
+        actual: memory.serviceHwmMb === null ? 'not measured' : `${memory.serviceHwmMb} MB`,
+        target: `< ${GOAL_RSS_MB} MB`,
+        pass: memory.serviceHwmMb === null ? null : memory.serviceHwmMb < GOAL_RSS_MB,
       },
     ],
   };
