@@ -15,6 +15,7 @@ import { PaymentsHarness } from './harness.js';
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 const FRICTIONLESS = '5448280000000007';
 const TIMEOUT_CARD = '5201282999005515';
+const CHALLENGE = '5555341244441115';
 const RECOVERY_AFTER_MS = 4_000;
 
 /**
@@ -187,6 +188,33 @@ describe('acquirer calls cut off are recovered', () => {
       return found?.acquirer_pending_since === null && found;
     });
     expect(recovered).toMatchObject({ status: 'Success', code: 'BYRD200' });
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM transactions WHERE order_ref = $1`,
+      [orderRef],
+    );
+    expect(n).toBe(1);
+  });
+
+  it('a retry whose first answer was lost while a 3DS challenge waits gets that payment with its action.url again', async () => {
+    const key = `challenge-${randomUUID()}`;
+    const orderRef = `challenge-${randomUUID().slice(0, 8)}`;
+    const first = await h.pay(CHALLENGE, { orderRef }, { 'idempotency-key': key });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ code: 'BYRD207', status: 'Created' });
+    // What a process killed after the commit leaves: the payment, but no stored answer for the key.
+    await db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
+      h.merchant.merchantId,
+      key,
+    ]);
+
+    const retried = await h.pay(CHALLENGE, { orderRef }, { 'idempotency-key': key });
+    expect(retried.status).toBe(201);
+    expect(retried.body).toMatchObject({
+      transactionId: first.body.transactionId,
+      code: 'BYRD207',
+      action: { type: 'redirect', url: first.body.action.url },
+      threeDSecure: { id: first.body.threeDSecure.id },
+    });
     const [{ n }] = await db.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM transactions WHERE order_ref = $1`,
       [orderRef],

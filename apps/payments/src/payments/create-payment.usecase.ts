@@ -64,7 +64,7 @@ export class CreatePayment {
     const key = merchantId ? idempotencyKey : undefined;
     const earlier = merchantId && key ? await this.earlier(merchantId, key) : null;
     // One that ended holding no money (declined, failed) is simply tried again, as a 5xx may be.
-    if (earlier && !NO_MONEY_HELD.includes(earlier.status)) return presentPayment(earlier, null, null);
+    if (earlier && !NO_MONEY_HELD.includes(earlier.status)) return this.answerEarlier(earlier);
     const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
       idempotencyKey: key,
     });
@@ -86,6 +86,19 @@ export class CreatePayment {
       },
       order: { createdAt: 'DESC' },
     });
+  }
+
+  /**
+   * That earlier payment as its own request would have answered it: with its 3DS data, and while the
+   * shopper has not answered its challenge yet, the `action.url` that sends them there.
+   */
+  private async answerEarlier(earlier: Transaction): Promise<PaymentResponse> {
+    const session = await this.dataSource
+      .getRepository(ThreeDSSession)
+      .findOneBy({ transactionId: earlier.id });
+    const challengeOpen =
+      session !== null && session.challengeRequired && session.challengeCompletedAt === null;
+    return presentPayment(earlier, session, challengeOpen ? this.charge.actionUrl(session.id) : null);
   }
 
   /** Creates, authenticates and (unless a 3DS challenge is pending) authorises the payment; persisted. */
