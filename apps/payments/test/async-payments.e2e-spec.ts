@@ -89,6 +89,32 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
     expect((await h.request('GET', `/api/v2/transactions/${transactionId}`)).body.status).toBe('Success');
   });
 
+  it('a retry whose first answer was lost gets the same Multibanco reference, never a second payment', async () => {
+    const db = h.payments.get(DataSource);
+    const order = (await h.createOrder()).body;
+    const key = `multibanco-${order.orderId}`;
+    const first = await h.payAsync('multibanco', { orderId: order.orderId }, { 'idempotency-key': key });
+    expect(first.status).toBe(201);
+    // What a process killed after the commit leaves: the payment, but no stored answer for the key.
+    await db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
+      h.merchant.merchantId,
+      key,
+    ]);
+
+    const retried = await h.payAsync('multibanco', { orderId: order.orderId }, { 'idempotency-key': key });
+    expect(retried.status).toBe(201);
+    expect(retried.body).toMatchObject({
+      transactionId: first.body.transactionId,
+      status: 'Processing',
+      multibanco: { reference: first.body.multibanco.reference },
+    });
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM transactions WHERE order_id = $1`,
+      [order.orderId],
+    );
+    expect(n).toBe(1);
+  });
+
   it('keeps pending references of a merchant distinct, enforced by the database until one is settled', async () => {
     const first = (await h.payAsync('multibanco')).body;
     const second = (await h.payAsync('multibanco')).body;

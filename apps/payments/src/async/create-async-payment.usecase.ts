@@ -4,7 +4,9 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
 import { applyOutcome } from '../transactions/outcome.js';
+import { earlierPayment } from '../payments/earlier-payment.js';
 import { newPayment } from '../payments/new-payment.js';
+import { NO_MONEY_HELD } from '../payments/payment-authorizer.js';
 import {
   amountToPay,
   assertOrderAccepts,
@@ -39,8 +41,17 @@ export class CreateAsyncPayment {
     actor: PaymentActor,
     request: CreatePaymentRequest,
     requestId: string,
+    idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    const transaction = await this.create(actor, request, requestId);
+    // As card payments: a merchant's retry whose first request died after the commit answers the
+    // payment it created (one reference, one MB WAY request on the phone), unless that one failed.
+    const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
+    const key = merchantId ? idempotencyKey : undefined;
+    const earlier = merchantId && key ? await earlierPayment(this.dataSource, merchantId, key) : null;
+    const transaction =
+      earlier && !NO_MONEY_HELD.includes(earlier.status)
+        ? earlier
+        : await this.create(actor, request, requestId, key);
     return {
       ...presentPayment(transaction, null, null),
       type: request.type,
@@ -49,7 +60,12 @@ export class CreateAsyncPayment {
   }
 
   /** Creates the payment, with what its shopper needs to pay (reference, or the MB WAY request); persisted. */
-  async create(actor: PaymentActor, request: CreatePaymentRequest, requestId: string): Promise<Transaction> {
+  async create(
+    actor: PaymentActor,
+    request: CreatePaymentRequest,
+    requestId: string,
+    idempotencyKey?: string,
+  ): Promise<Transaction> {
     const type = request.type as AsyncPaymentType;
     if (request.isPreAuth) {
       throw ApiError.invalidField(
@@ -71,7 +87,7 @@ export class CreateAsyncPayment {
       );
     }
 
-    const transaction = this.newTransaction(type, request, payer, isoAmount, requestId);
+    const transaction = this.newTransaction(type, request, payer, isoAmount, requestId, idempotencyKey);
     const providerRequest = {
       merchantId: payer.merchantId,
       transactionId: transaction.id,
@@ -104,6 +120,7 @@ export class CreateAsyncPayment {
     { merchantId, mode, order, initiatedFrom }: Payer,
     isoAmount: number,
     requestId: string,
+    idempotencyKey?: string,
   ): Transaction {
     const now = new Date();
     // The shopper cannot pay after the order stops accepting payments.
@@ -117,6 +134,7 @@ export class CreateAsyncPayment {
       isPreAuth: false,
       acquirer: this.provider.name,
       requestId,
+      idempotencyKey,
       expiresAt,
       now,
     });

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
-import { ApiError, IDEMPOTENCY_RETENTION_MS, insertAtomically } from '@byrd/platform';
+import { ApiError, insertAtomically } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
@@ -12,6 +12,7 @@ import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { TokenCharge } from './token-charge.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { NO_MONEY_HELD, PaymentAuthorizer } from './payment-authorizer.js';
+import { earlierPayment } from './earlier-payment.js';
 import { newPayment } from './new-payment.js';
 import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
 
@@ -62,30 +63,13 @@ export class CreatePayment {
     // Kept for a merchant's own requests (a checkout key's requests are the shopper's, not its).
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
     const key = merchantId ? idempotencyKey : undefined;
-    const earlier = merchantId && key ? await this.earlier(merchantId, key) : null;
+    const earlier = merchantId && key ? await earlierPayment(this.dataSource, merchantId, key) : null;
     // One that ended holding no money (declined, failed) is simply tried again, as a 5xx may be.
     if (earlier && !NO_MONEY_HELD.includes(earlier.status)) return this.answerEarlier(earlier);
     const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
       idempotencyKey: key,
     });
     return presentPayment(transaction, session, actionUrl);
-  }
-
-  /**
-   * The payment an earlier request with this idempotency-key created and committed, within the
-   * key's retention. Its request died or failed before answering (else the key would replay its
-   * answer): that payment may be at the acquirer or settled by the recovery, so a retry answers it
-   * as it stands now instead of charging the card again.
-   */
-  private earlier(merchantId: string, idempotencyKey: string): Promise<Transaction | null> {
-    return this.dataSource.getRepository(Transaction).findOne({
-      where: {
-        merchantId,
-        idempotencyKey,
-        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
-      },
-      order: { createdAt: 'DESC' },
-    });
   }
 
   /**

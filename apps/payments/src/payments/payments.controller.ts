@@ -41,7 +41,7 @@ export class PaymentsController {
   ) {
     const actor = actorOf(request, query);
     if (isAsyncPaymentType(body.type))
-      return this.createAsyncPayment.execute(actor, body, requestGuidOf(request));
+      return this.createAsyncPayment.execute(actor, body, requestGuidOf(request), idempotencyKeyOf(request));
     return this.createPayment.execute(actor, body, requestGuidOf(request), idempotencyKeyOf(request));
   }
 
