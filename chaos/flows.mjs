@@ -46,19 +46,16 @@ async function settled(client, payment) {
   return payment;
 }
 
+/** Pays 25.00 EUR of the order with `method` (a `card`, or a `tokenId` and its mode); its final state. */
+async function payOrder(client, orderId, method) {
+  const body = { type: 'card', amount: '25.00', currency: 'EUR', orderId, ...method };
+  return settled(client, await client.expect(201, 'POST', '/api/v2/payment', body));
+}
+
 function orderPayment(number, expected) {
   return async (client) => {
     const orderId = await createOrder(client);
-    const payment = await settled(
-      client,
-      await client.expect(201, 'POST', '/api/v2/payment', {
-        type: 'card',
-        amount: '25.00',
-        currency: 'EUR',
-        orderId,
-        card: card(number),
-      }),
-    );
+    const payment = await payOrder(client, orderId, { card: card(number) });
     if (payment.status !== expected)
       throw new ClientError(`payment of ${orderId} ended ${payment.status}, expected ${expected}`);
     return { orderId, succeeded: expected === 'Success' ? [payment.transactionId] : [] };
@@ -156,17 +153,10 @@ async function tokenPayment(client) {
     Card: { ...card(CARDS.approved), aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', eci: '02' },
   });
   const orderId = await createOrder(client);
-  const payment = await settled(
-    client,
-    await client.expect(201, 'POST', '/api/v2/payment', {
-      type: 'card',
-      amount: '25.00',
-      currency: 'EUR',
-      orderId,
-      tokenId: token.tokenId,
-      transactionMode: 'merchantInitiatedRecurring',
-    }),
-  );
+  const payment = await payOrder(client, orderId, {
+    tokenId: token.tokenId,
+    transactionMode: 'merchantInitiatedRecurring',
+  });
   if (payment.status !== 'Success')
     throw new ClientError(`token payment of ${orderId} ended ${payment.status}`);
   return { orderId, succeeded: [payment.transactionId] };
