@@ -23,7 +23,6 @@ export class Replica {
     this.process = null;
     this.expectedDeath = false;
     this.crashes = []; // { at, code, signal }
-    this.restarts = 0;
   }
 
   async start() {
@@ -61,9 +60,9 @@ export class Replica {
 
 /** A service's replicas and the balancer in front of them. */
 export class Deployment {
-  constructor(group, service, replicas, envOf) {
+  constructor(group, service, replicas, env) {
     this.service = service;
-    this.replicas = Array.from({ length: replicas }, (_, i) => new Replica(group, service, i + 1, envOf(i)));
+    this.replicas = Array.from({ length: replicas }, (_, i) => new Replica(group, service, i + 1, env));
     this.next = 0;
     this.port = 0;
   }
@@ -148,10 +147,7 @@ export class Supervisor {
       });
     }
     await sleep(RESTART_DELAY_MS);
-    if (!this.stopped) {
-      replica.restarts++;
-      await replica.start();
-    }
+    if (!this.stopped) await replica.start();
     replica.restarting = false;
   }
 
@@ -160,7 +156,8 @@ export class Supervisor {
   }
 
   /** Milliseconds until every replica passes its probe (null when not within timeoutMs). */
-  async untilAllReady(timeoutMs, since = Date.now()) {
+  async untilAllReady(timeoutMs) {
+    const since = Date.now();
     const ok = await pollUntil(() => this.allReady(), { timeoutMs, intervalMs: 200 });
     return ok ? Date.now() - since : null;
   }

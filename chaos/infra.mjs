@@ -4,6 +4,7 @@
 // with it.
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from '../bench/lib/net.mjs';
@@ -178,13 +179,11 @@ export class NatsServer {
 
 function canConnect(port) {
   return new Promise((resolve) => {
-    import('node:net').then(({ connect }) => {
-      const socket = connect({ port, host: '127.0.0.1' });
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
     });
+    socket.once('error', () => resolve(false));
   });
 }

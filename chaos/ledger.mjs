@@ -10,6 +10,14 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
   const q = (service, sql, params) => postgres.query(sql, params, dbs[service]);
   const checks = [];
   const add = (check, ok, figure, detail = '') => checks.push({ check, ok, figure, detail });
+  /** A check that passes when nothing was `found`: its count (of `total`) and the first few, named. */
+  const none = (check, found, name, total) =>
+    add(
+      check,
+      found.length === 0,
+      total === undefined ? found.length : `${found.length} of ${total}`,
+      found.slice(0, 5).map(name).join(', '),
+    );
 
   // 1. Every charge the client saw succeed exists once, as a success.
   const seen = flows.flatMap((flow) => flow.succeeded ?? []);
@@ -32,28 +40,12 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
     'payments',
     `SELECT order_id, count(*)::int AS n FROM transactions WHERE ${CHARGES} AND order_id IS NOT NULL GROUP BY order_id HAVING count(*) > 1`,
   );
-  add(
-    'orders with two successful charges',
-    doubleOrders.length === 0,
-    doubleOrders.length,
-    doubleOrders
-      .slice(0, 5)
-      .map((r) => r.order_id)
-      .join(' '),
-  );
+  none('orders with two successful charges', doubleOrders, (r) => r.order_id);
   const doubleKeys = await q(
     'payments',
     `SELECT idempotency_key, count(*)::int AS n FROM transactions WHERE ${CHARGES} AND idempotency_key IS NOT NULL GROUP BY merchant_id, idempotency_key HAVING count(*) > 1`,
   );
-  add(
-    'idempotency keys charged twice',
-    doubleKeys.length === 0,
-    doubleKeys.length,
-    doubleKeys
-      .slice(0, 5)
-      .map((r) => r.idempotency_key)
-      .join(' '),
-  );
+  none('idempotency keys charged twice', doubleKeys, (r) => r.idempotency_key);
 
   // The acquirer's own ledger (the sandbox's) against payments': money held that no Success shows, or
   // a Success the acquirer does not hold.
@@ -65,14 +57,10 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
         AND coalesce(l.outcome = 'Success' AND l.voided_at IS NULL, false)
             <> coalesce(t.status = 'Success', false)`,
   );
-  add(
+  none(
     'charges the acquirer and payments disagree on',
-    disagreeing.length === 0,
-    disagreeing.length,
-    disagreeing
-      .slice(0, 5)
-      .map((r) => `${r.id}:${r.status}/${r.outcome}${r.voided ? ' voided' : ''}`)
-      .join(' '),
+    disagreeing,
+    (r) => `${r.id}:${r.status}/${r.outcome}${r.voided ? ' voided' : ''}`,
   );
 
   // 3. Every order's status agrees with its transactions.
@@ -96,14 +84,11 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
     if (paid) return true;
     return order.status === 'pending' && !inFlight.has(order.id);
   });
-  add(
+  none(
     'orders whose status disagrees with their transactions',
-    disagree.length === 0,
-    `${disagree.length} of ${orders.length}`,
-    disagree
-      .slice(0, 5)
-      .map((o) => `${o.id}:${o.status}`)
-      .join(' '),
+    disagree,
+    (o) => `${o.id}:${o.status}`,
+    orders.length,
   );
 
   // 4. Nothing left unsettled: payments in Processing, orders held.
@@ -136,15 +121,7 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
     )),
   ];
   const unannounced = changes.filter((change) => !referenced.has(change.id));
-  add(
-    'orders and settled transactions no event names',
-    unannounced.length === 0,
-    `${unannounced.length} of ${changes.length}`,
-    unannounced
-      .slice(0, 5)
-      .map((c) => c.name)
-      .join(', '),
-  );
+  none('orders and settled transactions no event names', unannounced, (c) => c.name, changes.length);
 
   // 6. Every event of the merchant became a webhook, and every webhook reached the receiver.
   const webhooks = await q(
@@ -153,24 +130,13 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
   );
   const byEvent = new Set(webhooks.map((row) => row.event_id));
   const noWebhook = streamEvents.filter((envelope) => !byEvent.has(envelope.id));
-  add(
-    'events with no webhook',
-    noWebhook.length === 0,
-    `${noWebhook.length} of ${streamEvents.length}`,
-    noWebhook
-      .slice(0, 5)
-      .map((e) => `${e.type}:${e.id}`)
-      .join(' '),
-  );
+  none('events with no webhook', noWebhook, (e) => `${e.type}:${e.id}`, streamEvents.length);
   const undelivered = webhooks.filter((row) => !receiver.accepted.has(row.id));
-  add(
+  none(
     'webhooks that never reached the receiver',
-    undelivered.length === 0,
-    `${undelivered.length} of ${webhooks.length}`,
-    undelivered
-      .slice(0, 5)
-      .map((w) => `${w.event}:${w.status}`)
-      .join(' '),
+    undelivered,
+    (w) => `${w.event}:${w.status}`,
+    webhooks.length,
   );
   const duplicates = [...receiver.accepted.values()].reduce((sum, seenOne) => sum + seenOne.count - 1, 0);
   add('duplicate deliveries (same webhook-id, at-least-once)', true, duplicates);
@@ -178,9 +144,9 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
     (row) =>
       row.status === 'pending' && row.next_attempt_at && row.next_attempt_at.getTime() < Date.now() - 30_000,
   );
-  add('webhooks pending past their schedule', stuck.length === 0, stuck.length);
+  none('webhooks pending past their schedule', stuck, (w) => w.id);
   const failed = webhooks.filter((row) => row.status === 'failed');
-  add('webhooks failed for good', failed.length === 0, failed.length);
+  none('webhooks failed for good', failed, (w) => w.id);
 
   return {
     checks,

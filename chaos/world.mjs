@@ -98,7 +98,7 @@ export async function createWorld(world, { dir, logDir, replicas }) {
       RPC_TRUSTED_CALLERS: trusted,
       ...(extra[service] ?? {}),
     };
-    world.deployments[service] = new Deployment(group, service, replicas, () => env);
+    world.deployments[service] = new Deployment(group, service, replicas, env);
   }
   await Promise.all(Object.values(world.deployments).map((deployment) => deployment.start()));
   const ports = Object.fromEntries(Object.entries(world.deployments).map(([name, d]) => [name, d.port]));

@@ -12,6 +12,12 @@ import { percentile } from './util.mjs';
  * Offers `rate` requests a second for `seconds`; answers the same compact result as runLoad, with
  * `offeredRps`. Requests unanswered `timeoutS` after the window are counted as timeouts.
  */
+/** Share of a paced phase's scheduled requests that may go unanswered (or non-2xx) and still count as sustained. */
+export const PACED_SHORTFALL = 0.03;
+
+/** Whether a paced phase kept up: (nearly) every scheduled request answered 2xx within the window. */
+export const sustained = (result) => result.status['2xx'] >= result.sent * (1 - PACED_SHORTFALL);
+
 export async function runPacedLoad({
   url,
   rate,

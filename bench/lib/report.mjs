@@ -41,6 +41,9 @@ function format(value) {
 }
 
 /** One goal: { name, actual, target, pass (null: not evaluated) } printed as `PASS`/`MISS` (a benchmark reports; it never fails CI). */
+/** Issue 17's memory goal, for every service: peak RSS (VmHWM) below this. */
+export const GOAL_SERVICE_RSS_MB = 200;
+
 export function goalLine({ name, actual, target, pass }) {
   const verdict = pass === null ? paint('2', 'n/a ') : pass ? paint('1;32', 'PASS') : paint('1;33', 'MISS');
   return `${verdict}  ${name}: ${actual} (goal ${target})`;

@@ -59,6 +59,20 @@ describe('acquirer calls cut off are recovered', () => {
     return found as { status: string; code: string; acquirer_pending_since: Date | null } | undefined;
   }
 
+  /** A second payments replica, a real process (to kill), whose acquirer answers only after 30 s. */
+  async function startSlowReplica(extra: Record<string, string> = {}): Promise<ServiceProcess> {
+    const vars = await h.env.serviceEnv('payments', {
+      HTTP_PORT: String(await freePort()),
+      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+      SANDBOX_ACQUIRER_DELAY_MS: '30000',
+      ACQUIRER_TIMEOUT_MS: '60000',
+      ACQUIRER_RECOVERY_AFTER_MS: '120000',
+      LOG_LEVEL: 'warn',
+      ...extra,
+    });
+    return startServiceProcess(MAIN, vars);
+  }
+
   async function waitFor<T>(
     what: string,
     probe: () => Promise<T | undefined | null | false>,
@@ -74,17 +88,7 @@ describe('acquirer calls cut off are recovered', () => {
   }
 
   it('kill -9 between the acquirer’s answer and the commit: recovered once, never charged twice', async () => {
-    // A second payments replica, a real process, whose acquirer answers only after 30 s.
-    const port = await freePort();
-    const vars = await h.env.serviceEnv('payments', {
-      HTTP_PORT: String(port),
-      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
-      SANDBOX_ACQUIRER_DELAY_MS: '30000',
-      ACQUIRER_TIMEOUT_MS: '60000',
-      ACQUIRER_RECOVERY_AFTER_MS: '120000',
-      LOG_LEVEL: 'warn',
-    });
-    replica = await startServiceProcess(MAIN, vars);
+    replica = await startSlowReplica();
     const { body: order } = await h.createOrder();
     const cutOff = h
       .call(replica.url, 'POST', '/api/v2/payment', {
@@ -137,17 +141,7 @@ describe('acquirer calls cut off are recovered', () => {
   });
 
   it('kill -9 with a payment of no order in flight: the retry with its idempotency-key answers that payment, never a second charge', async () => {
-    const port = await freePort();
-    const vars = await h.env.serviceEnv('payments', {
-      HTTP_PORT: String(port),
-      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
-      SANDBOX_ACQUIRER_DELAY_MS: '30000',
-      ACQUIRER_TIMEOUT_MS: '60000',
-      ACQUIRER_RECOVERY_AFTER_MS: '120000',
-      IDEMPOTENCY_LEASE_MS: '1000',
-      LOG_LEVEL: 'warn',
-    });
-    replica = await startServiceProcess(MAIN, vars);
+    replica = await startSlowReplica({ IDEMPOTENCY_LEASE_MS: '1000' });
     const key = `retry-${randomUUID()}`;
     const orderRef = `no-order-${randomUUID().slice(0, 8)}`;
     const payment = {

@@ -4,9 +4,8 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
 import { applyOutcome } from '../transactions/outcome.js';
-import { earlierPayment } from '../payments/earlier-payment.js';
+import { retriedPayment } from '../payments/retried-payment.js';
 import { newPayment } from '../payments/new-payment.js';
-import { NO_MONEY_HELD } from '../payments/payment-authorizer.js';
 import {
   amountToPay,
   assertOrderAccepts,
@@ -45,13 +44,8 @@ export class CreateAsyncPayment {
   ): Promise<PaymentResponse> {
     // As card payments: a merchant's retry whose first request died after the commit answers the
     // payment it created (one reference, one MB WAY request on the phone), unless that one failed.
-    const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
-    const key = merchantId ? idempotencyKey : undefined;
-    const earlier = merchantId && key ? await earlierPayment(this.dataSource, merchantId, key) : null;
-    const transaction =
-      earlier && !NO_MONEY_HELD.includes(earlier.status)
-        ? earlier
-        : await this.create(actor, request, requestId, key);
+    const { key, earlier } = await retriedPayment(this.dataSource, actor, idempotencyKey);
+    const transaction = earlier ?? (await this.create(actor, request, requestId, key));
     return {
       ...presentPayment(transaction, null, null),
       type: request.type,

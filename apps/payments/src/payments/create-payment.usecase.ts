@@ -11,8 +11,8 @@ import { presentPayment } from '../transactions/transaction.presenter.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { TokenCharge } from './token-charge.js';
 import { applyOutcome } from '../transactions/outcome.js';
-import { NO_MONEY_HELD, PaymentAuthorizer } from './payment-authorizer.js';
-import { earlierPayment } from './earlier-payment.js';
+import { PaymentAuthorizer } from './payment-authorizer.js';
+import { retriedPayment } from './retried-payment.js';
 import { newPayment } from './new-payment.js';
 import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
 
@@ -60,12 +60,8 @@ export class CreatePayment {
     requestId: string,
     idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    // Kept for a merchant's own requests (a checkout key's requests are the shopper's, not its).
-    const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
-    const key = merchantId ? idempotencyKey : undefined;
-    const earlier = merchantId && key ? await earlierPayment(this.dataSource, merchantId, key) : null;
-    // One that ended holding no money (declined, failed) is simply tried again, as a 5xx may be.
-    if (earlier && !NO_MONEY_HELD.includes(earlier.status)) return this.answerEarlier(earlier);
+    const { key, earlier } = await retriedPayment(this.dataSource, actor, idempotencyKey);
+    if (earlier) return this.answerEarlier(earlier);
     const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
       idempotencyKey: key,
     });
