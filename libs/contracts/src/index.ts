@@ -10,6 +10,7 @@ export * from './expires-in.js';
 export * from './phone.js';
 export * from './decorators.js';
 export * from './validate.js';
+export { classTransformerMetadataStorage, hasCompiledPlan, validInstance } from './compiled-dto.js';
 export * from './safe-input.js';
 export * from './card-in-text.js';
 

@@ -3,6 +3,7 @@ import { plainToInstance, type ClassConstructor, type ClassTransformOptions } fr
 import { validateSync, type ValidationError, type ValidatorOptions } from 'class-validator';
 import type { FieldError } from './dto/common.dto.js';
 import { unstorableInputFields } from './safe-input.js';
+import { validInstance } from './compiled-dto.js';
 
 /**
  * Validator options every service uses (Nest ValidationPipe included): unknown properties
@@ -34,6 +35,7 @@ export type DtoValidation<T> = { ok: true; value: T } | { ok: false; errors: Fie
  * Transforms and validates a plain payload (HTTP body, NATS message) into a DTO instance,
  * with the same options as the HTTP layer. Like the HTTP layer, it first refuses any string (or
  * property name, at any depth) the database could not store: see {@link unstorableInputFields}.
+ * A valid payload is built by the compiled plan ({@link validInstance}); the libraries word the errors.
  */
 export function validateDto<T extends object>(cls: ClassConstructor<T>, plain: unknown): DtoValidation<T> {
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
@@ -41,6 +43,8 @@ export function validateDto<T extends object>(cls: ClassConstructor<T>, plain: u
   }
   const unstorable = unstorableInputFields(plain);
   if (unstorable.length) return { ok: false, errors: unstorable };
+  const valid = validInstance(cls, plain);
+  if (valid) return { ok: true, value: valid };
   const value = plainToInstance(cls, plain, TRANSFORM_OPTIONS);
   const errors = validateSync(value, VALIDATOR_OPTIONS);
   return errors.length ? { ok: false, errors: toFieldErrors(errors) } : { ok: true, value };

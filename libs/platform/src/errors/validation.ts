@@ -3,6 +3,7 @@ import {
   toFieldErrors,
   TRANSFORM_OPTIONS,
   unstorableInputFields,
+  validInstance,
   VALIDATOR_OPTIONS,
   type FieldError,
 } from '@byrd/contracts';
@@ -22,7 +23,9 @@ export function invalidInputFrom(errors: ValidationError[]): ApiError {
 /**
  * The global pipe: before any DTO is built, and so before any use case runs, the body, query string
  * and path parameters are walked once for text the database could not store (NUL, unpaired
- * surrogates, in values and property names at any depth); then the DTO's class-validator rules.
+ * surrogates, in values and property names at any depth); then the DTO's class-validator rules,
+ * compiled once per class for a valid input (`validInstance`); Nest's ValidationPipe (the libraries
+ * themselves) answers everything else and words the errors.
  */
 export class InputValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
@@ -30,6 +33,8 @@ export class InputValidationPipe extends ValidationPipe {
       // `@Param('transactionId')` / `@Query('orderRef')` hand over one value: its name is the path.
       const unstorable = unstorableInputFields(value, metadata.data ?? '');
       if (unstorable.length) throw invalidFields(unstorable);
+      const valid = metadata.metatype ? validInstance(metadata.metatype, value) : undefined;
+      if (valid) return valid;
     }
     return super.transform(value, metadata);
   }

@@ -3,9 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { Logger } from 'nestjs-pino';
-import { errorCodesMarkdown } from '@byrd/contracts';
+import { classTransformerMetadataStorage, errorCodesMarkdown } from '@byrd/contracts';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
@@ -136,7 +135,7 @@ export async function startHttpService(
 function withDtoSchemas(document: OpenAPIObject): OpenAPIObject {
   const generated = validationMetadatasToSchemas({
     refPointerPrefix: '#/components/schemas/',
-    classTransformerMetadataStorage: defaultMetadataStorage as never,
+    classTransformerMetadataStorage: classTransformerMetadataStorage as never,
   });
   const schemas = { ...(document.components?.schemas ?? {}) };
   for (const [name, schema] of Object.entries(generated)) {
