@@ -78,18 +78,67 @@ const JOB_COLUMNS = `
 const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
 
 /**
- * The claim of due webhooks: the due rows (partial index webhooks_due_idx, so the cost follows what
- * is due, not what is stored) are locked with SKIP LOCKED, so replicas never claim the same row, and
- * leased by setting lease_until, which no index covers (an in-place update). The statement commits
- * at once: no transaction stays open during the HTTP call, and a worker that dies leaves a row that
- * simply becomes claimable again when its lease ends.
+ * The claim of due webhooks, fair between endpoints (docs/webhook-fairness.md). Parameters: $1 most
+ * rows, $2 lease in ms, $3 WEBHOOK_ENDPOINT_CONCURRENCY.
+ *
+ * - `endpoints`: every setting with pending rows and its earliest due time, one index probe each
+ *   (a loose scan of webhooks_endpoint_due_idx), so a huge backlog at one endpoint is never walked.
+ * - `probes`: an open circuit whose cool-down is over turns half-open and lets one delivery through;
+ *   the lock on its row makes sure only one replica's claim takes the probe.
+ * - `front`: the first $3 due rows of each endpoint, leased or not. Only the unleased ones among them
+ *   are claimed, so an endpoint never has more than $3 deliveries in flight over all replicas (rows
+ *   are claimed oldest first, so the ones in flight are the front ones). Open circuits get none,
+ *   a probing one its first row only.
+ * - `due`: the rows of all endpoints interleaved by position (every endpoint's first row before any
+ *   endpoint's second), locked with SKIP LOCKED so replicas never claim the same row, and leased by
+ *   setting lease_until, which no index covers (an in-place update). The statement commits at once:
+ *   no transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
+ *   becomes claimable again when its lease ends.
+ *
+ * The row comparison in `front` keeps the planner on webhooks_endpoint_due_idx (with a plain
+ * next_attempt_at <= now() it may prefer webhooks_due_idx and filter a noisy backlog row by row).
  */
 export const CLAIM_WEBHOOKS_SQL = `
-  WITH due AS (
+  WITH RECURSIVE endpoints AS (
+    (SELECT settings_id, next_attempt_at FROM webhooks WHERE status = 'pending'
+     ORDER BY settings_id, next_attempt_at LIMIT 1)
+    UNION ALL
+    SELECT n.settings_id, n.next_attempt_at FROM endpoints e CROSS JOIN LATERAL (
+      SELECT settings_id, next_attempt_at FROM webhooks
+      WHERE status = 'pending' AND settings_id > e.settings_id
+      ORDER BY settings_id, next_attempt_at LIMIT 1) n
+  ),
+  ready AS (SELECT settings_id FROM endpoints WHERE next_attempt_at <= now()),
+  probes AS (
+    UPDATE webhook_circuits c
+    SET state = 'half-open', retry_at = now() + $2::int * interval '1 millisecond', updated_at = now()
+    FROM ready r
+    WHERE c.settings_id = r.settings_id AND c.state <> 'closed' AND c.retry_at <= now()
+    RETURNING c.settings_id
+  ),
+  allowance AS (
+    SELECT r.settings_id, CASE
+      WHEN p.settings_id IS NOT NULL THEN 1
+      WHEN c.state IS NULL OR c.state = 'closed' THEN $3::int
+      ELSE 0 END AS n
+    FROM ready r LEFT JOIN webhook_circuits c USING (settings_id) LEFT JOIN probes p USING (settings_id)
+  ),
+  front AS (
+    SELECT f.id, f.next_attempt_at, f.lease_until, a.n,
+      row_number() OVER (PARTITION BY a.settings_id ORDER BY f.next_attempt_at) AS position
+    FROM allowance a CROSS JOIN LATERAL (
+      SELECT id, next_attempt_at, lease_until FROM webhooks
+      WHERE status = 'pending' AND settings_id = a.settings_id
+        AND (settings_id, next_attempt_at) <= (a.settings_id, now())
+      ORDER BY settings_id, next_attempt_at LIMIT $3::int) f
+    WHERE a.n > 0
+  ),
+  due AS (
     SELECT id FROM webhooks
-    WHERE ${CLAIMABLE} AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT $1
+    WHERE id IN (
+        SELECT id FROM front WHERE position <= n AND (lease_until IS NULL OR lease_until <= now())
+        ORDER BY position, next_attempt_at LIMIT $1)
+      AND ${CLAIMABLE}
     FOR UPDATE SKIP LOCKED
   )
   UPDATE webhooks w
@@ -219,8 +268,13 @@ export class DeliveryQueue {
     }
   }
 
-  async claimWebhooks(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
-    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [limit, leaseMs]);
+  /** Up to `limit` due webhooks, at most `endpointCap` in flight per endpoint (see CLAIM_WEBHOOKS_SQL). */
+  async claimWebhooks(limit: number, leaseMs: number, endpointCap: number): Promise<DeliveryJob[]> {
+    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [
+      limit,
+      leaseMs,
+      endpointCap,
+    ]);
     return rows.map((row) => this.toJob(row));
   }
 
@@ -284,14 +338,19 @@ export class DeliveryQueue {
   }
 
   /**
-   * Milliseconds until the next scheduled attempt no worker holds is due (0 when one is due now), null
-   * when none waits. Leased rows are passed over (a dead worker's lease is found by the next poll).
+   * Milliseconds until something not yet due becomes claimable: the next future attempt, or the end
+   * of an open circuit's cool-down; null when nothing waits. Rows due now that the last claim left
+   * are passed over: they wait for a slot at their endpoint (a finished delivery wakes the worker),
+   * for a circuit (counted here), or are held by another replica; the poll finds the rest (a dead
+   * worker's lease, rows another replica fanned out).
    */
   async msUntilNextDue(): Promise<number | null> {
     const [row] = await queryPrepared<{ ms: number | null }>(
       this.dataSource,
-      `SELECT ceil(extract(epoch FROM (min(next_attempt_at) - clock_timestamp())) * 1000)::float8 AS ms
-       FROM webhooks WHERE ${CLAIMABLE}`,
+      `SELECT ceil(extract(epoch FROM (least(
+         (SELECT min(next_attempt_at) FROM webhooks WHERE status = 'pending' AND next_attempt_at > now()),
+         (SELECT min(retry_at) FROM webhook_circuits WHERE state <> 'closed' AND retry_at > now())
+       ) - clock_timestamp())) * 1000)::float8 AS ms`,
       [],
     );
     return row.ms === null ? null : Math.max(0, row.ms);

@@ -74,8 +74,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         const jobs = await this.claim(wanted);
         for (const job of jobs) this.start(job);
         if (jobs.length === wanted) continue; // there may be more due
+        // Due rows this claim left wait for a slot at their endpoint (a finished delivery wakes
+        // this loop) or an open circuit's cool-down (counted in msUntilNextDue).
         const untilDue = await this.queue.msUntilNextDue();
-        // A row due now that this claim did not get is held by another replica's claim; look again soon.
         const wait = untilDue === null ? poll : Math.min(poll, Math.max(untilDue, 1));
         await this.sleep(wait);
       } catch (error) {
@@ -93,7 +94,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       resends = await this.queue.claimResends(wanted, lease);
     }
     if (resends.length >= wanted) return resends;
-    return [...resends, ...(await this.queue.claimWebhooks(wanted - resends.length, lease))];
+    const cap = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
+    return [...resends, ...(await this.queue.claimWebhooks(wanted - resends.length, lease, cap))];
   }
 
   private start(job: DeliveryJob): void {

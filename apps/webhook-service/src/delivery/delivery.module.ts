@@ -5,10 +5,19 @@ import { AttemptRecorder } from './attempt-recorder.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { DeliverWebhook } from './deliver-webhook.usecase.js';
 import { DeliveryWorker } from './delivery-worker.js';
+import { EndpointBreaker } from './endpoint-breaker.js';
+import { ExpireHeldWebhooks } from './expire-held-webhooks.usecase.js';
 
 @Module({
   imports: [EgressModule, SecretsModule],
-  providers: [DeliveryQueue, AttemptRecorder, DeliverWebhook, DeliveryWorker],
+  providers: [
+    DeliveryQueue,
+    EndpointBreaker,
+    AttemptRecorder,
+    DeliverWebhook,
+    DeliveryWorker,
+    ExpireHeldWebhooks,
+  ],
   exports: [DeliveryWorker],
 })
 export class DeliveryModule {}

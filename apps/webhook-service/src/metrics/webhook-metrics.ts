@@ -59,6 +59,14 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
 
+  /** Circuit breaker moves of endpoints, by the state entered (open, closed). */
+  readonly circuitTransitions = new Counter({
+    name: 'webhook_circuit_transitions_total',
+    help: 'Endpoint circuit breaker transitions by the state entered (open, closed)',
+    labelNames: ['to'] as const,
+    registers: [this.registry],
+  });
+
   constructor(dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
@@ -71,6 +79,17 @@ export class WebhookMetrics {
            WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())`,
         );
         this.set(row.due);
+      },
+    });
+    new Gauge({
+      name: 'webhook_circuits_open',
+      help: 'Endpoints whose circuit is open or half-open (their due webhooks are held back)',
+      registers: [this.registry],
+      async collect() {
+        const [row] = await dataSource.query<{ open: number }[]>(
+          `SELECT count(*)::int AS open FROM webhook_circuits WHERE state <> 'closed'`,
+        );
+        this.set(row.open);
       },
     });
     new Gauge({
