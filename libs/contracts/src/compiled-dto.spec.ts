@@ -33,9 +33,14 @@ function sameShape(a: unknown, b: unknown, path = '$'): string | null {
   if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return `${path}: another class`;
   const keysA = Object.keys(a);
   const keysB = Object.keys(b);
-  if (keysA.join('\u0000') !== keysB.join('\u0000')) return `${path}: keys ${keysA.join()} vs ${keysB.join()}`;
+  if (keysA.join('\u0000') !== keysB.join('\u0000'))
+    return `${path}: keys ${keysA.join()} vs ${keysB.join()}`;
   for (const key of keysA) {
-    const problem = sameShape((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${path}.${key}`);
+    const problem = sameShape(
+      (a as Record<string, unknown>)[key],
+      (b as Record<string, unknown>)[key],
+      `${path}.${key}`,
+    );
     if (problem) return problem;
   }
   return null;
@@ -168,7 +173,10 @@ const SEEDS: [ClassConstructor<object>, object][] = [
     contracts.CreatePaymentRequest,
     { type: 'card', isoAmount: '1100', currency: 'EUR', tokenId: guid.toUpperCase(), isPreAuth: 'true' },
   ],
-  [contracts.CreatePaymentRequest, { type: 'mbway', isoAmount: 500, currency: 'EUR', mbway: { phoneNumber: '912345678' } }],
+  [
+    contracts.CreatePaymentRequest,
+    { type: 'mbway', isoAmount: 500, currency: 'EUR', mbway: { phoneNumber: '912345678' } },
+  ],
   [
     contracts.CreateOrderRequest,
     {
@@ -184,7 +192,14 @@ const SEEDS: [ClassConstructor<object>, object][] = [
     contracts.CreateTokenRequest,
     {
       CustomReference: 'customer-1',
-      Card: { number: '4242424242424242', expiration: expiry, cvv: '123', holder: 'Ana', aav: 'AAABBB', eci: '05' },
+      Card: {
+        number: '4242424242424242',
+        expiration: expiry,
+        cvv: '123',
+        holder: 'Ana',
+        aav: 'AAABBB',
+        eci: '05',
+      },
     },
   ],
   [contracts.CaptureRequest, { isoAmount: 6000 }],
@@ -193,7 +208,11 @@ const SEEDS: [ClassConstructor<object>, object][] = [
 
 describe('the compiled DTO plan', () => {
   it('covers every DTO of the hot paths', () => {
-    for (const cls of [contracts.CreatePaymentRequest, contracts.CreateOrderRequest, contracts.CreateTokenRequest])
+    for (const cls of [
+      contracts.CreatePaymentRequest,
+      contracts.CreateOrderRequest,
+      contracts.CreateTokenRequest,
+    ])
       expect(hasCompiledPlan(cls)).toBe(true);
   });
 
@@ -218,7 +237,8 @@ describe('the compiled DTO plan', () => {
     fc.assert(
       fc.property(inputsOf(cls), (json) => {
         expect(disagreement(cls, json)).toBeNull();
-        if (!unstorableInputFields(JSON.parse(json)).length && validInstance(cls, JSON.parse(json))) accepted += 1;
+        if (!unstorableInputFields(JSON.parse(json)).length && validInstance(cls, JSON.parse(json)))
+          accepted += 1;
       }),
       { numRuns: 300, seed: 42 },
     );

@@ -18,12 +18,19 @@ interface TransformerStorage {
     target: object,
     property: string,
     type: TransformationType,
-  ): { transformFn: (params: object) => unknown; options?: { groups?: string[]; since?: number; until?: number } }[];
+  ): {
+    transformFn: (params: object) => unknown;
+    options?: { groups?: string[]; since?: number; until?: number };
+  }[];
   findTypeMetadata(
     target: object,
     property: string,
   ):
-    | { typeFunction?: (options?: object) => unknown; reflectedType?: unknown; options?: { discriminator?: unknown } }
+    | {
+        typeFunction?: (options?: object) => unknown;
+        reflectedType?: unknown;
+        options?: { discriminator?: unknown };
+      }
     | undefined;
   findExposeMetadata(target: object, property: string): { options?: object } | undefined;
   getExposedProperties(target: object, type: TransformationType): string[];
@@ -159,7 +166,9 @@ function buildPlan(cls: ClassConstructor<object>): ClassPlan | null {
   const transforms = new Map<string, PropertyTransform>();
   for (const key of transformedProperties(cls)) {
     const found = transformerStorage.findTransformMetadatas(cls, key, TransformationType.PLAIN_TO_CLASS);
-    if (found.some(({ options }) => options?.groups?.length || options?.since != null || options?.until != null))
+    if (
+      found.some(({ options }) => options?.groups?.length || options?.since != null || options?.until != null)
+    )
       return null;
     const type = transformerStorage.findTypeMetadata(cls, key);
     if (type && (type.options?.discriminator || !type.typeFunction)) return null;
@@ -236,7 +245,8 @@ function converted(value: unknown, type: unknown, arrayType?: unknown): unknown 
   }
   if (typeof value !== 'object' || value === null) return value;
   if (type === undefined || type === Object) {
-    if (Object.getPrototypeOf(value) !== Object.prototype || Object.hasOwn(value, 'constructor')) throw NOT_FAST;
+    if (Object.getPrototypeOf(value) !== Object.prototype || Object.hasOwn(value, 'constructor'))
+      throw NOT_FAST;
     return plainCopy(value as Record<string, unknown>);
   }
   const plan = planOf(type);
