@@ -5,6 +5,7 @@ export * from './auth/index.js';
 export * from './database/index.js';
 export * from './crypto/secret-box.js';
 export * from './crypto/aes-gcm.js';
+export * from './crypto/random-pool.js';
 export * from './messaging/tokens.js';
 export * from './messaging/nats.js';
 export * from './messaging/streams.js';

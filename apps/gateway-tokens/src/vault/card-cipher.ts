@@ -1,5 +1,5 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import { aesGcmOpen as decrypt, aesGcmSeal as encrypt } from '@byrd/platform';
+import { createHmac } from 'node:crypto';
+import { aesGcmOpen as decrypt, aesGcmSeal as encrypt, pooledRandomBytes } from '@byrd/platform';
 import type { KeyRing } from './key-ring.js';
 
 /** What the vault keeps of a card, encrypted. The CVV is never part of it. */
@@ -26,7 +26,7 @@ export class CardCipher {
   constructor(private readonly keys: KeyRing) {}
 
   seal(tokenId: string, card: VaultedCard): SealedCard {
-    const dataKey = randomBytes(32);
+    const dataKey = pooledRandomBytes(32);
     try {
       return {
         ciphertext: encrypt(dataKey, Buffer.from(JSON.stringify(card)), `card:${tokenId}`),

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CardBrand } from '@byrd/contracts';
 import { sandboxCard } from '../acquirer/sandbox-rules.js';
-import { eciFor } from '@byrd/platform';
+import { eciFor, pooledRandomBytes } from '@byrd/platform';
 import {
   type AuthenticationResult,
   type AuthenticationStart,
@@ -84,6 +83,6 @@ function authenticated(brand: CardBrand): AuthenticationResult {
     transStatus: 'Y',
     transStatusReason: null,
     eci: eciFor(brand, 'authenticated'),
-    aav: randomBytes(20).toString('base64'),
+    aav: pooledRandomBytes(20).toString('base64'),
   };
 }

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { pooledRandomBytes } from './random-pool.js';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -8,7 +9,7 @@ const TAG_BYTES = 16;
  * `iv ‖ tag ‖ ciphertext`; opening it with another key or context throws.
  */
 export function aesGcmSeal(key: Buffer, plain: Buffer, context: string): Buffer {
-  const iv = randomBytes(IV_BYTES);
+  const iv = pooledRandomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context));
   const body = Buffer.concat([cipher.update(plain), cipher.final()]);
