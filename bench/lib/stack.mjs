@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TARGET_ROOT, fail } from './util.mjs';
 import { freePort, waitForHttp } from './net.mjs';
-import { SERVICE_NODE_OPTIONS } from '../../deploy/node-options.mjs';
+import { serviceNodeOptions } from '../../deploy/node-options.mjs';
 
 const routesFile = () => join(TARGET_ROOT, 'deploy/routes.json');
 const edgeScript = () => join(TARGET_ROOT, 'deploy/local/edge.mjs');
@@ -28,8 +28,9 @@ export function migrate(group, service, databaseUrl, label = `${service}-migrate
 export async function startService(group, service, env, { nodeArgs = [] } = {}) {
   const port = Number(env.HTTP_PORT) || (await freePort());
   const managed = group.startNode(service, serviceMain(service), {
-    // The services' Node flags, as the image and npm start set them (env may add its own).
-    env: { NODE_OPTIONS: SERVICE_NODE_OPTIONS, ...env, HTTP_PORT: String(port) },
+    // The services' Node flags and heap limit, as a pod of the chart's defaults and npm start get
+    // them (env may set its own).
+    env: { NODE_OPTIONS: serviceNodeOptions(''), ...env, HTTP_PORT: String(port) },
     nodeArgs,
     cwd: join(TARGET_ROOT, 'apps', service),
   });

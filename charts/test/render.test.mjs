@@ -14,6 +14,7 @@ import {
   selects,
   validateManifest,
 } from '../lib/chart.mjs';
+import { oldSpaceMiB, SERVICE_NODE_OPTIONS, YOUNG_GENERATION_MIB } from '../../deploy/node-options.mjs';
 
 /** Services that keep no data of their own (values: database.enabled false): no DATABASE_URL, no migrations. */
 const DATABASELESS = ['hosted-form-bff'];
@@ -137,10 +138,12 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
         const units = { Ki: 1 / 1024, Mi: 1, Gi: 1024, M: 1e6 / 1048576, G: 1e9 / 1048576 };
         const [, amount, unit] = /^([0-9.]+)(Ki|Mi|Gi|M|G)?$/.exec(limit);
         const mib = Number(amount) * (unit ? units[unit] : 1 / 1048576);
-        const oldSpace = Math.max(64, Math.floor(mib * 0.75) - 96);
-        assert.equal(config.data.NODE_OPTIONS, `--max-semi-space-size=32 --max-old-space-size=${oldSpace}`, name);
+        // The chart's rule is the one npm start, the benchmarks and the chaos run apply.
+        const oldSpace = oldSpaceMiB(mib);
+        assert.equal(oldSpace, Math.max(64, Math.floor(mib * 0.75) - YOUNG_GENERATION_MIB), name);
+        assert.equal(config.data.NODE_OPTIONS, `${SERVICE_NODE_OPTIONS} --max-old-space-size=${oldSpace}`, name);
         // The heap limit plus the young generation stays under the container's limit.
-        assert.ok(oldSpace + 96 < mib, `${name}: ${oldSpace} MiB old space + 96 MiB young < ${limit}`);
+        assert.ok(oldSpace + YOUNG_GENERATION_MIB < mib, `${name}: ${oldSpace} MiB old + young < ${limit}`);
       }
     });
 

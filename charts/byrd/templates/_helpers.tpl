@@ -140,7 +140,8 @@ hashes it into checksum/config so a change rolls the pods.
 
 {{/*
 V8's old-space limit for a container memory limit (a Kubernetes quantity: 512Mi, 1Gi, 1.5Gi, 600M,
-or bytes): 3/4 of it in MiB less 96 MiB of young generation, at least 64.
+or bytes): 3/4 of it in MiB less 48 MiB of young generation (nodeOptions' 16 MB semi-spaces), at
+least 64; deploy/node-options.mjs has the same rule (oldSpaceMiB).
 */}}
 {{- define "byrd.oldSpaceMiB" -}}
 {{- $quantity := toString . -}}
@@ -160,7 +161,7 @@ or bytes): 3/4 of it in MiB less 96 MiB of young generation, at least 64.
 {{- $bytes = float64 $quantity -}}
 {{- end -}}
 {{- $mib := divf $bytes 1048576.0 -}}
-{{- max 64 (sub (int (mulf $mib 0.75)) 96) -}}
+{{- max 64 (sub (int (mulf $mib 0.75)) 48) -}}
 {{- end -}}
 
 {{/*
