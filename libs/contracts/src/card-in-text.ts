@@ -7,12 +7,18 @@ import validator from 'validator';
 const DIGIT_RUN = /(?<![\d])\d(?:[ -]?\d){12,18}(?![ -]?\d)/g;
 
 /**
+ * A GUID (8-4-4-4-12 hex digits): merchants' references often are one, and its dash-joined groups
+ * can read as a Luhn-valid digit run ("…5-4917-8329-8173…", about one GUID in 5,500). It is never a card.
+ */
+const GUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
  * True when free text holds what looks like a card number: a digit run that has a card network's
  * shape and passes the Luhn check (validator.js isCreditCard). Card data typed into a reference, a
  * name or metadata would otherwise be stored and published in clear, out of the vault's reach.
  */
 export function containsCardNumber(text: string): boolean {
-  for (const [run] of text.matchAll(DIGIT_RUN)) {
+  for (const [run] of text.replace(GUID, ' ').matchAll(DIGIT_RUN)) {
     if (validator.isCreditCard(run.replace(/[ -]/g, ''))) return true;
   }
   return false;
