@@ -33,9 +33,10 @@ export const webhookConfigSchema = baseConfigSchema
     /**
      * Deliveries of one endpoint (one setting's URL) in flight at once, across all replicas: the
      * claim hands an endpoint no more than this, so a slow or hanging receiver cannot take every
-     * worker slot (docs/webhook-fairness.md). Also the fastest a single endpoint is served.
+     * worker slot (docs/webhook-fairness.md). Also bounds how fast one endpoint is served, however
+     * many replicas run: half the default WEBHOOK_CONCURRENCY.
      */
-    WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(16),
+    WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
     /** Failed attempts in a row (5xx, 408, 429, timeout, no connection) that open an endpoint's circuit. */
     WEBHOOK_BREAKER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
     /**

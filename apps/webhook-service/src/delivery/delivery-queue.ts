@@ -78,11 +78,26 @@ const JOB_COLUMNS = `
 const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
 
 /**
+ * `endpoints`: every setting with pending webhooks and its earliest due time, one probe of
+ * webhooks_endpoint_due_idx each (a loose index scan): the cost follows the endpoints waiting, not
+ * the rows, so a backlog of 100 000 rows at one endpoint is never walked.
+ */
+export const PENDING_ENDPOINTS_CTE = `
+  endpoints AS (
+    (SELECT settings_id, next_attempt_at FROM webhooks WHERE status = 'pending'
+     ORDER BY settings_id, next_attempt_at LIMIT 1)
+    UNION ALL
+    SELECT n.settings_id, n.next_attempt_at FROM endpoints e CROSS JOIN LATERAL (
+      SELECT settings_id, next_attempt_at FROM webhooks
+      WHERE status = 'pending' AND settings_id > e.settings_id
+      ORDER BY settings_id, next_attempt_at LIMIT 1) n
+  )`;
+
+/**
  * The claim of due webhooks, fair between endpoints (docs/webhook-fairness.md). Parameters: $1 most
  * rows, $2 lease in ms, $3 WEBHOOK_ENDPOINT_CONCURRENCY.
  *
- * - `endpoints`: every setting with pending rows and its earliest due time, one index probe each
- *   (a loose scan of webhooks_endpoint_due_idx), so a huge backlog at one endpoint is never walked.
+ * - `ready`: the endpoints with something due now (PENDING_ENDPOINTS_CTE).
  * - `probes`: an open circuit whose cool-down is over turns half-open and lets one delivery through;
  *   the lock on its row makes sure only one replica's claim takes the probe.
  * - `front`: the first $3 due rows of each endpoint, leased or not. Only the unleased ones among them
@@ -94,20 +109,9 @@ const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <=
  *   setting lease_until, which no index covers (an in-place update). The statement commits at once:
  *   no transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
  *   becomes claimable again when its lease ends.
- *
- * The row comparison in `front` keeps the planner on webhooks_endpoint_due_idx (with a plain
- * next_attempt_at <= now() it may prefer webhooks_due_idx and filter a noisy backlog row by row).
  */
 export const CLAIM_WEBHOOKS_SQL = `
-  WITH RECURSIVE endpoints AS (
-    (SELECT settings_id, next_attempt_at FROM webhooks WHERE status = 'pending'
-     ORDER BY settings_id, next_attempt_at LIMIT 1)
-    UNION ALL
-    SELECT n.settings_id, n.next_attempt_at FROM endpoints e CROSS JOIN LATERAL (
-      SELECT settings_id, next_attempt_at FROM webhooks
-      WHERE status = 'pending' AND settings_id > e.settings_id
-      ORDER BY settings_id, next_attempt_at LIMIT 1) n
-  ),
+  WITH RECURSIVE ${PENDING_ENDPOINTS_CTE},
   ready AS (SELECT settings_id FROM endpoints WHERE next_attempt_at <= now()),
   probes AS (
     UPDATE webhook_circuits c
@@ -128,9 +132,8 @@ export const CLAIM_WEBHOOKS_SQL = `
       row_number() OVER (PARTITION BY a.settings_id ORDER BY f.next_attempt_at) AS position
     FROM allowance a CROSS JOIN LATERAL (
       SELECT id, next_attempt_at, lease_until FROM webhooks
-      WHERE status = 'pending' AND settings_id = a.settings_id
-        AND (settings_id, next_attempt_at) <= (a.settings_id, now())
-      ORDER BY settings_id, next_attempt_at LIMIT $3::int) f
+      WHERE status = 'pending' AND settings_id = a.settings_id AND next_attempt_at <= now()
+      ORDER BY next_attempt_at LIMIT $3::int) f
     WHERE a.n > 0
   ),
   due AS (
@@ -347,8 +350,12 @@ export class DeliveryQueue {
   async msUntilNextDue(): Promise<number | null> {
     const [row] = await queryPrepared<{ ms: number | null }>(
       this.dataSource,
-      `SELECT ceil(extract(epoch FROM (least(
-         (SELECT min(next_attempt_at) FROM webhooks WHERE status = 'pending' AND next_attempt_at > now()),
+      `WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
+       SELECT ceil(extract(epoch FROM (least(
+         (SELECT min(n.next_attempt_at) FROM endpoints e CROSS JOIN LATERAL (
+            SELECT next_attempt_at FROM webhooks
+            WHERE status = 'pending' AND settings_id = e.settings_id AND next_attempt_at > now()
+            ORDER BY next_attempt_at LIMIT 1) n),
          (SELECT min(retry_at) FROM webhook_circuits WHERE state <> 'closed' AND retry_at > now())
        ) - clock_timestamp())) * 1000)::float8 AS ms`,
       [],

@@ -15,9 +15,9 @@ const EXPIRE_HELD_SQL = `
     SELECT w.id FROM webhook_circuits c CROSS JOIN LATERAL (
       SELECT id FROM webhooks
       WHERE status = 'pending' AND settings_id = c.settings_id
-        AND (settings_id, next_attempt_at) < (c.settings_id, now() - $1::bigint * interval '1 millisecond')
+        AND next_attempt_at < now() - $1::bigint * interval '1 millisecond'
         AND (lease_until IS NULL OR lease_until <= now())
-      ORDER BY settings_id, next_attempt_at LIMIT $2) w
+      ORDER BY next_attempt_at LIMIT $2) w
     WHERE c.state <> 'closed'
   ),
   locked AS (

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
 
 export type AttemptKind = 'scheduled' | 'resend';
 
@@ -74,9 +75,13 @@ export class WebhookMetrics {
       help: 'Webhooks due for an attempt now and not claimed by a worker',
       registers: [this.registry],
       async collect() {
+        // Endpoint by endpoint, so the count reads the due rows only (webhooks_endpoint_due_idx).
         const [row] = await dataSource.query<{ due: number }[]>(
-          `SELECT count(*)::int AS due FROM webhooks
-           WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())`,
+          `WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
+           SELECT coalesce(sum(n.due), 0)::int AS due FROM endpoints e CROSS JOIN LATERAL (
+             SELECT count(*) AS due FROM webhooks
+             WHERE status = 'pending' AND settings_id = e.settings_id AND next_attempt_at <= now()
+               AND (lease_until IS NULL OR lease_until <= now())) n`,
         );
         this.set(row.due);
       },

@@ -6,6 +6,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * `webhooks_endpoint_due_idx` orders each setting's pending webhooks by due time, so the claim reads
  * the first few due rows of every endpoint instead of the oldest due rows overall: a backlog of
  * 100 000 rows at one endpoint costs the claim a handful of index entries, not a scan past them.
+ * It replaces `webhooks_due_idx` (next_attempt_at alone): with both, the planner may read one
+ * endpoint's rows through the global order and filter past another endpoint's whole backlog.
  *
  * `webhook_circuits` holds one circuit breaker per setting (its URL), shared by every replica:
  * `closed` (normal), `open` (the claim passes the endpoint over until `retry_at`), `half-open` (one
@@ -18,6 +20,7 @@ export class EndpointFairness1764700000000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX webhooks_endpoint_due_idx ON webhooks (settings_id, next_attempt_at) WHERE status = 'pending'`,
     );
+    await q.query(`DROP INDEX webhooks_due_idx`);
     await q.query(`
       CREATE TABLE webhook_circuits (
         settings_id uuid PRIMARY KEY REFERENCES webhook_settings (id) ON DELETE CASCADE,
@@ -33,6 +36,7 @@ export class EndpointFairness1764700000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE webhook_circuits`);
+    await q.query(`CREATE INDEX webhooks_due_idx ON webhooks (next_attempt_at) WHERE status = 'pending'`);
     await q.query(`DROP INDEX webhooks_endpoint_due_idx`);
   }
 }
