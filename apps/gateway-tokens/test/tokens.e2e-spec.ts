@@ -169,6 +169,21 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     ]);
   });
 
+  it('verifies a card waiting for its shopper when the merchant sends it again with 3DS data', async () => {
+    const reference = `customer-${randomUUID()}`;
+    const pending = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+    expect(pending.body.code).toBe('BYRD207');
+    const again = await h.createToken(
+      { number: MASTER_CHALLENGE, aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', eci: '02' },
+      { CustomReference: reference },
+    );
+    expect(again.body).toMatchObject({ code: 'BYRD200', action: null, tokenId: pending.body.tokenId });
+    const payment = await h.payWithToken(pending.body.tokenId, {
+      transactionMode: 'merchantInitiatedUnescheduled',
+    });
+    expect(payment.body).toMatchObject({ code: 'BYRD200', status: 'Success' });
+  });
+
   it('refuses junk 3DS data with a 400 naming each field, and stores nothing', async () => {
     const reference = `customer-${randomUUID()}`;
     const junk = await h.createToken(

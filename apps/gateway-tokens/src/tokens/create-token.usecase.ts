@@ -39,7 +39,8 @@ export class CreateToken {
       transactionMode: request.transactionMode ?? request.Card.transactionMode ?? null,
     });
     if (authenticated) {
-      await this.setVerification(token, null);
+      // A new token is stored verified; a known one may still wait for its shopper's verification.
+      if (token.verificationId !== null) await this.setVerification(token, null);
       return presentCreatedToken(token, request, null);
     }
     try {
