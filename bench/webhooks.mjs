@@ -22,7 +22,7 @@
 //      otherwise the run is VOID (exit 1);
 //   5. claim: the service stopped, 10 000 then `--future-rows` pending webhooks due in the future and
 //      `--due-rows` due now are stored (spread over enough settings that the per-endpoint cap lets the
-//      claim take them all); CLAIM_WEBHOOKS_SQL, imported from the service's dist (the
+//      claim take them all); claimWebhooksSql(cap), imported from the service's dist (the
 //      statement the workers run, not a copy), runs `--claim-runs` times at each size in a
 //      transaction that is rolled back (each run claims the same due rows), p50/p99 and the ratio
 //      of the two sizes, with EXPLAIN (ANALYZE, BUFFERS) of each.
@@ -820,15 +820,16 @@ export async function run(args) {
  * with the service stopped. Each run claims the due rows in a transaction that is rolled back.
  */
 async function measureClaim(databaseUrl, settingsId, merchantId, s) {
-  const { CLAIM_WEBHOOKS_SQL } = await import(pathToFileURL(deliveryQueueFile()).href);
-  if (typeof CLAIM_WEBHOOKS_SQL !== 'string')
-    fail(`${deliveryQueueFile()} does not export CLAIM_WEBHOOKS_SQL.`);
+  const { claimWebhooksSql } = await import(pathToFileURL(deliveryQueueFile()).href);
+  if (typeof claimWebhooksSql !== 'function')
+    fail(`${deliveryQueueFile()} does not export claimWebhooksSql.`);
   // What the service's workers pass: WEBHOOK_CLAIM_BATCH, WEBHOOK_LEASE_MS and
   // WEBHOOK_ENDPOINT_CONCURRENCY (their defaults unless set).
   const claimBatch = Number(s.serviceEnv.WEBHOOK_CLAIM_BATCH ?? 100);
   const leaseMs = Number(s.serviceEnv.WEBHOOK_LEASE_MS ?? 30_000);
   const endpointCap = Number(s.serviceEnv.WEBHOOK_ENDPOINT_CONCURRENCY ?? 32);
-  const params = [claimBatch, leaseMs, endpointCap];
+  const CLAIM_WEBHOOKS_SQL = claimWebhooksSql(endpointCap);
+  const params = [claimBatch, leaseMs];
   const client = poolFor(databaseUrl, 1);
   // A claim takes at most endpointCap rows per endpoint: the rows go round enough settings (copies of
   // the bench's) for every due row to be claimable, so each run claims min(batch, due) as before.
@@ -939,7 +940,7 @@ async function measureClaim(databaseUrl, settingsId, merchantId, s) {
   }
   const [small, large] = sizes;
   return {
-    statement: `CLAIM_WEBHOOKS_SQL from apps/${SERVICE}/dist/delivery/delivery-queue.js`,
+    statement: `claimWebhooksSql(${endpointCap}) from apps/${SERVICE}/dist/delivery/delivery-queue.js`,
     limit: claimBatch,
     leaseMs,
     endpointCap,

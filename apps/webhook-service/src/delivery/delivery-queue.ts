@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { CredentialType, EventName, PaymentMethod } from '@byrd/contracts';
 import { queryPrepared } from '@byrd/platform';
+import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 
 /** A delivery a worker holds: the webhook, where to send it and how to sign and authenticate it. */
@@ -94,14 +95,14 @@ export const PENDING_ENDPOINTS_CTE = `
   )`;
 
 /**
- * The claim of due webhooks, fair between endpoints (docs/webhook-fairness.md). Parameters: $1 most
- * rows, $2 lease in ms, $3 WEBHOOK_ENDPOINT_CONCURRENCY.
+ * The claim of due webhooks, fair between endpoints (docs/webhook-fairness.md), for a given
+ * WEBHOOK_ENDPOINT_CONCURRENCY (`cap`). Parameters: $1 most rows, $2 lease in ms.
  *
  * - `ready`: the endpoints with something due now (PENDING_ENDPOINTS_CTE).
  * - `probes`: an open circuit whose cool-down is over turns half-open and lets one delivery through;
  *   the lock on its row makes sure only one replica's claim takes the probe.
- * - `front`: the first $3 due rows of each endpoint, leased or not. Only the unleased ones among them
- *   are claimed, so an endpoint never has more than $3 deliveries in flight over all replicas (rows
+ * - `front`: the first `cap` due rows of each endpoint, leased or not. Only the unleased ones among
+ *   them are claimed, so an endpoint never has more than `cap` in flight over all replicas (rows
  *   are claimed oldest first, so the ones in flight are the front ones). Open circuits get none,
  *   a probing one its first row only.
  * - `due`: the rows of all endpoints interleaved by position (every endpoint's first row before any
@@ -109,8 +110,15 @@ export const PENDING_ENDPOINTS_CTE = `
  *   setting lease_until, which no index covers (an in-place update). The statement commits at once:
  *   no transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
  *   becomes claimable again when its lease ends.
+ *
+ * The cap is written into the statement and $1 is a filter, not a LIMIT: with a parameter in a LIMIT
+ * PostgreSQL never settles on the prepared statement's generic plan and plans this statement again
+ * at every claim, which costs more than running it.
  */
-export const CLAIM_WEBHOOKS_SQL = `
+export function claimWebhooksSql(cap: number): string {
+  if (!Number.isInteger(cap) || cap < 1)
+    throw new Error(`endpoint cap must be a positive integer, got ${cap}`);
+  return `
   WITH RECURSIVE ${PENDING_ENDPOINTS_CTE},
   ready AS (SELECT settings_id FROM endpoints WHERE next_attempt_at <= now()),
   probes AS (
@@ -123,7 +131,7 @@ export const CLAIM_WEBHOOKS_SQL = `
   allowance AS (
     SELECT r.settings_id, CASE
       WHEN p.settings_id IS NOT NULL THEN 1
-      WHEN c.state IS NULL OR c.state = 'closed' THEN $3::int
+      WHEN c.state IS NULL OR c.state = 'closed' THEN ${cap}
       ELSE 0 END AS n
     FROM ready r LEFT JOIN webhook_circuits c USING (settings_id) LEFT JOIN probes p USING (settings_id)
   ),
@@ -133,14 +141,16 @@ export const CLAIM_WEBHOOKS_SQL = `
     FROM allowance a CROSS JOIN LATERAL (
       SELECT id, next_attempt_at, lease_until FROM webhooks
       WHERE status = 'pending' AND settings_id = a.settings_id AND next_attempt_at <= now()
-      ORDER BY next_attempt_at LIMIT $3::int) f
+      ORDER BY next_attempt_at LIMIT ${cap}) f
     WHERE a.n > 0
   ),
   due AS (
     SELECT id FROM webhooks
     WHERE id IN (
-        SELECT id FROM front WHERE position <= n AND (lease_until IS NULL OR lease_until <= now())
-        ORDER BY position, next_attempt_at LIMIT $1)
+        SELECT id FROM (
+          SELECT id, row_number() OVER (ORDER BY position, next_attempt_at) AS turn
+          FROM front WHERE position <= n AND (lease_until IS NULL OR lease_until <= now())) t
+        WHERE turn <= $1)
       AND ${CLAIMABLE}
     FOR UPDATE SKIP LOCKED
   )
@@ -150,6 +160,7 @@ export const CLAIM_WEBHOOKS_SQL = `
   WHERE w.id = due.id AND s.id = w.settings_id
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
     s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
+}
 
 const CLAIM_RESENDS_SQL = `
   WITH due AS (
@@ -246,10 +257,15 @@ const RECORD_RESEND_SQL = `
 
 @Injectable()
 export class DeliveryQueue {
+  private readonly claimSql: string;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly secrets: SettingsSecrets,
-  ) {}
+    @Inject(WEBHOOK_CONFIG) config: WebhookConfig,
+  ) {
+    this.claimSql = claimWebhooksSql(config.WEBHOOK_ENDPOINT_CONCURRENCY);
+  }
 
   /**
    * A claimed row as a job, its credential and signing secret opened (they are stored sealed). One
@@ -271,13 +287,9 @@ export class DeliveryQueue {
     }
   }
 
-  /** Up to `limit` due webhooks, at most `endpointCap` in flight per endpoint (see CLAIM_WEBHOOKS_SQL). */
-  async claimWebhooks(limit: number, leaseMs: number, endpointCap: number): Promise<DeliveryJob[]> {
-    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [
-      limit,
-      leaseMs,
-      endpointCap,
-    ]);
+  /** Up to `limit` due webhooks, at most WEBHOOK_ENDPOINT_CONCURRENCY in flight per endpoint. */
+  async claimWebhooks(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
+    const rows = await queryPrepared<JobRow>(this.dataSource, this.claimSql, [limit, leaseMs]);
     return rows.map((row) => this.toJob(row));
   }
 

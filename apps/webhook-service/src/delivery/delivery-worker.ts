@@ -74,9 +74,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         const jobs = await this.claim(wanted);
         for (const job of jobs) this.start(job);
         if (jobs.length === wanted) continue; // there may be more due
-        // Due rows this claim left wait for a slot at their endpoint (a finished delivery wakes
-        // this loop) or an open circuit's cool-down (counted in msUntilNextDue).
-        const untilDue = await this.queue.msUntilNextDue();
+        // Fewer than asked: the rest wait for a slot at their endpoint (a finished delivery wakes this
+        // loop), for a circuit's cool-down, or for their time. While deliveries run, their ends
+        // wake the loop (and the poll bounds the wait), so the next due time is only looked up
+        // when nothing runs: at an endpoint held at its cap that would be one query per delivery.
+        const untilDue = this.running.size > 0 ? null : await this.queue.msUntilNextDue();
         const wait = untilDue === null ? poll : Math.min(poll, Math.max(untilDue, 1));
         await this.sleep(wait);
       } catch (error) {
@@ -94,8 +96,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       resends = await this.queue.claimResends(wanted, lease);
     }
     if (resends.length >= wanted) return resends;
-    const cap = this.config.WEBHOOK_ENDPOINT_CONCURRENCY;
-    return [...resends, ...(await this.queue.claimWebhooks(wanted - resends.length, lease, cap))];
+    return [...resends, ...(await this.queue.claimWebhooks(wanted - resends.length, lease))];
   }
 
   private start(job: DeliveryJob): void {

@@ -79,7 +79,7 @@ const RECORD_OUTCOMES_SQL = `
 
 /**
  * The circuit breaker of each endpoint (one setting's URL), kept in PostgreSQL so every replica
- * sees the same state (docs/webhook-fairness.md). The claim reads it (CLAIM_WEBHOOKS_SQL): an open
+ * sees the same state (docs/webhook-fairness.md). The claim reads it (claimWebhooksSql): an open
  * circuit holds the endpoint's due webhooks back (no attempt counted, nothing dropped) until its
  * cool-down ends and one probe goes out; the probe's answer closes it or opens it again.
  */
