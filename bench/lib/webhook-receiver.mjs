@@ -7,16 +7,13 @@
 // In the harness process: `const receiver = await startReceiver()`. As its own process (the
 // default, so its CPU is measured apart from the publisher): `node webhook-receiver.mjs` with
 // HTTP_PORT; then GET /count answers { requests, distinct } and GET /arrivals every record.
-//
-// ANSWER=500 makes it a failing receiver (500 at once), ANSWER=hang one that never answers (the
-// service gives up at WEBHOOK_TIMEOUT_MS): the noisy neighbour of the benchmark's fairness phase.
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 const KEY = /"transactionId":"([^"]+)"/;
 
 /** The recording state and the request handler, shared by both ways of running. */
-function recorder(answer = '200') {
+function recorder() {
   const arrivals = []; // [key, webhookId, atEpochMs]
   const ids = new Set();
   let requests = 0;
@@ -26,8 +23,8 @@ function recorder(answer = '200') {
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', () => {
       const at = performance.timeOrigin + performance.now();
-      if (answer === '500') res.writeHead(500, { 'content-length': '0' }).end();
-      else if (answer !== 'hang') res.writeHead(200, { 'content-length': '0' }).end();
+      res.writeHead(200, { 'content-length': '0' });
+      res.end();
       const body = Buffer.concat(chunks).toString('utf8');
       const id = String(req.headers['webhook-id'] ?? '');
       requests++;
@@ -84,9 +81,7 @@ export function remoteReceiver(port) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const answer = process.env.ANSWER ?? '200';
-  if (!['200', '500', 'hang'].includes(answer)) throw new Error(`ANSWER is 200, 500 or hang, got ${answer}`);
-  const state = recorder(answer);
+  const state = recorder();
   const server = createServer((req, res) => {
     if (state.handle(req, res)) return;
     const route = req.url;

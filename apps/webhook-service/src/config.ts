@@ -30,21 +30,6 @@ export const webhookConfigSchema = baseConfigSchema
     WEBHOOK_POLL_MS: ms(5).default(250),
     /** Deliveries one process runs at the same time. */
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
-    /**
-     * Deliveries of one endpoint (one setting's URL) in flight at once, across all replicas: the
-     * claim hands an endpoint no more than this, so a slow or hanging receiver cannot take every
-     * worker slot (docs/webhook-fairness.md). Also bounds how fast one endpoint is served, however
-     * many replicas run: half the default WEBHOOK_CONCURRENCY.
-     */
-    WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(32),
-    /** Failed attempts in a row (5xx, 408, 429, timeout, no connection) that open an endpoint's circuit. */
-    WEBHOOK_BREAKER_FAILURES: z.coerce.number().int().min(1).max(10_000).default(5),
-    /**
-     * How long an open circuit holds an endpoint's deliveries back before one probe is let through.
-     * Default: half a WEBHOOK_RETRY_UNIT_MS (30 s), shorter than any retry delay, so the breaker
-     * never postpones the next attempt of the webhook whose failure opened it.
-     */
-    WEBHOOK_BREAKER_COOLDOWN_MS: ms(1).optional(),
     /** Most deliveries claimed by one query. */
     WEBHOOK_CLAIM_BATCH: z.coerce.number().int().min(1).max(1_000).default(100),
     /** false = this replica serves the API and fans events out, but delivers nothing. */
@@ -103,11 +88,7 @@ export const webhookConfigSchema = baseConfigSchema
   .refine((c) => c.WEBHOOK_LEASE_MS > c.WEBHOOK_TIMEOUT_MS, {
     path: ['WEBHOOK_LEASE_MS'],
     message: 'must be greater than WEBHOOK_TIMEOUT_MS (a lease must outlive the request it covers)',
-  })
-  .transform((c) => ({
-    ...c,
-    WEBHOOK_BREAKER_COOLDOWN_MS: c.WEBHOOK_BREAKER_COOLDOWN_MS ?? Math.ceil(c.WEBHOOK_RETRY_UNIT_MS / 2),
-  }));
+  });
 
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');

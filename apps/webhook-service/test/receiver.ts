@@ -16,16 +16,11 @@ export interface Answer {
   body?: string;
   /** Never answer (the request stays open until the client gives up or the receiver closes). */
   hold?: boolean;
-  /** Answer after this many milliseconds. */
-  delayMs?: number;
 }
 
 /** A real HTTP receiver on 127.0.0.1: records every request and answers as the test says. */
 export class Receiver {
   readonly received: Received[] = [];
-  /** Requests not yet answered (nor given up by the client), and the most there were at once. */
-  inFlight = 0;
-  maxInFlight = 0;
   private readonly held = new Set<ServerResponse>();
   answer: (request: Received, index: number) => Answer = () => ({ status: 200, body: 'ok' });
 
@@ -59,20 +54,14 @@ export class Receiver {
           path: req.url ?? '',
         };
         const index = receiver.received.push(request) - 1;
-        receiver.maxInFlight = Math.max(receiver.maxInFlight, ++receiver.inFlight);
-        res.on('close', () => receiver.inFlight--);
         const answer = receiver.answer(request, index);
         if (answer.hold) {
           receiver.held.add(res);
           res.on('close', () => receiver.held.delete(res));
           return;
         }
-        const send = () => {
-          res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
-          res.end(answer.body ?? '');
-        };
-        if (answer.delayMs) setTimeout(send, answer.delayMs);
-        else send();
+        res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
+        res.end(answer.body ?? '');
       });
     });
     return receiver;

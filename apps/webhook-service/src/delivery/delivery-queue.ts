@@ -1,8 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { CredentialType, EventName, PaymentMethod } from '@byrd/contracts';
 import { queryPrepared } from '@byrd/platform';
-import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 
 /** A delivery a worker holds: the webhook, where to send it and how to sign and authenticate it. */
@@ -79,79 +78,18 @@ const JOB_COLUMNS = `
 const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
 
 /**
- * `endpoints`: every setting with pending webhooks and its earliest due time, one probe of
- * webhooks_endpoint_due_idx each (a loose index scan): the cost follows the endpoints waiting, not
- * the rows, so a backlog of 100 000 rows at one endpoint is never walked.
+ * The claim of due webhooks: the due rows (partial index webhooks_due_idx, so the cost follows what
+ * is due, not what is stored) are locked with SKIP LOCKED, so replicas never claim the same row, and
+ * leased by setting lease_until, which no index covers (an in-place update). The statement commits
+ * at once: no transaction stays open during the HTTP call, and a worker that dies leaves a row that
+ * simply becomes claimable again when its lease ends.
  */
-export const PENDING_ENDPOINTS_CTE = `
-  endpoints AS (
-    (SELECT settings_id, next_attempt_at FROM webhooks WHERE status = 'pending'
-     ORDER BY settings_id, next_attempt_at LIMIT 1)
-    UNION ALL
-    SELECT n.settings_id, n.next_attempt_at FROM endpoints e CROSS JOIN LATERAL (
-      SELECT settings_id, next_attempt_at FROM webhooks
-      WHERE status = 'pending' AND settings_id > e.settings_id
-      ORDER BY settings_id, next_attempt_at LIMIT 1) n
-  )`;
-
-/**
- * The claim of due webhooks, fair between endpoints (docs/webhook-fairness.md), for a given
- * WEBHOOK_ENDPOINT_CONCURRENCY (`cap`). Parameters: $1 most rows, $2 lease in ms.
- *
- * - `ready`: the endpoints with something due now (PENDING_ENDPOINTS_CTE).
- * - `probes`: an open circuit whose cool-down is over turns half-open and lets one delivery through;
- *   the lock on its row makes sure only one replica's claim takes the probe.
- * - `front`: the first `cap` due rows of each endpoint, leased or not. Only the unleased ones among
- *   them are claimed, so an endpoint never has more than `cap` in flight over all replicas (rows
- *   are claimed oldest first, so the ones in flight are the front ones). Open circuits get none,
- *   a probing one its first row only.
- * - `due`: the rows of all endpoints interleaved by position (every endpoint's first row before any
- *   endpoint's second), locked with SKIP LOCKED so replicas never claim the same row, and leased by
- *   setting lease_until, which no index covers (an in-place update). The statement commits at once:
- *   no transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
- *   becomes claimable again when its lease ends.
- *
- * The cap is written into the statement and $1 is a filter, not a LIMIT: with a parameter in a LIMIT
- * PostgreSQL never settles on the prepared statement's generic plan and plans this statement again
- * at every claim, which costs more than running it.
- */
-export function claimWebhooksSql(cap: number): string {
-  if (!Number.isInteger(cap) || cap < 1)
-    throw new Error(`endpoint cap must be a positive integer, got ${cap}`);
-  return `
-  WITH RECURSIVE ${PENDING_ENDPOINTS_CTE},
-  ready AS (SELECT settings_id FROM endpoints WHERE next_attempt_at <= now()),
-  probes AS (
-    UPDATE webhook_circuits c
-    SET state = 'half-open', retry_at = now() + $2::int * interval '1 millisecond', updated_at = now()
-    FROM ready r
-    WHERE c.settings_id = r.settings_id AND c.state <> 'closed' AND c.retry_at <= now()
-    RETURNING c.settings_id
-  ),
-  allowance AS (
-    SELECT r.settings_id, CASE
-      WHEN p.settings_id IS NOT NULL THEN 1
-      WHEN c.state IS NULL OR c.state = 'closed' THEN ${cap}
-      ELSE 0 END AS n
-    FROM ready r LEFT JOIN webhook_circuits c USING (settings_id) LEFT JOIN probes p USING (settings_id)
-  ),
-  front AS (
-    SELECT f.id, f.next_attempt_at, f.lease_until, a.n,
-      row_number() OVER (PARTITION BY a.settings_id ORDER BY f.next_attempt_at) AS position
-    FROM allowance a CROSS JOIN LATERAL (
-      SELECT id, next_attempt_at, lease_until FROM webhooks
-      WHERE status = 'pending' AND settings_id = a.settings_id AND next_attempt_at <= now()
-      ORDER BY next_attempt_at LIMIT ${cap}) f
-    WHERE a.n > 0
-  ),
-  due AS (
+export const CLAIM_WEBHOOKS_SQL = `
+  WITH due AS (
     SELECT id FROM webhooks
-    WHERE id IN (
-        SELECT id FROM (
-          SELECT id, row_number() OVER (ORDER BY position, next_attempt_at) AS turn
-          FROM front WHERE position <= n AND (lease_until IS NULL OR lease_until <= now())) t
-        WHERE turn <= $1)
-      AND ${CLAIMABLE}
+    WHERE ${CLAIMABLE} AND next_attempt_at <= now()
+    ORDER BY next_attempt_at
+    LIMIT $1
     FOR UPDATE SKIP LOCKED
   )
   UPDATE webhooks w
@@ -160,7 +98,6 @@ export function claimWebhooksSql(cap: number): string {
   WHERE w.id = due.id AND s.id = w.settings_id
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
     s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
-}
 
 const CLAIM_RESENDS_SQL = `
   WITH due AS (
@@ -257,15 +194,10 @@ const RECORD_RESEND_SQL = `
 
 @Injectable()
 export class DeliveryQueue {
-  private readonly claimSql: string;
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly secrets: SettingsSecrets,
-    @Inject(WEBHOOK_CONFIG) config: WebhookConfig,
-  ) {
-    this.claimSql = claimWebhooksSql(config.WEBHOOK_ENDPOINT_CONCURRENCY);
-  }
+  ) {}
 
   /**
    * A claimed row as a job, its credential and signing secret opened (they are stored sealed). One
@@ -287,9 +219,8 @@ export class DeliveryQueue {
     }
   }
 
-  /** Up to `limit` due webhooks, at most WEBHOOK_ENDPOINT_CONCURRENCY in flight per endpoint. */
   async claimWebhooks(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
-    const rows = await queryPrepared<JobRow>(this.dataSource, this.claimSql, [limit, leaseMs]);
+    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [limit, leaseMs]);
     return rows.map((row) => this.toJob(row));
   }
 
@@ -353,23 +284,14 @@ export class DeliveryQueue {
   }
 
   /**
-   * Milliseconds until something not yet due becomes claimable: the next future attempt, or the end
-   * of an open circuit's cool-down; null when nothing waits. Rows due now that the last claim left
-   * are passed over: they wait for a slot at their endpoint (a finished delivery wakes the worker),
-   * for a circuit (counted here), or are held by another replica; the poll finds the rest (a dead
-   * worker's lease, rows another replica fanned out).
+   * Milliseconds until the next scheduled attempt no worker holds is due (0 when one is due now), null
+   * when none waits. Leased rows are passed over (a dead worker's lease is found by the next poll).
    */
   async msUntilNextDue(): Promise<number | null> {
     const [row] = await queryPrepared<{ ms: number | null }>(
       this.dataSource,
-      `WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
-       SELECT ceil(extract(epoch FROM (least(
-         (SELECT min(n.next_attempt_at) FROM endpoints e CROSS JOIN LATERAL (
-            SELECT next_attempt_at FROM webhooks
-            WHERE status = 'pending' AND settings_id = e.settings_id AND next_attempt_at > now()
-            ORDER BY next_attempt_at LIMIT 1) n),
-         (SELECT min(retry_at) FROM webhook_circuits WHERE state <> 'closed' AND retry_at > now())
-       ) - clock_timestamp())) * 1000)::float8 AS ms`,
+      `SELECT ceil(extract(epoch FROM (min(next_attempt_at) - clock_timestamp())) * 1000)::float8 AS ms
+       FROM webhooks WHERE ${CLAIMABLE}`,
       [],
     );
     return row.ms === null ? null : Math.max(0, row.ms);

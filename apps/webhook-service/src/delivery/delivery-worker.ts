@@ -74,11 +74,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         const jobs = await this.claim(wanted);
         for (const job of jobs) this.start(job);
         if (jobs.length === wanted) continue; // there may be more due
-        // Fewer than asked: the rest wait for a slot at their endpoint (a finished delivery wakes this
-        // loop), for a circuit's cool-down, or for their time. While deliveries run, their ends
-        // wake the loop (and the poll bounds the wait), so the next due time is only looked up
-        // when nothing runs: at an endpoint held at its cap that would be one query per delivery.
-        const untilDue = this.running.size > 0 ? null : await this.queue.msUntilNextDue();
+        const untilDue = await this.queue.msUntilNextDue();
+        // A row due now that this claim did not get is held by another replica's claim; look again soon.
         const wait = untilDue === null ? poll : Math.min(poll, Math.max(untilDue, 1));
         await this.sleep(wait);
       } catch (error) {

@@ -5,19 +5,10 @@ import { AttemptRecorder } from './attempt-recorder.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { DeliverWebhook } from './deliver-webhook.usecase.js';
 import { DeliveryWorker } from './delivery-worker.js';
-import { EndpointBreaker } from './endpoint-breaker.js';
-import { ExpireHeldWebhooks } from './expire-held-webhooks.usecase.js';
 
 @Module({
   imports: [EgressModule, SecretsModule],
-  providers: [
-    DeliveryQueue,
-    EndpointBreaker,
-    AttemptRecorder,
-    DeliverWebhook,
-    DeliveryWorker,
-    ExpireHeldWebhooks,
-  ],
+  providers: [DeliveryQueue, AttemptRecorder, DeliverWebhook, DeliveryWorker],
   exports: [DeliveryWorker],
 })
 export class DeliveryModule {}

@@ -6,15 +6,6 @@ export const DELAY_CAP_UNITS = 60;
 /** A receiver's Retry-After is honoured up to this many units (a day with the default unit). */
 export const RETRY_AFTER_CAP_UNITS = 24 * 60;
 
-/**
- * Units from a webhook's first attempt to its last: the sum of every retry delay (1 + 2 + … + 50 =
- * 1 275, about 21 hours with one-minute units). A webhook held back by an open circuit for longer
- * than this has waited out its whole schedule and ends failed (expire-held-webhooks.usecase.ts).
- */
-export const SCHEDULE_SPAN_UNITS = Array.from({ length: MAX_RETRIES }, (_, i) =>
-  Math.min(i + 1, DELAY_CAP_UNITS),
-).reduce((sum, units) => sum + units, 0);
-
 /** Wait after the n-th failed attempt (1-based): min(n, 60) × unit. */
 export function scheduledDelayMs(failedAttempt: number, unitMs: number): number {
   return Math.min(failedAttempt, DELAY_CAP_UNITS) * unitMs;

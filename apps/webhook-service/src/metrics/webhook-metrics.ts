@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
 
 export type AttemptKind = 'scheduled' | 'resend';
 
@@ -60,14 +59,6 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
 
-  /** Circuit breaker moves of endpoints, by the state entered (open, closed). */
-  readonly circuitTransitions = new Counter({
-    name: 'webhook_circuit_transitions_total',
-    help: 'Endpoint circuit breaker transitions by the state entered (open, closed)',
-    labelNames: ['to'] as const,
-    registers: [this.registry],
-  });
-
   constructor(dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
@@ -75,26 +66,11 @@ export class WebhookMetrics {
       help: 'Webhooks due for an attempt now and not claimed by a worker',
       registers: [this.registry],
       async collect() {
-        // Endpoint by endpoint, so the count reads the due rows only (webhooks_endpoint_due_idx).
         const [row] = await dataSource.query<{ due: number }[]>(
-          `WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
-           SELECT coalesce(sum(n.due), 0)::int AS due FROM endpoints e CROSS JOIN LATERAL (
-             SELECT count(*) AS due FROM webhooks
-             WHERE status = 'pending' AND settings_id = e.settings_id AND next_attempt_at <= now()
-               AND (lease_until IS NULL OR lease_until <= now())) n`,
+          `SELECT count(*)::int AS due FROM webhooks
+           WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())`,
         );
         this.set(row.due);
-      },
-    });
-    new Gauge({
-      name: 'webhook_circuits_open',
-      help: 'Endpoints whose circuit is open or half-open (their due webhooks are held back)',
-      registers: [this.registry],
-      async collect() {
-        const [row] = await dataSource.query<{ open: number }[]>(
-          `SELECT count(*)::int AS open FROM webhook_circuits WHERE state <> 'closed'`,
-        );
-        this.set(row.open);
       },
     });
     new Gauge({
