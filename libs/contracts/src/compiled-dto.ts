@@ -1,3 +1,7 @@
+// The reference brings the storage module's type to every program that compiles this file from
+// source (the hosted form's page does); a .d.ts of ambient modules cannot be imported.
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference
+/// <reference path="./types/class-transformer-storage.d.ts" />
 // The DTO rules compiled once per class. class-validator and class-transformer look their metadata up
 // again on every call (filtering every class's rules, walking prototypes, sorting by property); on a
 // hot path that reflection cost more than the rules themselves. Here the same metadata is read once

@@ -33,7 +33,9 @@ export class InputValidationPipe extends ValidationPipe {
       // `@Param('transactionId')` / `@Query('orderRef')` hand over one value: its name is the path.
       const unstorable = unstorableInputFields(value, metadata.data ?? '');
       if (unstorable.length) throw invalidFields(unstorable);
-      const valid = metadata.metatype ? validInstance(metadata.metatype, value) : undefined;
+      const valid: object | undefined = metadata.metatype
+        ? validInstance(metadata.metatype as new () => object, value)
+        : undefined;
       if (valid) return valid;
     }
     return super.transform(value, metadata);
