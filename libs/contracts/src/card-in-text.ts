@@ -1,4 +1,5 @@
 import validator from 'validator';
+import { GUID_PATTERN } from './ids.js';
 
 /**
  * A run of 13 to 19 digits, grouped or not by single spaces or dashes ("4111 1111 1111 1111"),
@@ -7,10 +8,11 @@ import validator from 'validator';
 const DIGIT_RUN = /(?<![\d])\d(?:[ -]?\d){12,18}(?![ -]?\d)/g;
 
 /**
- * A GUID (8-4-4-4-12 hex digits): merchants' references often are one, and its dash-joined groups
- * can read as a Luhn-valid digit run ("…5-4917-8329-8173…", about one GUID in 5,500). It is never a card.
+ * A GUID anywhere in the text, in any case (the shape of GUID_PATTERN): merchants' references often
+ * are one, and its dash-joined groups can read as a Luhn-valid digit run ("…5-4917-8329-8173…",
+ * about one GUID in 5,500). It is never a card.
  */
-const GUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const GUID = new RegExp(GUID_PATTERN.source.replace(/^\^|\$$/g, ''), 'gi');
 
 /**
  * True when free text holds what looks like a card number: a digit run that has a card network's

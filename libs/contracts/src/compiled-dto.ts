@@ -209,7 +209,10 @@ function transformedProperties(cls: object): Set<string> {
 // ---- building the instance (class-transformer's plainToInstance, for JSON input) ----
 
 function instanceOf(plan: ClassPlan, plain: Record<string, unknown>): Record<string, unknown> {
-  const keys = [...new Set([...Object.keys(plain), ...plan.exposed])];
+  // Exposed properties are read even when not sent (most DTOs have none: no merged list to build).
+  const keys = plan.exposed.length
+    ? [...new Set([...Object.keys(plain), ...plan.exposed])]
+    : Object.keys(plain);
   const instance = new plan.cls() as Record<string, unknown>;
   for (const key of keys) {
     if (key === '__proto__' || key === 'constructor') throw NOT_FAST;
