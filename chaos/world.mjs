@@ -29,6 +29,8 @@ const SERVICE_ENV = () => ({
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_SECRETS_KEYS: key(),
     WEBHOOK_RETRY_UNIT_MS: '1000',
+    // Half a retry unit, as by default (30 s to 1 minute).
+    WEBHOOK_BREAKER_COOLDOWN_MS: '500',
     WEBHOOK_TIMEOUT_MS: '5000',
     WEBHOOK_LEASE_MS: '15000',
   },

@@ -29,7 +29,20 @@ export const webhookConfigSchema = baseConfigSchema
     /** Longest idle wait between two looks for due deliveries (new events wake the worker at once). */
     WEBHOOK_POLL_MS: ms(5).default(250),
     /** Deliveries one process runs at the same time. */
-    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(64),
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).default(128),
+    /**
+     * Most deliveries one process runs at the same time at one endpoint (a setting's URL); by default
+     * half of WEBHOOK_CONCURRENCY, so a receiver that hangs leaves the other half to the rest. Below
+     * it, endpoints with work share the slots equally (docs/webhook-fairness.md).
+     */
+    WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).optional(),
+    /** Failed attempts in a row at one endpoint that open its circuit (its deliveries wait). */
+    WEBHOOK_BREAKER_FAILURES: z.coerce.number().int().min(1).default(10),
+    /**
+     * How long an open circuit holds an endpoint's deliveries before one probe is sent; each failed
+     * probe doubles it, up to 20 times this. Nothing waiting is dropped or counted as an attempt.
+     */
+    WEBHOOK_BREAKER_COOLDOWN_MS: ms(1).default(30_000),
     /** Most deliveries claimed by one query. */
     WEBHOOK_CLAIM_BATCH: z.coerce.number().int().min(1).max(1_000).default(100),
     /** false = this replica serves the API and fans events out, but delivers nothing. */

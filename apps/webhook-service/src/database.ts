@@ -3,10 +3,12 @@ import { WebhookAttemptRow, WebhookResendRow, WebhookRow } from './webhooks/webh
 import { Webhooks1764100000000 } from './migrations/1764100000000-webhooks.js';
 import { RetryOn4xx1764600000000 } from './migrations/1764600000000-retry-on-4xx.js';
 import { WebhookLeases1764200000000 } from './migrations/1764200000000-webhook-leases.js';
+import { EndpointDueIndex1764700000000 } from './migrations/1764700000000-endpoint-due-index.js';
 
 export const WEBHOOK_ENTITIES = [WebhookSettingsRow, WebhookRow, WebhookAttemptRow, WebhookResendRow];
 export const WEBHOOK_MIGRATIONS = [
   Webhooks1764100000000,
   WebhookLeases1764200000000,
   RetryOn4xx1764600000000,
+  EndpointDueIndex1764700000000,
 ];

@@ -12,6 +12,7 @@ describe('retention', () => {
   beforeAll(async () => {
     h = await WebhookHarness.start({
       WEBHOOK_RETRY_UNIT_MS: '1',
+      WEBHOOK_BREAKER_COOLDOWN_MS: '1',
       WEBHOOK_POLL_MS: '10',
       WEBHOOK_RETENTION_SUCCEEDED_MS: String(SUCCEEDED_MS),
       WEBHOOK_RETENTION_FAILED_MS: String(FAILED_MS),

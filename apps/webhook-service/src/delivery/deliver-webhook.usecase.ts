@@ -28,6 +28,14 @@ export function deliveryHeaders(job: DeliveryJob, body: string, at: Date): Recor
   return headers;
 }
 
+/** What an attempt did, for the worker's endpoint scheduling. */
+export interface DeliveryOutcome {
+  /** The receiver answered 2xx. */
+  succeeded: boolean;
+  /** When the webhook was scheduled again: in this many ms. */
+  retryDelayMs: number | null;
+}
+
 /**
  * One attempt of one claimed delivery: POST the API-FACTS body, record the attempt with the
  * webhook's next state, count it. Runs with no transaction open during the HTTP call.
@@ -44,7 +52,7 @@ export class DeliverWebhook {
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
   ) {}
 
-  async execute(job: DeliveryJob): Promise<void> {
+  async execute(job: DeliveryJob): Promise<DeliveryOutcome> {
     const attemptId = randomUUID();
     const delivery = {
       id: job.webhookId,
@@ -86,7 +94,7 @@ export class DeliverWebhook {
     if (job.kind === 'resend') {
       const delivered = await this.queue.recordResend(job, attempt);
       if (delivered) this.delivered(job);
-      return;
+      return { succeeded, retryDelayMs: null };
     }
     const number = attempt.number ?? 1;
     const retryDelayMs = succeeded
@@ -104,13 +112,14 @@ export class DeliverWebhook {
     const moved = await this.recorder.record(job, attempt, { status, retryDelayMs });
     if (!moved) {
       this.logger.warn(`Webhook ${job.webhookId}: lease lost before attempt ${number} was recorded`);
-      return;
+      return { succeeded, retryDelayMs: null };
     }
     if (status === 'succeeded') this.delivered(job);
     if (status === 'failed') {
       this.metrics.deliveries.inc({ outcome: 'failed' });
       this.logger.warn(`Webhook ${job.webhookId} failed after ${number} of ${MAX_ATTEMPTS} attempts`);
     }
+    return { succeeded, retryDelayMs };
   }
 
   private delivered(job: DeliveryJob): void {

@@ -78,24 +78,58 @@ const JOB_COLUMNS = `
 const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
 
 /**
- * The claim of due webhooks: the due rows (partial index webhooks_due_idx, so the cost follows what
- * is due, not what is stored) are locked with SKIP LOCKED, so replicas never claim the same row, and
- * leased by setting lease_until, which no index covers (an in-place update). The statement commits
- * at once: no transaction stays open during the HTTP call, and a worker that dies leaves a row that
- * simply becomes claimable again when its lease ends.
+ * Every setting with pending webhooks, one probe of webhooks_endpoint_due_idx each (a loose index
+ * scan): the cost follows the endpoints waiting, not the rows, so a backlog of 100 000 rows at one
+ * endpoint is never walked.
+ */
+export const PENDING_ENDPOINTS_CTE = `
+  endpoints AS (
+    (SELECT settings_id FROM webhooks WHERE status = 'pending' ORDER BY settings_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.settings_id FROM webhooks w
+            WHERE w.status = 'pending' AND w.settings_id > e.settings_id ORDER BY w.settings_id LIMIT 1)
+    FROM endpoints e WHERE e.settings_id IS NOT NULL
+  )`;
+
+/**
+ * Discovery: each endpoint with a claimable webhook and the milliseconds until its first one is due
+ * (0 or less: due now). Rows in flight (leased) are passed over, so the time is when a claim could
+ * take something.
+ */
+export const DUE_ENDPOINTS_SQL = `
+  WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
+  SELECT e.settings_id,
+    ceil(extract(epoch FROM (n.next_attempt_at - clock_timestamp())) * 1000)::float8 AS ms
+  FROM endpoints e CROSS JOIN LATERAL (
+    SELECT next_attempt_at FROM webhooks w
+    WHERE w.settings_id = e.settings_id AND ${CLAIMABLE}
+    ORDER BY next_attempt_at LIMIT 1) n
+  WHERE e.settings_id IS NOT NULL`;
+
+/**
+ * The claim of due webhooks, endpoint by endpoint: $1 the settings ids, $2 how many rows of each
+ * (the worker's fair shares, endpoint-scheduler.ts), $3 the lease in ms. Each endpoint's oldest due
+ * rows are read through webhooks_endpoint_due_idx (so another endpoint's backlog costs nothing),
+ * locked with SKIP LOCKED, so replicas never claim the same row, and leased by setting lease_until,
+ * which no index covers (an in-place update). The ids go through an array, so the plan updates them
+ * by primary key whatever the statistics say (as a join, one endpoint's large backlog made the
+ * generic plan expect thousands of rows and hash the whole table). The statement commits at once:
+ * no transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
+ * becomes claimable again when its lease ends.
  */
 export const CLAIM_WEBHOOKS_SQL = `
-  WITH due AS (
-    SELECT id FROM webhooks
-    WHERE ${CLAIMABLE} AND next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED
-  )
   UPDATE webhooks w
-  SET lease_until = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
-  FROM due, webhook_settings s
-  WHERE w.id = due.id AND s.id = w.settings_id
+  SET lease_until = now() + $3::int * interval '1 millisecond', lease_token = gen_random_uuid()
+  FROM webhook_settings s
+  WHERE w.id = ANY (ARRAY(
+      SELECT d.id FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
+      CROSS JOIN LATERAL (
+        SELECT id FROM webhooks
+        WHERE settings_id = e.settings_id AND ${CLAIMABLE} AND next_attempt_at <= now()
+        ORDER BY next_attempt_at
+        LIMIT e.n
+        FOR UPDATE SKIP LOCKED) d))
+    AND s.id = w.settings_id
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
     s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
 
@@ -219,9 +253,14 @@ export class DeliveryQueue {
     }
   }
 
-  async claimWebhooks(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
-    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [limit, leaseMs]);
-    return rows.map((row) => this.toJob(row));
+  /** Up to `rows.get(settingsId)` due webhooks of each endpoint, oldest first. */
+  async claimWebhooks(rows: ReadonlyMap<string, number>, leaseMs: number): Promise<DeliveryJob[]> {
+    const claimed = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [
+      [...rows.keys()],
+      [...rows.values()],
+      leaseMs,
+    ]);
+    return claimed.map((row) => this.toJob(row));
   }
 
   async claimResends(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
@@ -283,18 +322,14 @@ export class DeliveryQueue {
     return row.delivered === 1;
   }
 
-  /**
-   * Milliseconds until the next scheduled attempt no worker holds is due (0 when one is due now), null
-   * when none waits. Leased rows are passed over (a dead worker's lease is found by the next poll).
-   */
-  async msUntilNextDue(): Promise<number | null> {
-    const [row] = await queryPrepared<{ ms: number | null }>(
+  /** Each endpoint with a claimable webhook, and the milliseconds until its first one is due. */
+  async dueEndpoints(): Promise<Map<string, number>> {
+    const rows = await queryPrepared<{ settings_id: string; ms: number }>(
       this.dataSource,
-      `SELECT ceil(extract(epoch FROM (min(next_attempt_at) - clock_timestamp())) * 1000)::float8 AS ms
-       FROM webhooks WHERE ${CLAIMABLE}`,
+      DUE_ENDPOINTS_SQL,
       [],
     );
-    return row.ms === null ? null : Math.max(0, row.ms);
+    return new Map(rows.map((row) => [row.settings_id, row.ms]));
   }
 }
 

@@ -13,7 +13,8 @@ import { FanOutEvent } from './fan-out-event.usecase.js';
  * woken then.
  */
 class FamilyConsumer implements EventConsumer {
-  private created = 0;
+  /** The setting of each webhook created by the last batch, until its commit. */
+  private created: string[] = [];
 
   constructor(
     readonly durable: string,
@@ -33,10 +34,10 @@ class FamilyConsumer implements EventConsumer {
   }
 
   afterCommit(): void {
-    if (this.created === 0) return;
-    this.metrics.created.inc(this.created);
-    this.created = 0;
-    this.worker.wake();
+    if (this.created.length === 0) return;
+    this.metrics.created.inc(this.created.length);
+    this.worker.wake({ settingsIds: new Set(this.created) });
+    this.created = [];
   }
 }
 

@@ -24,12 +24,12 @@ export const FAN_OUT_SQL = `
     AND (cardinality(s.events) = 0 OR e.type = ANY (s.events))
     AND (cardinality(s.payment_methods) = 0 OR e.payment_method IS NULL OR e.payment_method = ANY (s.payment_methods))
   ON CONFLICT (settings_id, event_id) DO NOTHING
-  RETURNING id`;
+  RETURNING settings_id`;
 
 @Injectable()
 export class FanOutEvent {
-  /** Creates the webhooks of these events; returns how many were created. */
-  async execute(envelopes: EventEnvelope[], manager: EntityManager): Promise<number> {
+  /** Creates the webhooks of these events; returns the setting of each webhook created. */
+  async execute(envelopes: EventEnvelope[], manager: EntityManager): Promise<string[]> {
     const events = envelopes.map((envelope) => ({
       id: envelope.id,
       type: envelope.type,
@@ -39,7 +39,7 @@ export class FanOutEvent {
       content: toPublicContent(envelope.type, envelope.data),
       occurred_at: envelope.occurredAt,
     }));
-    const rows = await manager.query<unknown[]>(FAN_OUT_SQL, [JSON.stringify(events)]);
-    return rows.length;
+    const rows = await manager.query<{ settings_id: string }[]>(FAN_OUT_SQL, [JSON.stringify(events)]);
+    return rows.map((row) => row.settings_id);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
 
 export type AttemptKind = 'scheduled' | 'resend';
 
@@ -59,6 +60,21 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
 
+  /** Endpoints this process holds back with an open (or half-open) circuit. */
+  readonly openCircuits = new Gauge({
+    name: 'webhook_endpoint_circuits_open',
+    help: 'Endpoints whose deliveries this process holds back after failures in a row (circuit open or probing)',
+    registers: [this.registry],
+  });
+
+  /** Circuit breaker transitions. */
+  readonly circuitChanges = new Counter({
+    name: 'webhook_endpoint_circuit_changes_total',
+    help: "Endpoint circuits opened (failures in a row, or a failed probe) and closed (a delivery succeeded)",
+    labelNames: ['to'] as const,
+    registers: [this.registry],
+  });
+
   constructor(dataSource: DataSource) {
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
@@ -66,9 +82,13 @@ export class WebhookMetrics {
       help: 'Webhooks due for an attempt now and not claimed by a worker',
       registers: [this.registry],
       async collect() {
+        // Endpoint by endpoint through webhooks_endpoint_due_idx: only due rows are read.
         const [row] = await dataSource.query<{ due: number }[]>(
-          `SELECT count(*)::int AS due FROM webhooks
-           WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())`,
+          `WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
+           SELECT coalesce(sum((SELECT count(*) FROM webhooks w
+             WHERE w.settings_id = e.settings_id AND w.status = 'pending' AND w.next_attempt_at <= now()
+               AND (w.lease_until IS NULL OR w.lease_until <= now()))), 0)::int AS due
+           FROM endpoints e WHERE e.settings_id IS NOT NULL`,
         );
         this.set(row.due);
       },

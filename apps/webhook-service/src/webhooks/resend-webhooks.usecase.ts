@@ -29,7 +29,7 @@ export class ResendWebhooks {
       [merchant.merchantId, ids, request.url ?? null],
     );
     const found = new Set(rows.map((r) => r.webhook_id));
-    if (found.size > 0) this.worker.wake(true);
+    if (found.size > 0) this.worker.wake({ resends: true });
     return {
       data: { resent: ids.filter((id) => found.has(id)), notFound: ids.filter((id) => !found.has(id)) },
     };

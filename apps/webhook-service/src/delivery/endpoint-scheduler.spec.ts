@@ -1,0 +1,186 @@
+import { EndpointScheduler, MAX_COOLDOWN_FACTOR, type SchedulerSettings } from './endpoint-scheduler.js';
+
+const SETTINGS: SchedulerSettings = {
+  concurrency: 64,
+  endpointConcurrency: 64,
+  breakerFailures: 3,
+  breakerCooldownMs: 1_000,
+};
+const T0 = 1_000_000;
+
+function scheduler(overrides: Partial<SchedulerSettings> = {}) {
+  return new EndpointScheduler({ ...SETTINGS, ...overrides });
+}
+
+/** Allocates and claims as the worker does, with every endpoint having `available` rows due. */
+function claimRound(s: EndpointScheduler, free: number, now: number, available: Record<string, number> = {}) {
+  const allocation = s.allocate(free, now);
+  const got: Record<string, number> = {};
+  for (const [id, asked] of allocation.rows) {
+    got[id] = Math.min(asked, available[id] ?? Infinity);
+    s.claimed(id, asked, got[id], allocation, now);
+  }
+  return got;
+}
+
+describe('EndpointScheduler: fair shares', () => {
+  it('gives an endpoint alone every free slot, within WEBHOOK_ENDPOINT_CONCURRENCY', () => {
+    const s = scheduler();
+    s.hint(['a'], T0);
+    expect(claimRound(s, 64, T0)).toEqual({ a: 64 });
+
+    const capped = scheduler({ endpointConcurrency: 8 });
+    capped.hint(['a'], T0);
+    expect(claimRound(capped, 64, T0)).toEqual({ a: 8 });
+    // At its cap it gets nothing more until one of its deliveries finishes.
+    expect(claimRound(capped, 56, T0)).toEqual({});
+    capped.finished('a', true, T0);
+    expect(claimRound(capped, 57, T0)).toEqual({ a: 1 });
+  });
+
+  it('holds an endpoint that fills its share (a receiver that hangs) to it, and serves the others beside it', () => {
+    const s = scheduler();
+    s.hint(['slow'], T0);
+    expect(claimRound(s, 64, T0)).toEqual({ slow: 64 });
+    // Its 64 hang; as they time out one by one, a second endpoint with work appears.
+    for (let i = 0; i < 40; i++) s.finished('slow', true, T0);
+    s.hint(['fast'], T0);
+    // Two contenders: 32 each. slow still has 24 in flight, so it may take 8 more; fast takes 32.
+    expect(claimRound(s, 40, T0)).toEqual({ slow: 8, fast: 32 });
+    expect(claimRound(s, 0, T0)).toEqual({});
+  });
+
+  it('shares few free slots round the endpoints, starting elsewhere each time', () => {
+    const s = scheduler();
+    const ids = ['a', 'b', 'c', 'd'];
+    const served = new Map(ids.map((id) => [id, 0]));
+    for (let round = 0; round < 8; round++) {
+      s.hint(ids, T0);
+      const got = claimRound(s, 2, T0);
+      for (const [id, n] of Object.entries(got)) {
+        served.set(id, served.get(id)! + n);
+        s.finished(id, true, T0);
+      }
+    }
+    expect([...served.values()]).toEqual([4, 4, 4, 4]);
+  });
+
+  it('forgets what it claimed to the end: a claim that got fewer than asked leaves the endpoint drained', () => {
+    const s = scheduler();
+    s.hint(['a'], T0);
+    expect(claimRound(s, 10, T0, { a: 3 })).toEqual({ a: 3 });
+    expect(claimRound(s, 7, T0)).toEqual({});
+    expect(s.nextDueAt(T0)).toBeNull();
+  });
+
+  it('keeps a hint that came while the claim ran (the claim may not have seen those rows)', () => {
+    const s = scheduler();
+    s.hint(['a'], T0);
+    const allocation = s.allocate(10, T0);
+    s.hint(['a'], T0 + 1); // committed while the claim statement ran
+    s.claimed('a', 10, 2, allocation, T0 + 2);
+    expect(claimRound(s, 8, T0 + 2)).toEqual({ a: 8 });
+  });
+
+  it('learns due times from discovery and from retries recorded here, and forgets endpoints with nothing pending', () => {
+    const s = scheduler();
+    s.discovered(
+      new Map([
+        ['now', 0],
+        ['later', 500],
+      ]),
+      T0,
+    );
+    expect(claimRound(s, 64, T0, { now: 1 })).toEqual({ now: 1 });
+    expect(s.nextDueAt(T0)).toBe(T0 + 500);
+    s.rescheduled('now', T0 + 200); // its delivery failed and was scheduled again
+    expect(s.nextDueAt(T0)).toBe(T0 + 200);
+    // Both due at T0 + 500: 32 slots each, less the one 'now' has in flight.
+    expect(claimRound(s, 63, T0 + 500)).toEqual({ now: 31, later: 32 });
+
+    s.discovered(new Map(), T0 + 600);
+    expect(s.nextDueAt(T0 + 600)).toBeNull();
+    expect(claimRound(s, 64, T0 + 600)).toEqual({});
+  });
+});
+
+describe('EndpointScheduler: circuit breaker', () => {
+  it('opens after the failures in a row, holds the endpoint, probes once after the cool-down, and closes on success', () => {
+    const s = scheduler();
+    s.hint(['bad'], T0);
+    expect(claimRound(s, 64, T0, { bad: 3 })).toEqual({ bad: 3 });
+    expect(s.finished('bad', false, T0)).toBeNull();
+    expect(s.finished('bad', false, T0)).toBeNull();
+    expect(s.finished('bad', false, T0)).toEqual({ to: 'open', cooldownMs: 1_000, failures: 3 });
+    expect(s.circuitOf('bad')).toBe('open');
+
+    // Its backlog is due, but nothing is claimed until the cool-down is over.
+    s.hint(['bad'], T0);
+    expect(claimRound(s, 64, T0 + 999)).toEqual({});
+    expect(s.nextDueAt(T0 + 999)).toBe(T0 + 1_000);
+    expect(claimRound(s, 64, T0 + 1_000)).toEqual({ bad: 1 });
+    expect(s.circuitOf('bad')).toBe('half-open');
+    expect(claimRound(s, 63, T0 + 1_001)).toEqual({}); // one probe at a time
+
+    expect(s.finished('bad', true, T0 + 1_100)).toEqual({ to: 'closed' });
+    expect(s.circuitOf('bad')).toBe('closed');
+    // The rows it held back are due again at once, with every slot.
+    expect(claimRound(s, 64, T0 + 1_100)).toEqual({ bad: 64 });
+  });
+
+  it('doubles the cool-down after each failed probe, up to its cap, and resets it on success', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 1, T0);
+    expect(s.finished('bad', false, T0)).toMatchObject({ to: 'open', cooldownMs: 1_000 });
+    let now = T0;
+    const cooldowns: number[] = [];
+    for (let probe = 0; probe < 7; probe++) {
+      now = s.nextDueAt(now)!;
+      expect(claimRound(s, 64, now)).toEqual({ bad: 1 });
+      const change = s.finished('bad', false, now);
+      cooldowns.push(change && change.to === 'open' ? change.cooldownMs : -1);
+    }
+    expect(cooldowns).toEqual([2_000, 4_000, 8_000, 16_000, MAX_COOLDOWN_FACTOR * 1_000, 20_000, 20_000]);
+    now = s.nextDueAt(now)!;
+    claimRound(s, 64, now);
+    s.finished('bad', true, now);
+    s.finished('bad', false, now);
+    expect(s.circuitOf('bad')).toBe('open');
+    expect(s.nextDueAt(now)).toBe(now + 1_000);
+  });
+
+  it('frees the slot of a delivery that could not be recorded (our database failing) without judging the receiver', () => {
+    const s = scheduler({ breakerFailures: 1, endpointConcurrency: 2 });
+    s.hint(['a'], T0);
+    expect(claimRound(s, 64, T0)).toEqual({ a: 2 });
+    s.released('a');
+    s.released('a');
+    expect(s.circuitOf('a')).toBe('closed');
+    expect(claimRound(s, 64, T0)).toEqual({ a: 2 });
+  });
+
+  it('lets the other endpoints use the held endpoint’s share', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 64, T0, { bad: 1 });
+    s.finished('bad', false, T0);
+    s.hint(['bad', 'good'], T0);
+    expect(claimRound(s, 64, T0)).toEqual({ good: 64 });
+  });
+
+  it('keeps an open circuit while its cool-down runs, though nothing of it is pending, and counts it', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 64, T0, { bad: 1 });
+    s.finished('bad', false, T0);
+    s.discovered(new Map(), T0 + 10);
+    expect(s.openCircuits()).toBe(1);
+    s.hint(['bad'], T0 + 20); // a new event for it: still held
+    expect(claimRound(s, 64, T0 + 20)).toEqual({});
+    // A success of a resend to the setting's URL (nothing in flight here) closes it.
+    expect(s.finished('bad', true, T0 + 30, false)).toEqual({ to: 'closed' });
+    expect(s.openCircuits()).toBe(0);
+    expect(claimRound(s, 64, T0 + 30)).toEqual({ bad: 64 });
+  });
+});

@@ -1,0 +1,227 @@
+/**
+ * Which endpoints (webhook settings) this process's worker claims from, and how many rows each:
+ * the fairness of docs/webhook-fairness.md. Everything here is advice kept in memory; the rows in
+ * PostgreSQL stay the truth (a crash loses nothing, the next discovery rebuilds it).
+ *
+ * - Fair share: the slots are shared out between the endpoints that want them (due rows or
+ *   deliveries in flight), at most ceil(concurrency / contenders) and WEBHOOK_ENDPOINT_CONCURRENCY
+ *   each. An endpoint alone gets every slot; a receiver that hangs holds only its share.
+ * - Circuit breaker: after `failures` failed attempts in a row an endpoint's circuit opens. Its due
+ *   rows then wait in the table, untouched (no attempt is spent, nothing is dropped), until the
+ *   cool-down ends; then one probe goes. A probe that fails reopens the circuit for twice as long
+ *   (up to MAX_COOLDOWN_FACTOR × the first cool-down); any success closes it.
+ */
+
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+/**
+ * The cool-down doubles per failed probe, up to this many times the first one: with the defaults
+ * (30 s, 10 failures, 1-minute retry unit) at most 10 minutes, always shorter than the retry delay
+ * the probing webhook has reached by then, so a lone failing webhook keeps its schedule exactly.
+ */
+export const MAX_COOLDOWN_FACTOR = 20;
+
+export interface SchedulerSettings {
+  /** WEBHOOK_CONCURRENCY: deliveries this process runs at once. */
+  concurrency: number;
+  /** WEBHOOK_ENDPOINT_CONCURRENCY: most deliveries in flight at one endpoint. */
+  endpointConcurrency: number;
+  /** WEBHOOK_BREAKER_FAILURES: failed attempts in a row that open the circuit. */
+  breakerFailures: number;
+  /** WEBHOOK_BREAKER_COOLDOWN_MS: how long a circuit first stays open. */
+  breakerCooldownMs: number;
+}
+
+interface Endpoint {
+  /** When its next claimable row is due (local ms); null when none is known. */
+  dueAt: number | null;
+  /** The scheduler's step at which `dueAt` was last set (see `claimed`). */
+  dueSetAt: number;
+  inFlight: number;
+  failures: number;
+  circuit: CircuitState;
+  /** While open: when the probe may go. */
+  probeAt: number;
+  cooldownMs: number;
+}
+
+/** A claim to make: up to `rows` due rows of each endpoint. */
+export interface Allocation {
+  step: number;
+  rows: Map<string, number>;
+}
+
+export type CircuitChange = { to: 'open'; cooldownMs: number; failures: number } | { to: 'closed' } | null;
+
+export class EndpointScheduler {
+  private readonly endpoints = new Map<string, Endpoint>();
+  private step = 0;
+  /** Rotates the order slots are handed out in, so no endpoint is always served last. */
+  private turn = 0;
+
+  constructor(private readonly settings: SchedulerSettings) {}
+
+  /**
+   * What discovery found: every endpoint with a claimable row and how long until it is due. An
+   * endpoint not listed has none; it is forgotten once nothing of it is in flight, unless its circuit
+   * is still open (new rows would go to the receiver that just failed).
+   */
+  discovered(due: ReadonlyMap<string, number>, now: number): void {
+    for (const [id, endpoint] of this.endpoints) {
+      if (due.has(id)) continue;
+      endpoint.dueAt = null;
+      const held = endpoint.circuit !== 'closed' && endpoint.probeAt > now;
+      if (endpoint.inFlight === 0 && !held) this.endpoints.delete(id);
+    }
+    for (const [id, inMs] of due) this.setDue(this.endpoint(id), now + Math.max(0, inMs));
+  }
+
+  /** Rows due now were created for these endpoints. */
+  hint(settingsIds: Iterable<string>, now: number): void {
+    for (const id of settingsIds) this.setDue(this.endpoint(id), now);
+  }
+
+  /** A row of this endpoint becomes due at `at` (a retry recorded here). */
+  rescheduled(settingsId: string, at: number): void {
+    const endpoint = this.endpoint(settingsId);
+    if (endpoint.dueAt === null || at < endpoint.dueAt) this.setDue(endpoint, at);
+  }
+
+  /**
+   * How many rows to claim at which endpoint with `free` slots: each due endpoint whose circuit lets
+   * it send gets up to its fair share less what it has in flight, one slot at a time round the
+   * endpoints, until the free slots or the shares run out.
+   */
+  allocate(free: number, now: number): Allocation {
+    const step = ++this.step;
+    const rows = new Map<string, number>();
+    const { concurrency, endpointConcurrency } = this.settings;
+    const ready: [string, Endpoint][] = [];
+    let contenders = 0;
+    for (const entry of this.endpoints) {
+      const endpoint = entry[1];
+      // An endpoint held back by its circuit does not count: the others may use its share.
+      const wants = endpoint.dueAt !== null && endpoint.dueAt <= now && this.mayClaim(endpoint, now) > 0;
+      if (wants || endpoint.inFlight > 0) contenders++;
+      if (wants) ready.push(entry);
+    }
+    if (ready.length === 0 || free <= 0) return { step, rows };
+    const share = Math.min(endpointConcurrency, Math.ceil(concurrency / contenders));
+    const room = ready.map(([, endpoint]) => Math.min(this.mayClaim(endpoint, now), share - endpoint.inFlight));
+    const start = this.turn++ % ready.length;
+    for (let given = true; free > 0 && given; ) {
+      given = false;
+      for (let k = 0; k < ready.length && free > 0; k++) {
+        const i = (start + k) % ready.length;
+        if (room[i] <= 0) continue;
+        room[i]--;
+        free--;
+        given = true;
+        const id = ready[i][0];
+        rows.set(id, (rows.get(id) ?? 0) + 1);
+      }
+    }
+    return { step, rows };
+  }
+
+  /**
+   * A claim made for `allocation` got `got` of the `asked` rows of this endpoint. Fewer than asked
+   * means none is left due now, unless rows were announced after the allocation (a hint or a retry
+   * recorded meanwhile), which the claim may not have seen.
+   */
+  claimed(settingsId: string, asked: number, got: number, allocation: Allocation, now: number): void {
+    const endpoint = this.endpoint(settingsId);
+    endpoint.inFlight += got;
+    if (got > 0 && endpoint.circuit === 'open' && endpoint.probeAt <= now) endpoint.circuit = 'half-open';
+    if (got < asked && endpoint.dueSetAt < allocation.step) endpoint.dueAt = null;
+  }
+
+  /** A delivery claimed here ended without an outcome to judge the receiver by (it was not recorded). */
+  released(settingsId: string): void {
+    const endpoint = this.endpoints.get(settingsId);
+    if (endpoint) endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
+  }
+
+  /** A delivery claimed here (`inFlight` true) or a resend to the setting's own URL finished. */
+  finished(settingsId: string, succeeded: boolean, now: number, inFlight = true): CircuitChange {
+    const endpoint = this.endpoint(settingsId);
+    if (inFlight) endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
+    const { breakerFailures, breakerCooldownMs } = this.settings;
+    if (succeeded) {
+      const wasOpen = endpoint.circuit !== 'closed';
+      endpoint.failures = 0;
+      endpoint.circuit = 'closed';
+      endpoint.cooldownMs = breakerCooldownMs;
+      // Rows held back by the circuit are due: look at once rather than at the next discovery.
+      if (wasOpen) this.setDue(endpoint, now);
+      return wasOpen ? { to: 'closed' } : null;
+    }
+    endpoint.failures++;
+    if (endpoint.circuit === 'half-open') {
+      // The probe failed: open again, for twice as long.
+      endpoint.cooldownMs = Math.min(endpoint.cooldownMs * 2, breakerCooldownMs * MAX_COOLDOWN_FACTOR);
+      return this.open(endpoint, now);
+    }
+    if (endpoint.circuit === 'closed' && endpoint.failures >= breakerFailures) return this.open(endpoint, now);
+    return null;
+  }
+
+  /** When something known becomes claimable (a row's due time, a circuit's probe); null if nothing. */
+  nextDueAt(now: number): number | null {
+    let next: number | null = null;
+    for (const endpoint of this.endpoints.values()) {
+      if (endpoint.dueAt === null) continue;
+      let at = endpoint.dueAt;
+      if (endpoint.circuit === 'open') at = Math.max(at, endpoint.probeAt);
+      else if (endpoint.circuit === 'half-open') continue; // waits for its probe to finish
+      if (at > now && (next === null || at < next)) next = at;
+    }
+    return next;
+  }
+
+  /** Endpoints whose circuit is not closed. */
+  openCircuits(): number {
+    let open = 0;
+    for (const endpoint of this.endpoints.values()) if (endpoint.circuit !== 'closed') open++;
+    return open;
+  }
+
+  circuitOf(settingsId: string): CircuitState {
+    return this.endpoints.get(settingsId)?.circuit ?? 'closed';
+  }
+
+  /** Rows the circuit lets this endpoint have in flight now, before the fair share. */
+  private mayClaim(endpoint: Endpoint, now: number): number {
+    if (endpoint.circuit === 'closed') return this.settings.concurrency;
+    // Open: one probe once the cool-down is over; half-open: the probe is out.
+    return endpoint.circuit === 'open' && endpoint.probeAt <= now && endpoint.inFlight === 0 ? 1 : 0;
+  }
+
+  private open(endpoint: Endpoint, now: number): CircuitChange {
+    endpoint.circuit = 'open';
+    endpoint.probeAt = now + endpoint.cooldownMs;
+    return { to: 'open', cooldownMs: endpoint.cooldownMs, failures: endpoint.failures };
+  }
+
+  private setDue(endpoint: Endpoint, at: number): void {
+    endpoint.dueAt = at;
+    endpoint.dueSetAt = this.step;
+  }
+
+  private endpoint(settingsId: string): Endpoint {
+    let endpoint = this.endpoints.get(settingsId);
+    if (!endpoint) {
+      endpoint = {
+        dueAt: null,
+        dueSetAt: 0,
+        inFlight: 0,
+        failures: 0,
+        circuit: 'closed',
+        probeAt: 0,
+        cooldownMs: this.settings.breakerCooldownMs,
+      };
+      this.endpoints.set(settingsId, endpoint);
+    }
+    return endpoint;
+  }
+}
