@@ -1,4 +1,10 @@
-import { MAX_ATTEMPTS, nextRetryDelayMs, parseRetryAfter, scheduledDelayMs } from './retry-policy.js';
+import {
+  MAX_ATTEMPTS,
+  nextRetryDelayMs,
+  parseRetryAfter,
+  SCHEDULE_SPAN_UNITS,
+  scheduledDelayMs,
+} from './retry-policy.js';
 
 const MINUTE = 60_000;
 
@@ -18,6 +24,8 @@ describe('retry policy (SPEC.md "Limits")', () => {
     expect(nextRetryDelayMs(failed(51), MINUTE)).toBeNull();
     const delays = Array.from({ length: 50 }, (_, i) => nextRetryDelayMs(failed(i + 1), 10));
     expect(delays).toEqual(Array.from({ length: 50 }, (_, i) => (i + 1) * 10));
+    // The whole schedule: 1 + 2 + ... + 50 units.
+    expect(SCHEDULE_SPAN_UNITS).toBe(1_275);
   });
 
   it('lengthens the wait for a 429 or a Retry-After, never shortens it', () => {

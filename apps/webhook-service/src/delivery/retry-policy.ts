@@ -6,6 +6,15 @@ export const DELAY_CAP_UNITS = 60;
 /** A receiver's Retry-After is honoured up to this many units (a day with the default unit). */
 export const RETRY_AFTER_CAP_UNITS = 24 * 60;
 
+/**
+ * How long the whole schedule lasts, in units: the waits after attempts 1 to 50 (1 + 2 + … + 50 =
+ * 1 275 units, about 21 hours). A webhook held back longer than this has had the time of all its
+ * attempts (see ExpireHeldWebhooks).
+ */
+export const SCHEDULE_SPAN_UNITS = Array.from({ length: MAX_RETRIES }, (_, i) =>
+  Math.min(i + 1, DELAY_CAP_UNITS),
+).reduce((sum, units) => sum + units, 0);
+
 /** Wait after the n-th failed attempt (1-based): min(n, 60) × unit. */
 export function scheduledDelayMs(failedAttempt: number, unitMs: number): number {
   return Math.min(failedAttempt, DELAY_CAP_UNITS) * unitMs;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ExpireHeldWebhooks } from './expire-held-webhooks.usecase.js';
 import { PurgeWebhooks } from './purge-webhooks.usecase.js';
 
-@Module({ providers: [PurgeWebhooks] })
+@Module({ providers: [PurgeWebhooks, ExpireHeldWebhooks] })
 export class RetentionModule {}
