@@ -7,13 +7,16 @@
 // In the harness process: `const receiver = await startReceiver()`. As its own process (the
 // default, so its CPU is measured apart from the publisher): `node webhook-receiver.mjs` with
 // HTTP_PORT; then GET /count answers { requests, distinct } and GET /arrivals every record.
+//
+// ANSWER=500 makes it a failing receiver (500 at once), ANSWER=hang one that never answers (the
+// service gives up at WEBHOOK_TIMEOUT_MS): the noisy neighbour of the benchmark's fairness phase.
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 const KEY = /"transactionId":"([^"]+)"/;
 
 /** The recording state and the request handler, shared by both ways of running. */
-function recorder() {
+function recorder(answer = '200') {
   const arrivals = []; // [key, webhookId, atEpochMs]
   const ids = new Set();
   let requests = 0;
@@ -23,8 +26,8 @@ function recorder() {
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', () => {
       const at = performance.timeOrigin + performance.now();
-      res.writeHead(200, { 'content-length': '0' });
-      res.end();
+      if (answer === '500') res.writeHead(500, { 'content-length': '0' }).end();
+      else if (answer !== 'hang') res.writeHead(200, { 'content-length': '0' }).end();
       const body = Buffer.concat(chunks).toString('utf8');
       const id = String(req.headers['webhook-id'] ?? '');
       requests++;
@@ -81,7 +84,9 @@ export function remoteReceiver(port) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const state = recorder();
+  const answer = process.env.ANSWER ?? '200';
+  if (!['200', '500', 'hang'].includes(answer)) throw new Error(`ANSWER is 200, 500 or hang, got ${answer}`);
+  const state = recorder(answer);
   const server = createServer((req, res) => {
     if (state.handle(req, res)) return;
     const route = req.url;
