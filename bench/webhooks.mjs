@@ -387,13 +387,7 @@ export async function run(args) {
         step(
           `${name}: ${total} events over ${settings.durationS} s, latency from each scheduled publish time`,
         );
-        const keys = [];
-        const events = [];
-        for (let i = 0; i < total; i++) {
-          const key = randomUUID();
-          keys.push(key);
-          events.push(envelopeOf(key));
-        }
+        const { keys, events } = newEvents(total);
         if (settings.quietWaitS > 0) await waitForQuietMachine(settings.quietWaitS);
         const phase = await window(name, keys, (stats) => publishPaced(keys, events, stats));
         phase.offeredRate = settings.rate;
@@ -440,13 +434,7 @@ export async function run(args) {
             `then ${total} events at ${settings.rate}/s for the bench merchant`,
         );
         noisy = await startNoisyNeighbour();
-        const keys = [];
-        const events = [];
-        for (let i = 0; i < total; i++) {
-          const key = randomUUID();
-          keys.push(key);
-          events.push(envelopeOf(key));
-        }
+        const { keys, events } = newEvents(total);
         if (settings.quietWaitS > 0) await waitForQuietMachine(settings.quietWaitS);
         const { rows: inserted } = await monitorPool.query(
           `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, reference_ids,
@@ -599,6 +587,12 @@ export async function run(args) {
         db,
         ...stats,
       };
+    }
+
+    /** `total` events of the bench merchant, each under a key of its own. */
+    function newEvents(total) {
+      const keys = Array.from({ length: total }, () => randomUUID());
+      return { keys, events: keys.map((key) => envelopeOf(key)) };
     }
 
     /** Publishes `events` evenly at --rate; each event's time is its scheduled one (no coordinated omission). */
