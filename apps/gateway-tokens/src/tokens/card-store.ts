@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, IsNull } from 'typeorm';
 import type { RequestTransactionMode } from '@byrd/contracts';
-import type { CheckedCard } from '@byrd/platform';
+import { insertUnlessConflict, type CheckedCard } from '@byrd/platform';
 import { CardCipher, CardFingerprint } from '../vault/card-cipher.js';
 import { CardToken, expiryInstant } from './card-token.entity.js';
 
@@ -34,16 +34,10 @@ export class CardStore {
     const input = { ...stored, customReference: stored.customReference || null };
     const repository = this.dataSource.getRepository(CardToken);
     const fingerprint = this.fingerprints.of(input.merchantId, input.card.number);
-    // A new card is the common case: one statement, which does nothing when the card is known.
+    // A new card is the common case: one prepared statement, which does nothing when the card is known.
     const token = this.tokenOf(randomUUID(), input, fingerprint, null);
-    const inserted = await repository
-      .createQueryBuilder()
-      .insert()
-      .values(token)
-      .orIgnore()
-      .returning('id')
-      .execute();
-    if ((inserted.raw as unknown[]).length === 1) return { token, created: true };
+    if (await insertUnlessConflict(this.dataSource, { target: CardToken, entity: token }))
+      return { token, created: true };
 
     const existing = await repository.findOneByOrFail({
       merchantId: input.merchantId,

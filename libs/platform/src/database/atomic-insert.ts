@@ -48,10 +48,26 @@ function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): In
  * multi-row CTE on every request.
  */
 export async function insertAtomically(dataSource: DataSource, rows: RowToInsert[]): Promise<void> {
+  const { sql, params } = statementFor(dataSource, rows, '');
+  await queryPrepared(dataSource, sql, params);
+}
+
+/**
+ * Inserts one row unless it conflicts with a unique constraint (`ON CONFLICT DO NOTHING`), as one
+ * prepared statement; answers whether it was inserted. For hot paths where the new row is the
+ * common case and a conflict means "already there" (a card the vault already holds).
+ */
+export async function insertUnlessConflict(dataSource: DataSource, row: RowToInsert): Promise<boolean> {
+  const { sql, params } = statementFor(dataSource, [row], ' ON CONFLICT DO NOTHING RETURNING 1 AS inserted');
+  return (await queryPrepared(dataSource, sql, params)).length === 1;
+}
+
+/** The statement inserting `rows` (followed by `suffix`) and its parameters. */
+function statementFor(dataSource: DataSource, rows: RowToInsert[], suffix: string) {
   const params: unknown[] = [];
   // The shape (tables, and which columns take their default) names the statement; its text is
   // built once per shape, so a request only gathers values.
-  let shape = '';
+  let shape = suffix;
   const defaulted: boolean[][] = rows.map(({ target, entity }) => {
     const plan = planOf(dataSource, target);
     shape += `${plan.table}:`;
@@ -69,13 +85,14 @@ export async function insertAtomically(dataSource: DataSource, rows: RowToInsert
   });
   let sql = statements.get(shape);
   if (!sql) {
-    sql = buildStatement(
-      rows.map(({ target }) => planOf(dataSource, target)),
-      defaulted,
-    );
+    sql =
+      buildStatement(
+        rows.map(({ target }) => planOf(dataSource, target)),
+        defaulted,
+      ) + suffix;
     statements.set(shape, sql);
   }
-  await queryPrepared(dataSource, sql, params);
+  return { sql, params };
 }
 
 const statements = new Map<string, string>();
