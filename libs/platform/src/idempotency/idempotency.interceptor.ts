@@ -15,6 +15,7 @@ import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import type { FastifyReply } from 'fastify';
 import { catchError, finalize, from, mergeMap, of, throwError, type Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { queryPrepared } from '../database/prepared.js';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
 import { toErrorResponse, type ErrorBody } from '../errors/error-body.js';
 import type { AuthenticatedRequest } from '../auth/api-key.guard.js';
@@ -123,7 +124,8 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
    * period, or one whose running request's lease ran out (that request died or could not release it).
    */
   private async claim(lease: Lease, hash: string): Promise<StoredAnswer | null> {
-    const inserted: unknown[] = await this.dataSource.query(
+    const inserted = await queryPrepared(
+      this.dataSource,
       `INSERT INTO idempotency_keys (merchant_id, key, request_hash, lease_owner, lease_until)
        VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
        ON CONFLICT (merchant_id, key) DO UPDATE
@@ -136,7 +138,8 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
       [lease.scope, lease.key, hash, lease.owner, this.leaseMs],
     );
     if (inserted.length > 0) return null;
-    const rows: StoredAnswer[] = await this.dataSource.query(
+    const rows = await queryPrepared<StoredAnswer>(
+      this.dataSource,
       `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
       [lease.scope, lease.key],
     );
@@ -180,7 +183,8 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   }
 
   private async complete(lease: Lease, status: number, body: unknown): Promise<void> {
-    await this.dataSource.query(
+    await queryPrepared(
+      this.dataSource,
       `UPDATE idempotency_keys SET response_status = $4, response_body = $5, lease_owner = NULL, lease_until = NULL
         WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
       [lease.scope, lease.key, lease.owner, status, JSON.stringify(body ?? null)],
