@@ -19,20 +19,28 @@ then remove the old key.`;
 
 /** `npm run cli -- vault ...`; returns the exit code. */
 export async function runVaultCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      'batch-size': { type: 'string' },
-      id: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  const [command] = positionals;
-  if (values.help || !command) {
-    console.log(USAGE);
-    return values.help ? 0 : 1;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        'batch-size': { type: 'string' },
+        id: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    // An unknown flag or a flag missing its value: exit 1 with the usage on stderr.
+    return fail(`${(error as Error).message}\n\n${USAGE}`);
   }
+  const { values, positionals } = parsed;
+  const [command] = positionals;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!command) return fail(USAGE);
   if (command === 'new-kek') {
     if (!values.id) return fail('new-kek needs --id <id> (letters, digits, - and _)');
     console.log(newKekEntry(values.id));

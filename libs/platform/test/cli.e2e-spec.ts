@@ -51,6 +51,23 @@ describe('operator CLI', () => {
     expect((await cli('keys', 'revoke', apiKey)).err).toBe('No such API key');
   });
 
+  it('answers an unknown command, an unknown flag or no command with exit 1 and the usage on stderr; --help on stdout', async () => {
+    for (const argv of [
+      ['anything-unknown'],
+      ['merchants', 'list', '--bogus'],
+      ['merchants', 'create', '--name'],
+      [],
+    ]) {
+      const answer = await cli(...argv);
+      expect(answer).toMatchObject({ code: 1, out: '' });
+      expect(answer.err).toContain('Usage: npm run cli -- <command>');
+    }
+    expect((await cli('merchants', 'list', '--bogus')).err).toMatch(/^Unknown option '--bogus'/);
+    const help = await cli('--help');
+    expect(help).toMatchObject({ code: 0, err: '' });
+    expect(help.out).toContain('Usage: npm run cli -- <command>');
+  });
+
   it('issues a second key for an existing merchant only', async () => {
     const { out } = await cli('merchants', 'create', '--name', 'Second', '--json');
     const { merchantId } = JSON.parse(out);

@@ -40,24 +40,32 @@ export async function runCli(
   env: NodeJS.ProcessEnv = process.env,
   out: Out = console,
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      mode: { type: 'string', default: 'sandbox' },
-      merchant: { type: 'string' },
-      set: { type: 'string' },
-      clear: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const [group, command, argument] = positionals;
-  if (values.help || !group) {
-    out.log(USAGE);
-    return values.help ? 0 : 1;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        mode: { type: 'string', default: 'sandbox' },
+        merchant: { type: 'string' },
+        set: { type: 'string' },
+        clear: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    // An unknown flag or a flag missing its value: a script must notice (exit 1, usage on stderr).
+    return fail(out, `${(error as Error).message}\n\n${USAGE}`);
   }
+  const { values, positionals } = parsed;
+  const [group, command, argument] = positionals;
+  if (values.help) {
+    out.log(USAGE);
+    return 0;
+  }
+  if (!group) return fail(out, USAGE);
   if (group === 'rpc' && command === 'keygen') return keygen(positionals.slice(2), out);
   const config = loadConfig(cliConfigSchema, env);
   const nats = await NatsContext.open(
