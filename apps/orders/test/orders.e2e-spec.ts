@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource as DataSourceToken } from 'typeorm';
-import type { EventCollector } from '@byrd/platform/testing';
+import { metricValue, type EventCollector } from '@byrd/platform/testing';
 import { OrdersHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -245,6 +245,39 @@ describe('orders over HTTP', () => {
       // The error table: every status and the codes it carries.
       expect(spec.info.description).toContain('| 409 | BYRD409 Request in progress; BYRD201');
       expect(spec.info.description).toContain('| 429 | BYRD206 Operation blocked by velocity |');
+    });
+
+    it('exports Prometheus metrics without an API key: requests by route pattern and status, the pool, the outbox, the consumers', async () => {
+      const scrape = async () => {
+        const answer = await fetch(`${h.baseUrl}/metrics`);
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get('content-type')).toContain('text/plain');
+        return answer.text();
+      };
+      const requests = (text: string, method: string, route: string, status: string) =>
+        metricValue(text, 'http_request_duration_seconds_count', { method, route, status }) ?? 0;
+      const before = await scrape();
+      const { body: order } = await h.createOrder();
+      expect((await h.request('GET', `/api/v2/orders/${order.orderId}`)).status).toBe(200);
+      // A path no route matches is counted under one label value, whatever was asked.
+      expect((await h.request('GET', `/api/v2/nothing-here/${order.orderId}`)).status).toBe(404);
+      const after = await scrape();
+      const counted = (method: string, route: string, status: string) =>
+        requests(after, method, route, status) - requests(before, method, route, status);
+      expect(counted('POST', '/api/v2/orders', '201')).toBe(1);
+      expect(counted('GET', '/api/v2/orders/:orderId', '200')).toBe(1);
+      expect(counted('GET', 'unmatched', '404')).toBe(1);
+      expect(after).not.toContain('nothing-here');
+      expect(metricValue(after, 'db_pool_connections', { state: 'total' })).toBeGreaterThan(0);
+      expect(metricValue(after, 'db_pool_connections', { state: 'waiting' })).toBe(0);
+      // The relay publishes what the order wrote: the backlog drains.
+      expect(metricValue(after, 'outbox_backlog_events')).toBeGreaterThanOrEqual(0);
+      expect(metricValue(after, 'outbox_oldest_event_age_seconds')).toBeGreaterThanOrEqual(0);
+      expect(
+        metricValue(after, 'events_consumer_pending', { consumer: 'orders-transactions', state: 'pending' }),
+      ).toBe(0);
+      expect(metricValue(after, 'events_consumed_total', { result: 'handled' })).toBeGreaterThanOrEqual(0);
+      expect(metricValue(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     });
   });
 });

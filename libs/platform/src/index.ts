@@ -20,3 +20,4 @@ export * from './platform.module.js';
 export * from './cards/card-checks.js';
 export * from './cards/three-ds-data.js';
 export * from './scheduling/periodic-sweep.js';
+export * from './metrics/service-metrics.js';

@@ -12,6 +12,8 @@ import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ApiKeyRegistry } from './auth/api-key.registry.js';
 import { MerchantDirectory } from './auth/merchants.js';
 import { HealthController } from './health/health.controller.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor.js';
 import { NatsContext, natsOptionsFrom } from './messaging/nats.js';
 import { ensureEventsStream } from './messaging/streams.js';
@@ -87,7 +89,7 @@ export class PlatformModule {
             ]
           : []),
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         { provide: PLATFORM_CONFIG, useValue: config },
         ...(options.configToken ? [{ provide: options.configToken, useValue: config }] : []),
@@ -116,6 +118,7 @@ export class PlatformModule {
         },
         { provide: RPC_IDENTITY, useFactory: () => RpcIdentity.fromConfig(serviceName, config) },
         NatsLifecycle,
+        ServiceMetrics,
         ApiKeyRegistry,
         Rpc,
         ...databaseProviders,
@@ -133,6 +136,7 @@ export class PlatformModule {
         MerchantDirectory,
         ApiKeyRegistry,
         Rpc,
+        ServiceMetrics,
         ...(database ? [Outbox, EventConsumers] : []),
       ],
     };

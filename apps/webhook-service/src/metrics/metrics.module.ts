@@ -1,10 +1,9 @@
 import { Global, Module } from '@nestjs/common';
 import { WebhookMetrics } from './webhook-metrics.js';
-import { MetricsController } from './metrics.controller.js';
 
+/** The delivery metrics, on the service registry the platform's GET /metrics exports. */
 @Global()
 @Module({
-  controllers: [MetricsController],
   providers: [WebhookMetrics],
   exports: [WebhookMetrics],
 })

@@ -1,23 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { ServiceMetrics } from '@byrd/platform';
 import { PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
 
 export type AttemptKind = 'scheduled' | 'resend';
 
 /**
- * Prometheus metrics of the webhook service, on a registry of its own (several apps may live in
- * one test process; the global registry would refuse their second registration).
+ * Prometheus metrics of the webhook service's deliveries, on the service's registry (the platform's
+ * `GET /metrics`, beside the HTTP, database, outbox and consumer metrics every service exports).
  */
 @Injectable()
 export class WebhookMetrics {
-  readonly registry = new Registry();
 
   /** Webhooks created by fan-out (one per matching setting). */
   readonly created = new Counter({
     name: 'webhook_created_total',
     help: 'Webhooks created by the fan-out of events to matching settings',
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
   /** Final outcome of scheduled deliveries: succeeded, or failed after the last retry. */
@@ -25,7 +25,7 @@ export class WebhookMetrics {
     name: 'webhook_deliveries_total',
     help: 'Webhooks that reached a final outcome (succeeded, or failed after the last retry)',
     labelNames: ['outcome'] as const,
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
   /** Every HTTP attempt, by kind and result. */
@@ -33,7 +33,7 @@ export class WebhookMetrics {
     name: 'webhook_attempts_total',
     help: 'Delivery attempts by kind (scheduled, resend) and result (success, failure)',
     labelNames: ['kind', 'result'] as const,
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
   /** Time of one HTTP attempt. */
@@ -42,7 +42,7 @@ export class WebhookMetrics {
     help: 'Duration of one delivery attempt (request sent until the answer was read)',
     labelNames: ['kind'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
   /** From the event's occurrence to the receiver's 2xx. */
@@ -50,21 +50,21 @@ export class WebhookMetrics {
     name: 'webhook_delivery_latency_seconds',
     help: 'Time from the event (occurredAt) to its successful delivery',
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300, 3600, 86400],
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
   /** Deliveries this process is running right now. */
   readonly inFlight = new Gauge({
     name: 'webhook_deliveries_in_flight',
     help: 'Deliveries this process is running right now',
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
   /** Endpoints this process holds back with an open (or half-open) circuit. */
   readonly openCircuits = new Gauge({
     name: 'webhook_endpoint_circuits_open',
     help: 'Endpoints whose deliveries this process holds back after failures in a row (circuit open or probing)',
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
   /** Circuit breaker transitions. */
@@ -72,15 +72,18 @@ export class WebhookMetrics {
     name: 'webhook_endpoint_circuit_changes_total',
     help: "Endpoint circuits opened (failures in a row, or a failed probe) and closed (a delivery succeeded)",
     labelNames: ['to'] as const,
-    registers: [this.registry],
+    registers: [this.service.registry],
   });
 
-  constructor(dataSource: DataSource) {
-    collectDefaultMetrics({ register: this.registry });
+  // A parameter property: assigned before the fields above are (useDefineForClassFields is off).
+  constructor(
+    dataSource: DataSource,
+    private readonly service: ServiceMetrics,
+  ) {
     new Gauge({
       name: 'webhook_due_queue_depth',
       help: 'Webhooks due for an attempt now and not claimed by a worker',
-      registers: [this.registry],
+      registers: [this.service.registry],
       async collect() {
         // Endpoint by endpoint through webhooks_endpoint_due_idx: only due rows are read.
         const [row] = await dataSource.query<{ due: number }[]>(
@@ -96,7 +99,7 @@ export class WebhookMetrics {
     new Gauge({
       name: 'webhook_pending_total',
       help: 'Webhooks not yet delivered that will be retried (due now or later)',
-      registers: [this.registry],
+      registers: [this.service.registry],
       async collect() {
         const [row] = await dataSource.query<{ pending: number }[]>(
           `SELECT count(*)::int AS pending FROM webhooks WHERE status = 'pending'`,

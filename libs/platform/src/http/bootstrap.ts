@@ -8,6 +8,7 @@ import { classTransformerMetadataStorage, errorCodesMarkdown } from '@byrd/contr
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -42,14 +43,17 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   });
   app.useLogger(app.get(Logger));
   acceptEmptyJsonBodies(app);
+  const fastify = app.getHttpAdapter().getInstance();
   // Every answer names its request, so a merchant can quote it to support.
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onRequest', (request, reply, done) => {
-      void reply.header('x-request-id', request.id);
-      done();
-    });
+  fastify.addHook('onRequest', (request, reply, done) => {
+    void reply.header('x-request-id', request.id);
+    done();
+  });
+  const metrics = app.get(ServiceMetrics);
+  fastify.addHook('onResponse', (request, reply, done) => {
+    metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1_000);
+    done();
+  });
 
   const document = SwaggerModule.createDocument(
     app,

@@ -52,6 +52,17 @@ const DEFAULT_BATCH_SIZE = 100;
 
 export type HandleOutcome = 'handled' | 'skipped' | 'duplicate' | 'dead-lettered' | 'retry';
 
+/** Where a durable consumer stands in the stream. */
+export interface ConsumerLag {
+  durable: string;
+  /** In the stream, not yet delivered. */
+  pending: number;
+  /** Delivered, not yet acknowledged. */
+  ackPending: number;
+  /** Delivered more than once, not yet acknowledged. */
+  redelivered: number;
+}
+
 /**
  * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
  * commits; the inbox row written in that transaction makes a redelivery a no-op. Transient failures
@@ -73,6 +84,21 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
 
   register(consumer: EventConsumer): void {
     this.consumers.push(consumer);
+  }
+
+  /** Each durable consumer's lag as the stream sees it (for the metrics). */
+  lag(): Promise<ConsumerLag[]> {
+    return Promise.all(
+      this.consumers.map(async ({ durable }) => {
+        const info = await this.nats.jsm.consumers.info(this.config.EVENTS_STREAM, durable);
+        return {
+          durable,
+          pending: info.num_pending,
+          ackPending: info.num_ack_pending,
+          redelivered: info.num_redelivered,
+        };
+      }),
+    );
   }
 
   async onApplicationBootstrap(): Promise<void> {

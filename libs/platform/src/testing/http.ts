@@ -59,3 +59,23 @@ export async function startTestApp(
   await app.listen(0, '127.0.0.1');
   return { app, url: await app.getUrl() };
 }
+
+/**
+ * The value of one series in a Prometheus text exposition: the sample of metric `name` whose labels
+ * include `labels` (in any order); undefined when there is none.
+ */
+export function metricValue(
+  exposition: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  for (const line of exposition.split('\n')) {
+    const sample = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!sample || sample[1] !== name) continue;
+    const found = new Map(
+      [...(sample[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((label) => [label[1], label[2]]),
+    );
+    if (Object.entries(labels).every(([key, value]) => found.get(key) === value)) return Number(sample[3]);
+  }
+  return undefined;
+}
