@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { Logger } from 'nestjs-pino';
@@ -49,11 +50,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     void reply.header('x-request-id', request.id);
     done();
   });
-  const metrics = app.get(ServiceMetrics);
-  fastify.addHook('onResponse', (request, reply, done) => {
-    metrics.observeRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1_000);
-    done();
-  });
+  countRequests(fastify, app.get(ServiceMetrics));
 
   const document = SwaggerModule.createDocument(
     app,
@@ -67,6 +64,30 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   );
   SwaggerModule.setup('docs', app, withDtoSchemas(document), { jsonDocumentUrl: 'docs/json' });
   return app;
+}
+
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * Every answer in `http_request_duration_seconds`: each route gets its own onResponse hook with its
+ * pattern bound at registration (Fastify's `request.routeOptions` builds an object per call), and
+ * the answers of no route (404) are counted by an app-wide hook under one label value.
+ */
+function countRequests(fastify: FastifyInstance, metrics: ServiceMetrics): void {
+  fastify.addHook('onRoute', (route) => {
+    const pattern = route.url;
+    const count: onResponseHookHandler = (request, reply, done) => {
+      metrics.observeRequest(request.method, pattern, reply.statusCode, reply.elapsedTime / 1_000);
+      done();
+    };
+    route.onResponse = [...[route.onResponse ?? []].flat(), count];
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    // Any token is a method to Node's parser: an unknown one must not grow the series either.
+    const method = HTTP_METHODS.has(request.method) ? request.method : 'OTHER';
+    if (request.is404) metrics.observeRequest(method, undefined, reply.statusCode, reply.elapsedTime / 1_000);
+    done();
+  });
 }
 
 /** Fastify's rule for a hop count (the adapter's type takes addresses or a function only). */

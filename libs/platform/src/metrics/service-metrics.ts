@@ -36,9 +36,18 @@ export class ServiceMetrics {
     if (consumers) this.consumerMetrics(consumers);
   }
 
+  /** The histogram of each method, route and status seen, so a request does not hash its labels. */
+  private readonly httpSeries = new Map<string, { observe(seconds: number): void }>();
+
   /** One answered request (Fastify's onResponse). */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
-    this.httpDuration.observe({ method, route: route ?? UNMATCHED_ROUTE, status }, seconds);
+    const key = `${method} ${status} ${route ?? ''}`;
+    let series = this.httpSeries.get(key);
+    if (!series) {
+      series = this.httpDuration.labels({ method, route: route ?? UNMATCHED_ROUTE, status });
+      this.httpSeries.set(key, series);
+    }
+    series.observe(seconds);
   }
 
   private databaseMetrics(dataSource: DataSource): void {
