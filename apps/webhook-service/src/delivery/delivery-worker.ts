@@ -76,7 +76,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         this.woken = false;
         if (Date.now() - this.lastDiscovery >= poll) {
           this.lastDiscovery = Date.now();
-          this.scheduler.discovered(await this.queue.dueEndpoints(), Date.now());
+          const since = this.scheduler.beginDiscovery();
+          this.scheduler.discovered(await this.queue.dueEndpoints(), Date.now(), since);
           this.metrics.openCircuits.set(this.scheduler.openCircuits());
         }
         const free = concurrency - this.running.size;

@@ -82,6 +82,18 @@ describe('EndpointScheduler: fair shares', () => {
     expect(claimRound(s, 8, T0 + 2)).toEqual({ a: 8 });
   });
 
+  it('keeps what was announced while a discovery ran (the query may not have seen those rows)', () => {
+    const s = scheduler();
+    const since = s.beginDiscovery();
+    s.hint(['new'], T0); // committed while the discovery query ran
+    s.discovered(new Map([['old', 1_000]]), T0, since);
+    expect(claimRound(s, 64, T0)).toEqual({ new: 64 });
+    expect(s.nextDueAt(T0)).toBe(T0 + 1_000);
+    // A later discovery that finds nothing pending for it does forget it.
+    s.discovered(new Map(), T0 + 1, s.beginDiscovery());
+    expect(claimRound(s, 64, T0 + 1)).toEqual({});
+  });
+
   it('learns due times from discovery and from retries recorded here, and forgets endpoints with nothing pending', () => {
     const s = scheduler();
     s.discovered(
@@ -90,6 +102,7 @@ describe('EndpointScheduler: fair shares', () => {
         ['later', 500],
       ]),
       T0,
+      s.beginDiscovery(),
     );
     expect(claimRound(s, 64, T0, { now: 1 })).toEqual({ now: 1 });
     expect(s.nextDueAt(T0)).toBe(T0 + 500);
@@ -98,7 +111,7 @@ describe('EndpointScheduler: fair shares', () => {
     // Both due at T0 + 500: 32 slots each, less the one 'now' has in flight.
     expect(claimRound(s, 63, T0 + 500)).toEqual({ now: 31, later: 32 });
 
-    s.discovered(new Map(), T0 + 600);
+    s.discovered(new Map(), T0 + 600, s.beginDiscovery());
     expect(s.nextDueAt(T0 + 600)).toBeNull();
     expect(claimRound(s, 64, T0 + 600)).toEqual({});
   });
@@ -174,7 +187,7 @@ describe('EndpointScheduler: circuit breaker', () => {
     s.hint(['bad'], T0);
     claimRound(s, 64, T0, { bad: 1 });
     s.finished('bad', false, T0);
-    s.discovered(new Map(), T0 + 10);
+    s.discovered(new Map(), T0 + 10, s.beginDiscovery());
     expect(s.openCircuits()).toBe(1);
     s.hint(['bad'], T0 + 20); // a new event for it: still held
     expect(claimRound(s, 64, T0 + 20)).toEqual({});

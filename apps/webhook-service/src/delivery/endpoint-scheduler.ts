@@ -35,7 +35,7 @@ export interface SchedulerSettings {
 interface Endpoint {
   /** When its next claimable row is due (local ms); null when none is known. */
   dueAt: number | null;
-  /** The scheduler's step at which `dueAt` was last set (see `claimed`). */
+  /** The scheduler's step at which `dueAt` was last set (see `claimed` and `discovered`). */
   dueSetAt: number;
   inFlight: number;
   failures: number;
@@ -55,25 +55,36 @@ export type CircuitChange = { to: 'open'; cooldownMs: number; failures: number }
 
 export class EndpointScheduler {
   private readonly endpoints = new Map<string, Endpoint>();
+  /** Counts allocations, discoveries and due times set, so each knows what came after it. */
   private step = 0;
   /** Rotates the order slots are handed out in, so no endpoint is always served last. */
   private turn = 0;
 
   constructor(private readonly settings: SchedulerSettings) {}
 
+  /** The step a discovery starts at: pass it to `discovered` with what the query found. */
+  beginDiscovery(): number {
+    return ++this.step;
+  }
+
   /**
-   * What discovery found: every endpoint with a claimable row and how long until it is due. An
-   * endpoint not listed has none; it is forgotten once nothing of it is in flight, unless its circuit
-   * is still open (new rows would go to the receiver that just failed).
+   * What discovery (begun at step `since`) found: every endpoint with a claimable row and how long
+   * until it is due. An endpoint not listed has none; it is forgotten once nothing of it is in
+   * flight, unless its circuit is still open (new rows would go to the receiver that just failed).
+   * An endpoint announced while the query ran is left as announced: the query may not have seen it.
    */
-  discovered(due: ReadonlyMap<string, number>, now: number): void {
+  discovered(due: ReadonlyMap<string, number>, now: number, since: number): void {
     for (const [id, endpoint] of this.endpoints) {
+      if (endpoint.dueSetAt > since) continue;
       if (due.has(id)) continue;
       endpoint.dueAt = null;
       const held = endpoint.circuit !== 'closed' && endpoint.probeAt > now;
       if (endpoint.inFlight === 0 && !held) this.endpoints.delete(id);
     }
-    for (const [id, inMs] of due) this.setDue(this.endpoint(id), now + Math.max(0, inMs));
+    for (const [id, inMs] of due) {
+      const endpoint = this.endpoint(id);
+      if (endpoint.dueSetAt <= since) this.setDue(endpoint, now + Math.max(0, inMs));
+    }
   }
 
   /** Rows due now were created for these endpoints. */
@@ -205,7 +216,7 @@ export class EndpointScheduler {
 
   private setDue(endpoint: Endpoint, at: number): void {
     endpoint.dueAt = at;
-    endpoint.dueSetAt = this.step;
+    endpoint.dueSetAt = ++this.step;
   }
 
   private endpoint(settingsId: string): Endpoint {
