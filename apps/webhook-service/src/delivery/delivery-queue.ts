@@ -75,7 +75,7 @@ const JOB_COLUMNS = `
   s.credential_type, s.api_key, s.username, s.password, s.signing_secret, s.retry_on_4xx`;
 
 /** Due for an attempt and held by no worker (a lease ends when its worker died mid-delivery). */
-const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
+export const CLAIMABLE = `status = 'pending' AND (lease_until IS NULL OR lease_until <= now())`;
 
 /**
  * Every setting with pending webhooks, one probe of webhooks_endpoint_due_idx each (a loose index

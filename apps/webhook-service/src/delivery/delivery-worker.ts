@@ -85,7 +85,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         const now = Date.now();
         const nextDue = this.scheduler.nextDueAt(now);
         const untilDiscovery = this.lastDiscovery + poll - now;
-        await this.sleep(Math.max(1, nextDue === null ? untilDiscovery : Math.min(untilDiscovery, nextDue - now)));
+        await this.sleep(
+          Math.max(1, nextDue === null ? untilDiscovery : Math.min(untilDiscovery, nextDue - now)),
+        );
       } catch (error) {
         this.logger.error(`Delivery loop: ${String(error)}`);
         await this.sleep(poll);

@@ -118,9 +118,11 @@ export class EndpointScheduler {
     }
     if (ready.length === 0 || free <= 0) return { step, rows };
     const share = Math.min(endpointConcurrency, Math.ceil(concurrency / contenders));
-    const room = ready.map(([, endpoint]) => Math.min(this.mayClaim(endpoint, now), share - endpoint.inFlight));
+    const room = ready.map(([, endpoint]) =>
+      Math.min(this.mayClaim(endpoint, now), share - endpoint.inFlight),
+    );
     const start = this.turn++ % ready.length;
-    for (let given = true; free > 0 && given; ) {
+    for (let given = true; free > 0 && given;) {
       given = false;
       for (let k = 0; k < ready.length && free > 0; k++) {
         const i = (start + k) % ready.length;
@@ -155,8 +157,8 @@ export class EndpointScheduler {
 
   /** A delivery claimed here (`inFlight` true) or a resend to the setting's own URL finished. */
   finished(settingsId: string, succeeded: boolean, now: number, inFlight = true): CircuitChange {
+    if (inFlight) this.released(settingsId);
     const endpoint = this.endpoint(settingsId);
-    if (inFlight) endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
     const { breakerFailures, breakerCooldownMs } = this.settings;
     if (succeeded) {
       const wasOpen = endpoint.circuit !== 'closed';
@@ -173,7 +175,8 @@ export class EndpointScheduler {
       endpoint.cooldownMs = Math.min(endpoint.cooldownMs * 2, breakerCooldownMs * MAX_COOLDOWN_FACTOR);
       return this.open(endpoint, now);
     }
-    if (endpoint.circuit === 'closed' && endpoint.failures >= breakerFailures) return this.open(endpoint, now);
+    if (endpoint.circuit === 'closed' && endpoint.failures >= breakerFailures)
+      return this.open(endpoint, now);
     return null;
   }
 

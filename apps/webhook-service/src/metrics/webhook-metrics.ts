@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { ServiceMetrics } from '@byrd/platform';
-import { PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
+import { CLAIMABLE, PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
 
 export type AttemptKind = 'scheduled' | 'resend';
 
@@ -12,7 +12,6 @@ export type AttemptKind = 'scheduled' | 'resend';
  */
 @Injectable()
 export class WebhookMetrics {
-
   /** Webhooks created by fan-out (one per matching setting). */
   readonly created = new Counter({
     name: 'webhook_created_total',
@@ -70,7 +69,7 @@ export class WebhookMetrics {
   /** Circuit breaker transitions. */
   readonly circuitChanges = new Counter({
     name: 'webhook_endpoint_circuit_changes_total',
-    help: "Endpoint circuits opened (failures in a row, or a failed probe) and closed (a delivery succeeded)",
+    help: 'Endpoint circuits opened (failures in a row, or a failed probe) and closed (a delivery succeeded)',
     labelNames: ['to'] as const,
     registers: [this.service.registry],
   });
@@ -88,9 +87,8 @@ export class WebhookMetrics {
         // Endpoint by endpoint through webhooks_endpoint_due_idx: only due rows are read.
         const [row] = await dataSource.query<{ due: number }[]>(
           `WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
-           SELECT coalesce(sum((SELECT count(*) FROM webhooks w
-             WHERE w.settings_id = e.settings_id AND w.status = 'pending' AND w.next_attempt_at <= now()
-               AND (w.lease_until IS NULL OR w.lease_until <= now()))), 0)::int AS due
+           SELECT coalesce(sum((SELECT count(*) FROM webhooks
+             WHERE settings_id = e.settings_id AND ${CLAIMABLE} AND next_attempt_at <= now())), 0)::int AS due
            FROM endpoints e WHERE e.settings_id IS NOT NULL`,
         );
         this.set(row.due);

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PeriodicSweep } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
-import { PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
+import { CLAIMABLE, PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
 import { SCHEDULE_SPAN_UNITS } from '../delivery/retry-policy.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
 
@@ -20,9 +20,8 @@ const EXPIRE_HELD_SQL = `
   WHERE w.id = ANY (ARRAY(
     SELECT h.id FROM endpoints e CROSS JOIN LATERAL (
       SELECT id FROM webhooks
-      WHERE settings_id = e.settings_id AND status = 'pending'
+      WHERE settings_id = e.settings_id AND ${CLAIMABLE}
         AND next_attempt_at < now() - $1::bigint * interval '1 millisecond'
-        AND (lease_until IS NULL OR lease_until <= now())
       ORDER BY next_attempt_at LIMIT $2
       FOR UPDATE SKIP LOCKED) h
     WHERE e.settings_id IS NOT NULL))

@@ -83,9 +83,11 @@ function countRequests(fastify: FastifyInstance, metrics: ServiceMetrics): void 
     route.onResponse = [...[route.onResponse ?? []].flat(), count];
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    // Any token is a method to Node's parser: an unknown one must not grow the series either.
-    const method = HTTP_METHODS.has(request.method) ? request.method : 'OTHER';
-    if (request.is404) metrics.observeRequest(method, undefined, reply.statusCode, reply.elapsedTime / 1_000);
+    if (request.is404) {
+      // Any token is a method to Node's parser: an unknown one must not grow the series either.
+      const method = HTTP_METHODS.has(request.method) ? request.method : 'OTHER';
+      metrics.observeRequest(method, undefined, reply.statusCode, reply.elapsedTime / 1_000);
+    }
     done();
   });
 }

@@ -26,6 +26,9 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  /** The histogram of each method, route and status seen, so a request does not hash its labels. */
+  private readonly httpSeries = new Map<string, { observe(seconds: number): void }>();
+
   constructor(
     @Optional() @Inject(DataSource) dataSource: DataSource | null,
     @Optional() @Inject(EventConsumers) consumers: EventConsumers | null,
@@ -35,9 +38,6 @@ export class ServiceMetrics {
     if (dataSource) this.databaseMetrics(dataSource);
     if (consumers) this.consumerMetrics(consumers);
   }
-
-  /** The histogram of each method, route and status seen, so a request does not hash its labels. */
-  private readonly httpSeries = new Map<string, { observe(seconds: number): void }>();
 
   /** One answered request (Fastify's onResponse). */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
