@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { metricValue } from '@byrd/platform/testing';
 import { completeChallenge, TokensHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -115,6 +116,46 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     const gone = await h.payWithToken(tokenId);
     expect(gone.status).toBe(404);
     expect(gone.body.code).toBe('BYRD901');
+  });
+
+  it("counts the vault's operations on GET /metrics, HTTP and RPC alike, by result", async () => {
+    const vaultCount = async (operation: string, result: string) =>
+      metricValue(
+        await (await fetch(`${h.tokensUrl}/metrics`)).text(),
+        'vault_operation_duration_seconds_count',
+        {
+          operation,
+          result,
+        },
+      ) ?? 0;
+    const counts = async () => ({
+      stored: await vaultCount('tokenize', 'stored'),
+      refreshed: await vaultCount('tokenize', 'refreshed'),
+      detokenized: await vaultCount('detokenize', 'ok'),
+      deleted: await vaultCount('delete', 'ok'),
+      deleteMissing: await vaultCount('delete', 'not_found'),
+    });
+    const before = await counts();
+
+    const customReference = `metrics-${randomUUID()}`;
+    const created = await h.createToken({ number: VISA }, { CustomReference: customReference });
+    await h.createToken({ number: VISA }, { CustomReference: customReference });
+    // Verifying a card's cardholder reads it too: count the payment's read on its own.
+    const detokenizedBeforePayment = (await counts()).detokenized;
+    const paid = await h.payWithToken(created.body.tokenId, {
+      transactionMode: 'merchantInitiatedRecurring',
+    });
+    expect(paid.body).toMatchObject({ code: 'BYRD200' });
+    expect((await h.tokenRequest('DELETE', `/api/v2/tokens/${created.body.tokenId}`)).status).toBe(204);
+    expect((await h.tokenRequest('DELETE', `/api/v2/tokens/${created.body.tokenId}`)).status).toBe(404);
+
+    expect(await counts()).toEqual({
+      stored: before.stored + 1,
+      refreshed: before.refreshed + 1,
+      detokenized: detokenizedBeforePayment + 1,
+      deleted: before.deleted + 1,
+      deleteMissing: before.deleteMissing + 1,
+    });
   });
 
   it('sends a frictionless cardholder straight back, verified', async () => {

@@ -2,8 +2,11 @@ import { Module } from '@nestjs/common';
 import { PaymentsCoreModule } from './payments-core.module.js';
 import { ACQUIRER } from './acquirer/acquirer.js';
 import { SandboxAcquirer } from './acquirer/sandbox-acquirer.js';
+import { MeasuredAcquirer } from './acquirer/measured-acquirer.js';
+import { PaymentsMetrics } from './metrics/payments-metrics.js';
 import { THREE_DS_PROVIDER } from './three-ds/three-ds-provider.js';
 import { SandboxThreeDSProvider } from './three-ds/sandbox-three-ds.provider.js';
+import { MeasuredThreeDSProvider } from './three-ds/measured-three-ds.provider.js';
 import { CompleteAuthentication } from './three-ds/complete-authentication.usecase.js';
 import { PaymentsController } from './payments/payments.controller.js';
 import { CreatePayment } from './payments/create-payment.usecase.js';
@@ -25,8 +28,22 @@ import { AsyncPaymentsModule } from './async/async-payments.module.js';
   controllers: [PaymentsController, TransactionsController],
   providers: [
     // The sandbox is the only acquirer and 3DS server shipped; ACQUIRER / THREE_DS_PROVIDER pick them.
-    { provide: ACQUIRER, useClass: SandboxAcquirer },
-    { provide: THREE_DS_PROVIDER, useClass: SandboxThreeDSProvider },
+    // Whichever is wired is measured (calls, outcomes, latency on GET /metrics).
+    PaymentsMetrics,
+    SandboxAcquirer,
+    SandboxThreeDSProvider,
+    {
+      provide: ACQUIRER,
+      useFactory: (acquirer: SandboxAcquirer, metrics: PaymentsMetrics) =>
+        new MeasuredAcquirer(acquirer, metrics),
+      inject: [SandboxAcquirer, PaymentsMetrics],
+    },
+    {
+      provide: THREE_DS_PROVIDER,
+      useFactory: (provider: SandboxThreeDSProvider, metrics: PaymentsMetrics) =>
+        new MeasuredThreeDSProvider(provider, metrics),
+      inject: [SandboxThreeDSProvider, PaymentsMetrics],
+    },
     PaymentAuthorizer,
     AcquirerOutcomeRecorder,
     CardSaver,

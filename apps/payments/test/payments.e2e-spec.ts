@@ -1,4 +1,4 @@
-import type { EventCollector } from '@byrd/platform/testing';
+import { metricValue, type EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -163,5 +163,45 @@ describe('card payments over HTTP', () => {
     expect(status).toBe(201);
     expect(headers.get('x-request-id')).toBe('order-42');
     expect(body.requestId).toMatch(GUID);
+  });
+
+  it("exports the acquirer's and the 3DS server's outcomes and latency on GET /metrics", async () => {
+    const scrape = async () => (await fetch(`${h.paymentsUrl}/metrics`)).text();
+    const acquirer = (text: string, operation: string, outcome: string) =>
+      metricValue(text, 'acquirer_request_duration_seconds_count', { operation, outcome }) ?? 0;
+    const authentications = (text: string, flow: string, outcome: string) =>
+      metricValue(text, 'three_ds_authentications_total', { flow, outcome }) ?? 0;
+    const before = await scrape();
+
+    expect((await h.pay('4242424242424242')).body).toMatchObject({ code: 'BYRD200' });
+    expect((await h.pay('4000000000000002')).body).toMatchObject({ code: 'BYRD205' });
+    const notEnrolled = await h.pay('5505772716954642', { isPreAuth: true });
+    expect(notEnrolled.body).toMatchObject({ code: 'BYRD200', isPreAuth: true });
+    const capture = await h.request('POST', `/api/v2/capture/${notEnrolled.body.transactionId}`, {});
+    expect(capture.status).toBe(200);
+
+    const after = await scrape();
+    const grew = (read: (text: string) => number) => read(after) - read(before);
+    expect({
+      paymentsApproved: grew((t) => acquirer(t, 'Payment', 'Success')),
+      paymentsDenied: grew((t) => acquirer(t, 'Payment', 'Denied')),
+      preAuths: grew((t) => acquirer(t, 'PreAuth', 'Success')),
+      captures: grew((t) => acquirer(t, 'Capture', 'Success')),
+      authenticated: grew((t) => authentications(t, 'frictionless', 'Authorized')),
+      notEnrolled: grew((t) => authentications(t, 'frictionless', 'NotEnrolled')),
+    }).toEqual({
+      paymentsApproved: 1,
+      paymentsDenied: 1,
+      preAuths: 1,
+      captures: 1,
+      authenticated: 2,
+      notEnrolled: 1,
+    });
+    expect(
+      metricValue(after, 'three_ds_request_duration_seconds_count', {
+        step: 'start',
+        result: 'frictionless',
+      }),
+    ).toBeGreaterThanOrEqual(3);
   });
 });

@@ -4,6 +4,7 @@ import { DataSource, IsNull } from 'typeorm';
 import type { RequestTransactionMode } from '@byrd/contracts';
 import { insertUnlessConflict, type CheckedCard } from '@byrd/platform';
 import { CardCipher, CardFingerprint } from '../vault/card-cipher.js';
+import { VaultMetrics } from '../vault/vault-metrics.js';
 import { CardToken, expiryInstant } from './card-token.entity.js';
 
 export interface CardToStore {
@@ -26,9 +27,18 @@ export class CardStore {
     private readonly dataSource: DataSource,
     private readonly cipher: CardCipher,
     private readonly fingerprints: CardFingerprint,
+    private readonly metrics: VaultMetrics,
   ) {}
 
-  async store(stored: CardToStore): Promise<{ token: CardToken; created: boolean }> {
+  store(stored: CardToStore): Promise<{ token: CardToken; created: boolean }> {
+    return this.metrics.measure(
+      'tokenize',
+      () => this.storeCard(stored),
+      (r) => (r.created ? 'stored' : 'refreshed'),
+    );
+  }
+
+  private async storeCard(stored: CardToStore): Promise<{ token: CardToken; created: boolean }> {
     // An empty reference is no reference (clients send "" for absent): one token either way, as the
     // unique index (coalesce(custom_reference, '')) already says.
     const input = { ...stored, customReference: stored.customReference || null };

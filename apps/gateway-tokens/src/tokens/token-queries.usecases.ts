@@ -9,6 +9,7 @@ import type {
 } from '@byrd/contracts';
 import { ApiError } from '@byrd/platform';
 import { CardCipher } from '../vault/card-cipher.js';
+import { VaultMetrics } from '../vault/vault-metrics.js';
 import { CardToken } from './card-token.entity.js';
 import { presentToken } from './token.presenter.js';
 
@@ -65,11 +66,16 @@ export class ListTokens {
 /** `DELETE /api/v2/tokens/{tokenId}`: the card is erased, ciphertext and all. */
 @Injectable()
 export class DeleteToken {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly metrics: VaultMetrics,
+  ) {}
 
-  async execute(merchantId: string, tokenId: string): Promise<void> {
-    const { affected } = await this.dataSource.getRepository(CardToken).delete({ id: tokenId, merchantId });
-    if (!affected) throw ApiError.notFound(`Token ${tokenId}`);
+  execute(merchantId: string, tokenId: string): Promise<void> {
+    return this.metrics.measure('delete', async () => {
+      const { affected } = await this.dataSource.getRepository(CardToken).delete({ id: tokenId, merchantId });
+      if (!affected) throw ApiError.notFound(`Token ${tokenId}`);
+    });
   }
 }
 
@@ -79,9 +85,14 @@ export class Detokenize {
   constructor(
     private readonly dataSource: DataSource,
     private readonly cipher: CardCipher,
+    private readonly metrics: VaultMetrics,
   ) {}
 
-  async execute({ merchantId, tokenId }: DetokenizeRpcRequest): Promise<DetokenizedCard> {
+  execute(request: DetokenizeRpcRequest): Promise<DetokenizedCard> {
+    return this.metrics.measure('detokenize', () => this.open(request));
+  }
+
+  private async open({ merchantId, tokenId }: DetokenizeRpcRequest): Promise<DetokenizedCard> {
     const token = await this.dataSource
       .getRepository(CardToken)
       .createQueryBuilder('token')

@@ -2,8 +2,9 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { TokensConfig } from '../config.js';
 import { CardCipher, CardFingerprint } from './card-cipher.js';
 import { KeyRing } from './key-ring.js';
+import { VaultMetrics } from './vault-metrics.js';
 
-/** The vault's cryptography, built once from the configured keys. */
+/** The vault's cryptography, built once from the configured keys, and its metrics. */
 @Global()
 @Module({})
 export class VaultModule {
@@ -11,13 +12,14 @@ export class VaultModule {
     return {
       module: VaultModule,
       providers: [
+        VaultMetrics,
         { provide: CardCipher, useValue: new CardCipher(KeyRing.fromConfig(config)) },
         {
           provide: CardFingerprint,
           useValue: new CardFingerprint(Buffer.from(config.VAULT_FINGERPRINT_KEY, 'base64')),
         },
       ],
-      exports: [CardCipher, CardFingerprint],
+      exports: [CardCipher, CardFingerprint, VaultMetrics],
     };
   }
 }
