@@ -99,9 +99,15 @@ export const selects = (selector, labels) =>
   Object.entries(selector ?? {}).every(([key, value]) => labels?.[key] === value);
 
 const models = new Map();
-/** Validates a manifest with kubernetes-models (types, required fields, enums, formats). */
+/** Packages with the models of API groups that kubernetes-models itself does not hold. */
+const MODEL_PACKAGES = { 'monitoring.coreos.com': '@kubernetes-models/prometheus-operator' };
+/**
+ * Validates a manifest with kubernetes-models (types, required fields, enums, formats), the
+ * Prometheus Operator's kinds with @kubernetes-models/prometheus-operator.
+ */
 export async function validateManifest(doc) {
-  const modulePath = `kubernetes-models/${doc.apiVersion}`;
+  const group = doc.apiVersion.includes('/') ? doc.apiVersion.split('/')[0] : '';
+  const modulePath = `${MODEL_PACKAGES[group] ?? 'kubernetes-models'}/${doc.apiVersion}`;
   if (!models.has(modulePath)) models.set(modulePath, await import(modulePath));
   const Model = models.get(modulePath)[doc.kind];
   if (!Model) throw new Error(`kubernetes-models knows no ${doc.apiVersion} ${doc.kind}`);

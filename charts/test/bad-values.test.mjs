@@ -126,3 +126,18 @@ test('a memory limit that is not a quantity (the V8 heap limit is derived from i
     messages: ['resources.limits.memory "lots": use a quantity such as 512Mi, 1Gi or 600M'],
   });
 });
+
+test('a scrape timeout longer than the scrape interval', () => {
+  refused({
+    values: [{ metrics: { serviceMonitor: { enabled: true, interval: '15s', scrapeTimeout: '1m' } } }],
+    messages: ['metrics.serviceMonitor.scrapeTimeout (1m) is longer than its interval (15s)'],
+  });
+});
+
+test('a misspelt monitoring setting, and an alert ratio above 1 (schema)', () => {
+  refused({ values: [{ metrics: { dashboard: { enable: true } } }], messages: ['Additional property enable is not allowed'] });
+  refused({
+    values: [{ metrics: { prometheusRule: { thresholds: { serverErrorRatio: 5 } } } }],
+    messages: ['metrics.prometheusRule.thresholds.serverErrorRatio'],
+  });
+});

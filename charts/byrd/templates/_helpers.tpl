@@ -139,11 +139,18 @@ hashes it into checksum/config so a change rolls the pods.
 {{- end -}}
 
 {{/*
-V8's old-space limit for a container memory limit (a Kubernetes quantity: 512Mi, 1Gi, 1.5Gi, 600M,
-or bytes): 3/4 of it in MiB less 48 MiB of young generation (nodeOptions' 16 MB semi-spaces), at
-least 64; deploy/node-options.mjs has the same rule (oldSpaceMiB).
+V8's old-space limit for a container memory limit: 3/4 of it in MiB less 48 MiB of young generation
+(nodeOptions' 16 MB semi-spaces), at least 64; deploy/node-options.mjs has the same rule (oldSpaceMiB).
 */}}
 {{- define "byrd.oldSpaceMiB" -}}
+{{- $mib := divf (include "byrd.memoryBytes" . | float64) 1048576.0 -}}
+{{- max 64 (sub (int (mulf $mib 0.75)) 48) -}}
+{{- end -}}
+
+{{/*
+Bytes of a Kubernetes memory quantity (512Mi, 1Gi, 1.5Gi, 600M, or bytes), as a whole number.
+*/}}
+{{- define "byrd.memoryBytes" -}}
 {{- $quantity := toString . -}}
 {{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 -}}
 {{- $bytes := 0.0 -}}
@@ -160,8 +167,7 @@ least 64; deploy/node-options.mjs has the same rule (oldSpaceMiB).
 {{- end -}}
 {{- $bytes = float64 $quantity -}}
 {{- end -}}
-{{- $mib := divf $bytes 1048576.0 -}}
-{{- max 64 (sub (int (mulf $mib 0.75)) 48) -}}
+{{- printf "%.0f" $bytes -}}
 {{- end -}}
 
 {{/*
@@ -198,4 +204,32 @@ service's DATABASE_URL), nats (NATS_USER/NATS_PASSWORD when nats.auth.existingSe
 - name: tmp
   emptyDir:
     sizeLimit: {{ .svc.tmpSizeLimit }}
+{{- end -}}
+
+{{/*
+Seconds of a Prometheus duration (30s, 1m30s, 500ms). Returns a number (float).
+*/}}
+{{- define "byrd.durationSeconds" -}}
+{{- $seconds := 0.0 -}}
+{{- $units := dict "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- range $part := regexFindAll "[0-9]+(ms|s|m|h)" (toString .) -1 -}}
+{{- $unit := regexFind "(ms|s|m|h)$" $part -}}
+{{- $seconds = addf $seconds (mulf (float64 (trimSuffix $unit $part)) (get $units $unit)) -}}
+{{- end -}}
+{{- $seconds -}}
+{{- end -}}
+
+{{/*
+The PromQL label matchers of this release's scrape targets: the release namespace and the jobs the
+ServiceMonitor gives them (each job is named after its Service). Args: root.
+*/}}
+{{- define "byrd.metricsSelector" -}}
+{{- $jobs := list -}}
+{{- range $name, $_ := .root.Values.services -}}
+{{- $svc := include "byrd.serviceValues" (dict "root" $.root "name" $name) | fromYaml -}}
+{{- if $svc.enabled -}}
+{{- $jobs = append $jobs (include "byrd.serviceFullname" (dict "root" $.root "name" $name)) -}}
+{{- end -}}
+{{- end -}}
+{{- printf "namespace=%q, job=~%q" .root.Release.Namespace (join "|" $jobs) -}}
 {{- end -}}
