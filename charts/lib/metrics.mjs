@@ -112,10 +112,21 @@ export function exportedMetrics() {
 /** Grafana's interval variables, given a value PromQL accepts as a duration. */
 const GRAFANA_INTERVALS = /\$(__rate_interval|__interval|__range)\b|\$\{(__rate_interval|__interval|__range)\}/g;
 
+/** Metric names of the selectors in one syntax node (an expression or a part of one). */
+function selectedMetrics(text, syntaxNode) {
+  const names = [];
+  syntaxNode.cursor().iterate((node) => {
+    if (node.name !== 'VectorSelector') return;
+    const identifier = node.node.getChild('Identifier');
+    if (identifier) names.push(text.slice(identifier.from, identifier.to));
+  });
+  return names;
+}
+
 /**
- * Problems of one PromQL expression: syntax errors, metrics nobody exports, label matchers naming a
- * label the metric does not have. Empty when all is well. Grafana's $__rate_interval and the like
- * are read as 5m; other variables may only stand inside label values.
+ * Problems of one PromQL expression: syntax errors, metrics nobody exports, label matchers or
+ * `by (...)` labels a metric does not have. Empty when all is well. Grafana's $__rate_interval and
+ * the like are read as 5m; other variables may only stand inside label values.
  */
 export function promqlProblems(expr, metrics = exportedMetrics()) {
   const text = expr.replace(GRAFANA_INTERVALS, '5m');
@@ -125,6 +136,19 @@ export function promqlProblems(expr, metrics = exportedMetrics()) {
     enter(node) {
       if (node.type.isError) {
         problems.push(`syntax error at ${node.from}: "${text.slice(Math.max(0, node.from - 20), node.to + 20)}"`);
+        return;
+      }
+      if (node.name === 'AggregateExpr') {
+        // sum by (a, b) (...): every metric aggregated must carry a and b, or the groups are wrong.
+        const modifier = node.node.getChild('AggregateModifier');
+        const body = node.node.getChild('FunctionCallBody');
+        if (!modifier?.getChild('By') || !body) return;
+        const grouping = modifier.getChild('GroupingLabels')?.getChildren('LabelName') ?? [];
+        for (const metric of selectedMetrics(text, body)) {
+          for (const label of grouping.map((l) => text.slice(l.from, l.to))) {
+            if (metrics.get(metric) && !metrics.get(metric).has(label)) problems.push(`${metric} has no label ${label}`);
+          }
+        }
         return;
       }
       if (node.name !== 'VectorSelector') return;
@@ -148,17 +172,8 @@ export function promqlProblems(expr, metrics = exportedMetrics()) {
   return problems;
 }
 
-/** Metric names an expression selects (after it parsed). */
+/** Metric names an expression selects. */
 export function metricNames(expr) {
   const text = expr.replace(GRAFANA_INTERVALS, '5m');
-  const names = [];
-  parser.parse(text).iterate({
-    enter(node) {
-      if (node.name === 'VectorSelector') {
-        const identifier = node.node.getChild('Identifier');
-        if (identifier) names.push(text.slice(identifier.from, identifier.to));
-      }
-    },
-  });
-  return names;
+  return selectedMetrics(text, parser.parse(text).topNode);
 }

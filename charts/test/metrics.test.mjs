@@ -296,10 +296,13 @@ describe('the Grafana dashboard', () => {
 });
 
 describe('the metrics check itself', () => {
-  test('catches a misspelt metric, a label the metric lacks, and a syntax error', () => {
+  test('catches a misspelt metric, a label the metric lacks (matched or grouped by), and a syntax error', () => {
     assert.deepEqual(promqlProblems('sum(rate(webhook_attempts_total{result="failure"}[5m]))'), []);
     assert.deepEqual(promqlProblems('rate(webhook_attempt_total[5m])'), ['no service exports the metric webhook_attempt_total']);
     assert.deepEqual(promqlProblems('rate(webhook_attempts_total{outcome="failure"}[5m])'), [
+      'webhook_attempts_total has no label outcome',
+    ]);
+    assert.deepEqual(promqlProblems('sum by (kind, outcome) (rate(webhook_attempts_total[5m]))'), [
       'webhook_attempts_total has no label outcome',
     ]);
     assert.match(promqlProblems('sum(rate(webhook_attempts_total[5m])) by')[0], /^syntax error/);
