@@ -1,0 +1,55 @@
+/** How failed requests are retried. Every retry of a POST carries the same idempotency key. */
+export interface RetryOptions {
+  /** Retries after the first attempt (0 turns retries off). Default 3. */
+  maxRetries?: number;
+  /** Delay before the first retry, doubled for each next one (with jitter). Default 250 ms. */
+  baseDelayMs?: number;
+  /** Longest wait between two attempts, `Retry-After` included. Default 8 000 ms. */
+  maxDelayMs?: number;
+}
+
+export type RetryPolicy = Required<RetryOptions>;
+
+export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 3, baseDelayMs: 250, maxDelayMs: 8_000 };
+
+export function retryPolicy(options: RetryOptions | false | undefined): RetryPolicy {
+  if (options === false) return { ...DEFAULT_RETRY, maxRetries: 0 };
+  const policy = { ...DEFAULT_RETRY, ...options };
+  for (const [name, value] of Object.entries(policy)) {
+    if (!Number.isInteger(value) || value < 0)
+      throw new TypeError(`retry.${name} must be a whole number of 0 or more, got ${value}`);
+  }
+  return policy;
+}
+
+/**
+ * Statuses worth another attempt: the server failed (5xx, where the platform also frees the
+ * idempotency key), asked us to slow down (429), or the same key is still running (409 BYRD409).
+ */
+export function isRetryableStatus(status: number, code: string | undefined): boolean {
+  return status >= 500 || status === 429 || (status === 409 && code === 'BYRD409');
+}
+
+/**
+ * Wait before retry number `retry` (1-based): the server's `Retry-After` when it sent one, else
+ * exponential backoff with jitter (half fixed, half random, so clients that failed together spread
+ * out); never above `maxDelayMs`.
+ */
+export function retryDelayMs(
+  policy: RetryPolicy,
+  retry: number,
+  retryAfterSeconds: number | undefined,
+  random: () => number = Math.random,
+): number {
+  if (retryAfterSeconds !== undefined) return Math.min(retryAfterSeconds * 1_000, policy.maxDelayMs);
+  const ceiling = Math.min(policy.baseDelayMs * 2 ** (retry - 1), policy.maxDelayMs);
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/** `Retry-After` as seconds: a number of seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(header)) return Number(header);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1_000));
+}

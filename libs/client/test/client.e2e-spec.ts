@@ -1,0 +1,392 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  ByrdApiError,
+  ByrdClient,
+  ByrdConnectionError,
+  shopperAction,
+  verifyWebhook,
+  WebhookVerificationError,
+  type CreatePaymentRequest,
+  type WebhookSettings,
+} from '../src/index.js';
+import { FlakyNetwork } from './flaky-network.js';
+import { startStack, type Stack } from './stack.js';
+import { WebhookReceiver } from './webhook-receiver.js';
+
+const card = (number: string) => ({ number, expiration: '12/30', cvv: '123', holder: 'Ana Silva' });
+const FRICTIONLESS = '5448280000000007';
+const VISA = '4242424242424242';
+const CHALLENGE = '5555341244441115';
+const FAST_RETRIES = { maxRetries: 3, baseDelayMs: 10, maxDelayMs: 200 };
+
+async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+/** The thrown error of `call`, typed. */
+async function failureOf(call: Promise<unknown>): Promise<ByrdApiError> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ByrdApiError)) throw new Error(`expected a ByrdApiError, got ${String(error)}`);
+  return error;
+}
+
+describe('@byrd/client against the running platform', () => {
+  let stack: Stack;
+  let byrd: ByrdClient;
+  let receiver: WebhookReceiver;
+  let setting: WebhookSettings;
+
+  beforeAll(async () => {
+    [stack, receiver] = await Promise.all([startStack(), new WebhookReceiver().start()]);
+    byrd = new ByrdClient({ apiKey: stack.merchant.apiKey, baseUrl: stack.url, retry: FAST_RETRIES });
+    // Subscribed first, so every event of the tests below is delivered to the receiver.
+    setting = await byrd.webhooks.settings.create({ url: receiver.url, credentialType: 'api-key' });
+  }, 150_000);
+
+  afterAll(async () => {
+    await receiver?.stop();
+    await stack?.stop();
+  });
+
+  it('creates an order and pays it by card; the order reads paid', async () => {
+    const order = await byrd.orders.create({ amount: '25.00', currency: 'EUR', orderRef: 'client-order-1' });
+    expect(order).toMatchObject({ status: 'created', amount: '25.00', isoAmount: 2500, code: 'BYRD200' });
+    expect(order.checkoutUrl).toContain(order.checkoutKey);
+
+    const payment = await byrd.payments.create({
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      orderId: order.orderId,
+      card: card(FRICTIONLESS),
+    });
+    expect(payment).toMatchObject({ code: 'BYRD200', status: 'Success', brand: 'MASTER' });
+    expect(shopperAction(payment)).toBeNull();
+
+    const paid = await eventually(
+      () => byrd.orders.get(order.orderId),
+      (o) => o.status === 'paid',
+    );
+    expect(paid.status).toBe('paid');
+    expect(paid.lastTransactionId).toBe(payment.transactionId);
+  });
+
+  it('pre-authorises, captures part, refunds part and releases another pre-authorisation', async () => {
+    const preAuth = await byrd.payments.create({
+      type: 'card',
+      amount: '100.00',
+      currency: 'EUR',
+      isPreAuth: true,
+      card: card(VISA),
+    });
+    expect(preAuth).toMatchObject({ status: 'Success', isPreAuth: true });
+
+    const capture = await byrd.payments.capture(preAuth.transactionId, { isoAmount: 6000 });
+    expect(capture).toMatchObject({ code: 'BYRD200', isoAmount: 6000 });
+    expect(capture.sourceTransaction).toMatchObject({ isoCapturedAmount: 6000, isoRemainingAmount: 4000 });
+
+    const refund = await byrd.payments.refund(capture.transactionId, { amount: '35.00' });
+    expect(refund).toMatchObject({ code: 'BYRD200', isoAmount: 3500 });
+    expect(refund.sourceTransaction).toMatchObject({ isoRefundedAmount: 3500, isoRemainingAmount: 2500 });
+
+    const other = await byrd.payments.create({
+      type: 'card',
+      isoAmount: 5000,
+      currency: 'EUR',
+      isPreAuth: true,
+      card: card(VISA),
+    });
+    const release = await byrd.payments.release(other.transactionId);
+    expect(release).toMatchObject({ code: 'BYRD200', status: 'Success' });
+    expect(release.sourceTransaction.isoReleasedAmount).toBe(5000);
+    expect(await byrd.transactions.get(release.transactionId)).toMatchObject({ operationType: 'Release' });
+  });
+
+  it('throws typed errors with the body of the platform: code, description, message, fields, requestId', async () => {
+    const invalid = await failureOf(byrd.orders.create({ amount: 'ten', currency: 'EURO' }));
+    expect(invalid).toMatchObject({ status: 400, code: 'BYRD900', description: 'Invalid input' });
+    expect(invalid.errors.map((e) => e.field).sort()).toEqual(['amount', 'currency']);
+    expect(invalid.message).toMatch(/amount/);
+    expect(invalid.requestId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const payment = await byrd.payments.create({
+      type: 'card',
+      amount: '40.00',
+      currency: 'EUR',
+      card: card(VISA),
+    });
+    const overRefund = await failureOf(byrd.payments.refund(payment.transactionId, { amount: '40.01' }));
+    expect(overRefund).toMatchObject({ status: 422, code: 'BYRD231' });
+
+    const missing = await failureOf(byrd.transactions.get(randomUUID()));
+    expect(missing).toMatchObject({ status: 404, code: 'BYRD901' });
+
+    const stranger = new ByrdClient({ apiKey: randomUUID(), baseUrl: stack.url, retry: false });
+    expect(await failureOf(stranger.orders.get(randomUUID()))).toMatchObject({
+      status: 401,
+      code: 'BYRD401',
+    });
+  });
+
+  it('hands back the 3D Secure redirect of a challenged card, and waits for async methods to settle', async () => {
+    const challenged = await byrd.payments.create({
+      type: 'card',
+      amount: '30.00',
+      currency: 'EUR',
+      redirectUrl: 'https://shop.example.com/return',
+      card: card(CHALLENGE),
+    });
+    expect(challenged).toMatchObject({ code: 'BYRD207', status: 'Created' });
+    const action = shopperAction(challenged);
+    expect(action?.url.startsWith(`${stack.url}/3ds/`)).toBe(true);
+    const page = await fetch(action!.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect((await byrd.transactions.get(challenged.transactionId)).status).toBe('Created');
+
+    const multibanco = await byrd.payments.create({ type: 'multibanco', amount: '12.00', currency: 'EUR' });
+    expect(multibanco).toMatchObject({ code: 'BYRD201', status: 'Processing' });
+    expect(multibanco.multibanco?.reference).toMatch(/^\d{9}$/);
+    await byrd.sandbox.simulatePayment(multibanco.transactionId, 'pay');
+    const settled = await byrd.transactions.waitForOutcome(multibanco.transactionId, { intervalMs: 100 });
+    expect(settled).toMatchObject({ status: 'Success', code: 'BYRD200' });
+  });
+
+  it('stores a card as a token, charges it, lists it and deletes it', async () => {
+    const customReference = `customer-${randomUUID()}`;
+    const unverified = await byrd.tokens.create({ CustomReference: customReference, Card: card(VISA) });
+    expect(shopperAction(unverified)?.type).toBe('redirect');
+
+    const token = await byrd.tokens.create({
+      Type: 'Card',
+      CustomReference: customReference,
+      Alias: 'Ana card',
+      Card: {
+        ...card(FRICTIONLESS),
+        eci: '02',
+        aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=',
+        dsTransactionId: randomUUID(),
+      },
+    });
+    expect(token).toMatchObject({ code: 'BYRD200', action: null, alias: 'Ana card' });
+    expect(token.card.number).toBe('544828******0007');
+
+    expect(await byrd.tokens.get(token.tokenId)).toMatchObject({ brand: 'MASTER', isExpired: false });
+    const charged = await byrd.payments.create({
+      type: 'card',
+      amount: '15.00',
+      currency: 'EUR',
+      tokenId: token.tokenId,
+      transactionMode: 'merchantInitiatedRecurring',
+    });
+    expect(charged).toMatchObject({ status: 'Success' });
+
+    const listed = await collect(byrd.tokens.listAll({ customReference, pageSize: 1 }));
+    expect(listed.map((t) => t.tokenId).sort()).toEqual([unverified.tokenId, token.tokenId].sort());
+
+    await byrd.tokens.delete(token.tokenId);
+    expect(await failureOf(byrd.tokens.get(token.tokenId))).toMatchObject({ status: 404, code: 'BYRD901' });
+  });
+
+  it('pages through transactions and webhooks with async iterators', async () => {
+    const orderRef = `paging-${randomUUID()}`;
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const payment = await byrd.payments.create({
+        type: 'card',
+        isoAmount: 1100 + i,
+        currency: 'EUR',
+        orderRef,
+        card: card(VISA),
+      });
+      created.push(payment.transactionId);
+    }
+    const firstPage = await byrd.transactions.list({ orderRef, pageSize: 2 });
+    expect(firstPage.pagination).toMatchObject({ pageNumber: 1, pageSize: 2, total: 2, totalAvailable: 5 });
+    // Newest first, every one exactly once, over three pages.
+    const all = await collect(byrd.transactions.listAll({ orderRef, pageSize: 2 }));
+    expect(all.map((t) => t.transactionId)).toEqual([...created].reverse());
+
+    const webhooks = await eventually(
+      () => byrd.webhooks.list({ referenceId: created[0] }),
+      (page) => page.totalItemCount >= 1,
+    );
+    expect(webhooks.data[0].referenceIds).toContain(created[0]);
+    const page = await byrd.webhooks.list({ pageSize: 3 });
+    expect(page).toMatchObject({ page: 1, pageSize: 3 });
+    expect(page.pageCount).toBe(Math.ceil(page.totalItemCount / 3));
+    const everyWebhook = await collect(byrd.webhooks.listAll({ pageSize: 3 }));
+    expect(everyWebhook.length).toBeGreaterThanOrEqual(page.totalItemCount);
+    expect(new Set(everyWebhook.map((w) => w.id)).size).toBe(everyWebhook.length);
+  });
+
+  it('receives a real signed delivery that verifyWebhook accepts, and refuses it tampered; resend delivers it again', async () => {
+    const order = await byrd.orders.create({ amount: '19.00', currency: 'EUR' });
+    const delivery = await receiver.waitFor((w) => w.rawBody.includes(order.orderId));
+    const verified = verifyWebhook({
+      body: delivery.rawBody,
+      headers: delivery.headers,
+      signingSecret: setting.signingSecret,
+      credential: setting.credential,
+    });
+    expect(verified).toMatchObject({ event: 'order.created', settingsId: setting.id });
+    expect(verified.content).toMatchObject({ orderId: order.orderId });
+
+    const tampered = delivery.rawBody.replace('"19.00"', '"1.00"');
+    expect(tampered).not.toBe(delivery.rawBody);
+    expect(() =>
+      verifyWebhook({ body: tampered, headers: delivery.headers, signingSecret: setting.signingSecret }),
+    ).toThrow(WebhookVerificationError);
+    expect(() =>
+      verifyWebhook({
+        body: delivery.rawBody,
+        headers: delivery.headers,
+        credential: { apiKey: randomUUID() },
+      }),
+    ).toThrow(WebhookVerificationError);
+
+    const [webhook] = (await byrd.webhooks.list({ referenceId: order.orderId })).data;
+    const attempts = await eventually(
+      () => byrd.webhooks.attempts(webhook.id),
+      (page) => page.data.some((a) => a.succeeded),
+    );
+    expect(attempts.data[0]).toMatchObject({
+      webhookId: webhook.id,
+      succeeded: true,
+      response: { statusCode: 200 },
+    });
+
+    const before = receiver.received.length;
+    const resent = await byrd.webhooks.resend([webhook.id, randomUUID()]);
+    expect(resent.resent).toEqual([webhook.id]);
+    expect(resent.notFound).toHaveLength(1);
+    const again = await receiver.waitFor(
+      (w) => receiver.received.indexOf(w) >= before && w.headers['webhook-id'] === webhook.id,
+    );
+    expect(
+      verifyWebhook({ body: again.rawBody, headers: again.headers, signingSecret: setting.signingSecret }).id,
+    ).toBe(webhook.id);
+
+    const basic = await byrd.webhooks.settings.create({
+      url: `${receiver.url}/basic`,
+      credentialType: 'basic',
+      events: ['order.created'],
+    });
+    const second = await byrd.orders.create({ amount: '7.00', currency: 'EUR' });
+    const basicDelivery = await receiver.waitFor(
+      (w) => w.rawBody.includes(second.orderId) && w.rawBody.includes(basic.id),
+    );
+    expect(
+      verifyWebhook({
+        body: basicDelivery.rawBody,
+        headers: basicDelivery.headers,
+        signingSecret: basic.signingSecret,
+        credential: basic.credential,
+      }).settingsId,
+    ).toBe(basic.id);
+    expect(() =>
+      verifyWebhook({
+        body: basicDelivery.rawBody,
+        headers: basicDelivery.headers,
+        credential: { username: 'x', password: 'y' },
+      }),
+    ).toThrow(WebhookVerificationError);
+    expect((await byrd.webhooks.settings.list()).map((s) => s.id)).toEqual(
+      expect.arrayContaining([setting.id, basic.id]),
+    );
+    expect(await byrd.webhooks.settings.delete(basic.id)).toEqual({ id: basic.id, deleted: true });
+  });
+
+  describe('idempotent retries', () => {
+    let network: FlakyNetwork;
+    let flaky: ByrdClient;
+
+    beforeAll(async () => {
+      network = await new FlakyNetwork(stack.url).start();
+      flaky = new ByrdClient({ apiKey: stack.merchant.apiKey, baseUrl: network.url, retry: FAST_RETRIES });
+    });
+    afterAll(() => network?.stop());
+
+    const payment = (orderRef: string): CreatePaymentRequest => ({
+      type: 'card',
+      amount: '21.00',
+      currency: 'EUR',
+      orderRef,
+      card: card(VISA),
+    });
+
+    it('replays the first answer for the same key: same transaction, one charge', async () => {
+      const orderRef = `same-key-${randomUUID()}`;
+      const idempotencyKey = randomUUID();
+      const first = await byrd.payments.create(payment(orderRef), { idempotencyKey });
+      const second = await byrd.payments.create(payment(orderRef), { idempotencyKey });
+      expect(second.transactionId).toBe(first.transactionId);
+      expect((await byrd.transactions.list({ orderRef })).pagination.totalAvailable).toBe(1);
+    });
+
+    it('retries a payment whose answer was lost with the same key, and the card is charged once', async () => {
+      const orderRef = `lost-answer-${randomUUID()}`;
+      network.fail('POST', '/api/v2/payment', 'lose-answer');
+      const result = await flaky.payments.create(payment(orderRef));
+
+      const sent = network.requests('POST', '/api/v2/payment').filter((r) => r.body.includes(orderRef));
+      expect(sent).toHaveLength(2);
+      expect(sent[0].headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(sent[1].headers['idempotency-key']).toBe(sent[0].headers['idempotency-key']);
+      const charged = await byrd.transactions.list({ orderRef });
+      expect(charged.data.map((t) => t.transactionId)).toEqual([result.transactionId]);
+      expect(result.status).toBe('Success');
+    });
+
+    it('retries 5xx, 429 (after Retry-After) and broken connections, then gives up with a typed error', async () => {
+      network.fail(
+        'POST',
+        '/api/v2/orders',
+        { status: 503, code: 'BYRD999' },
+        { status: 429, code: 'BYRD206', retryAfter: '0' },
+        'reset',
+      );
+      const orderRef = `retried-${randomUUID()}`;
+      const order = await flaky.orders.create({ amount: '5.00', currency: 'EUR', orderRef });
+      const sent = network.requests('POST', '/api/v2/orders').filter((r) => r.body.includes(orderRef));
+      expect(sent).toHaveLength(4);
+      expect(new Set(sent.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+      expect((await byrd.orders.get(order.orderId)).orderRef).toBe(orderRef);
+
+      network.fail('GET', '/api/v2/orders', 'reset', 'reset', 'reset', 'reset');
+      const gaveUp = await flaky.orders.get(order.orderId).catch((e: unknown) => e);
+      expect(gaveUp).toBeInstanceOf(ByrdConnectionError);
+      expect((gaveUp as ByrdConnectionError).attempts).toBe(4);
+    });
+
+    it('does not retry a refusal, and gives each logical call its own key', async () => {
+      const before = network.requests('POST', '/api/v2/orders').length;
+      await failureOf(flaky.orders.create({ amount: 'x', currency: 'EUR' }));
+      expect(network.requests('POST', '/api/v2/orders')).toHaveLength(before + 1);
+
+      await flaky.orders.create({ amount: '1.00', currency: 'EUR' });
+      await flaky.orders.create({ amount: '1.00', currency: 'EUR' });
+      const [a, b] = network.requests('POST', '/api/v2/orders').slice(-2);
+      expect(a.headers['idempotency-key']).not.toBe(b.headers['idempotency-key']);
+    });
+  });
+});
