@@ -348,13 +348,13 @@ describe('@byrd/client against the running platform', () => {
       network.fail('POST', '/api/v2/payment', 'lose-answer');
       const result = await flaky.payments.create(payment(orderRef));
 
+      expect(result.status).toBe('Success');
+      const charged = await byrd.transactions.list({ orderRef });
+      expect(charged.data.map((t) => t.transactionId)).toEqual([result.transactionId]);
       const sent = network.requests('POST', '/api/v2/payment').filter((r) => r.body.includes(orderRef));
       expect(sent).toHaveLength(2);
       expect(sent[0].headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
       expect(sent[1].headers['idempotency-key']).toBe(sent[0].headers['idempotency-key']);
-      const charged = await byrd.transactions.list({ orderRef });
-      expect(charged.data.map((t) => t.transactionId)).toEqual([result.transactionId]);
-      expect(result.status).toBe('Success');
     });
 
     it('retries 5xx, 429 (after Retry-After) and broken connections, then gives up with a typed error', async () => {
