@@ -171,6 +171,27 @@ describe('@byrd/client against the running platform', () => {
     expect(settled).toMatchObject({ status: 'Success', code: 'BYRD200' });
   });
 
+  it('charges a two-step payment, keeps checkout origins and moves a sandbox chargeback', async () => {
+    const created = await byrd.payments.create({ type: 'card', amount: '22.00', currency: 'EUR' });
+    expect(created).toMatchObject({ code: 'BYRD010', status: 'Created' });
+    const paid = await byrd.payments.pay(created.transactionId, { card: card(VISA) });
+    expect(paid).toMatchObject({ transactionId: created.transactionId, status: 'Success' });
+
+    expect(await byrd.checkoutOrigins.set(['https://shop.example.com/'])).toEqual([
+      'https://shop.example.com',
+    ]);
+    expect(await byrd.checkoutOrigins.get()).toEqual(['https://shop.example.com']);
+
+    const chargeback = await byrd.sandbox.openChargeback({
+      transactionId: paid.transactionId,
+      reason: 'fraud',
+    });
+    expect(chargeback).toMatchObject({ status: 'Created', isoAmount: 2200 });
+    const disputing = await byrd.sandbox.moveChargeback(chargeback.chargebackId, 'disputing');
+    expect(disputing.status).toBe('Disputing');
+    expect((await byrd.sandbox.getChargeback(chargeback.chargebackId)).status).toBe('Disputing');
+  });
+
   it('stores a card as a token, charges it, lists it and deletes it', async () => {
     const customReference = `customer-${randomUUID()}`;
     const unverified = await byrd.tokens.create({ CustomReference: customReference, Card: card(VISA) });
@@ -285,6 +306,11 @@ describe('@byrd/client against the running platform', () => {
     expect(
       verifyWebhook({ body: again.rawBody, headers: again.headers, signingSecret: setting.signingSecret }).id,
     ).toBe(webhook.id);
+    const kinds = await eventually(
+      async () => (await collect(byrd.webhooks.allAttempts(webhook.id))).map((a) => a.kind),
+      (all) => all.length === 2,
+    );
+    expect(kinds).toEqual(['resend', 'scheduled']);
 
     const basic = await byrd.webhooks.settings.create({
       url: `${receiver.url}/basic`,
@@ -310,6 +336,10 @@ describe('@byrd/client against the running platform', () => {
         credential: { username: 'x', password: 'y' },
       }),
     ).toThrow(WebhookVerificationError);
+    expect(await byrd.webhooks.settings.get(basic.id)).toMatchObject({
+      url: `${receiver.url}/basic`,
+      events: ['order.created'],
+    });
     expect((await byrd.webhooks.settings.list()).map((s) => s.id)).toEqual(
       expect.arrayContaining([setting.id, basic.id]),
     );
