@@ -199,7 +199,8 @@ function toErrorBody(response: Response, text: string): ErrorBody {
   };
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`; an abort of `signal` ends the wait with its reason. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error);
     const timer = setTimeout(() => {

@@ -23,7 +23,7 @@ import type {
   TransactionStatus,
 } from '@byrd/contracts';
 import { ByrdError } from '../errors.js';
-import { segment, type HttpTransport, type RequestOptions } from '../http.js';
+import { segment, sleep, type HttpTransport, type RequestOptions } from '../http.js';
 import { envelopeHasMore, everyItem, MAX_PAGE_SIZE } from '../paging.js';
 
 /** `/api/v2/orders`: an order is what the hosted form collects payment for. */
@@ -176,8 +176,7 @@ export class Transactions {
       const transaction = await this.get(transactionId, { signal: wait.signal });
       if (!PENDING_STATUSES.includes(transaction.status)) return transaction;
       if (Date.now() >= deadline) throw new ByrdTimeoutError(transaction);
-      await new Promise((resolve) => setTimeout(resolve, wait.intervalMs ?? 1_000));
-      wait.signal?.throwIfAborted();
+      await sleep(wait.intervalMs ?? 1_000, wait.signal);
     }
   }
 }
