@@ -4,6 +4,7 @@ import { Webhooks1764100000000 } from './migrations/1764100000000-webhooks.js';
 import { RetryOn4xx1764600000000 } from './migrations/1764600000000-retry-on-4xx.js';
 import { WebhookLeases1764200000000 } from './migrations/1764200000000-webhook-leases.js';
 import { EndpointDueIndex1764700000000 } from './migrations/1764700000000-endpoint-due-index.js';
+import { WebhookTraceparent1764800000000 } from './migrations/1764800000000-webhook-traceparent.js';
 
 export const WEBHOOK_ENTITIES = [WebhookSettingsRow, WebhookRow, WebhookAttemptRow, WebhookResendRow];
 export const WEBHOOK_MIGRATIONS = [
@@ -11,4 +12,5 @@ export const WEBHOOK_MIGRATIONS = [
   WebhookLeases1764200000000,
   RetryOn4xx1764600000000,
   EndpointDueIndex1764700000000,
+  WebhookTraceparent1764800000000,
 ];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { queryPrepared } from '@byrd/platform';
+import { queryPrepared, traceparentOf } from '@byrd/platform';
 import type { AcquirerResult } from '../acquirer/acquirer.js';
 import { applyOutcome } from './outcome.js';
 import { Transaction } from './transaction.entity.js';
@@ -18,7 +18,7 @@ const RECORD = `
        SET status = $2, code = $3, description = $4, updated_at = $5, acquirer_pending_since = $6
      WHERE id = $1 AND acquirer_pending_since IS NOT NULL
     RETURNING id)
-  INSERT INTO outbox (id, subject, payload) SELECT $7, $8, $9 FROM done
+  INSERT INTO outbox (id, subject, payload, traceparent) SELECT $7, $8, $9, $10 FROM done
   RETURNING id`;
 
 @Injectable()
@@ -44,6 +44,7 @@ export class AcquirerOutcomeRecorder {
       event.id,
       event.type,
       JSON.stringify(event),
+      traceparentOf(),
     ]);
     if (recorded.length > 0) {
       this.events.flush();

@@ -2,6 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
 import { CredentialType, type WebhookDelivery } from '@byrd/contracts';
+import {
+  contextFromTraceparent,
+  inSpan,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  type Span,
+} from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { WebhookHttpSender } from '../egress/http-sender.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
@@ -28,6 +36,14 @@ export function deliveryHeaders(job: DeliveryJob, body: string, at: Date): Recor
   return headers;
 }
 
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid';
+  }
+}
+
 /** What an attempt did, for the worker's endpoint scheduling. */
 export interface DeliveryOutcome {
   /** The receiver answered 2xx. */
@@ -52,7 +68,20 @@ export class DeliverWebhook {
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
   ) {}
 
-  async execute(job: DeliveryJob): Promise<DeliveryOutcome> {
+  /** One attempt, as a client span in the trace of the event it delivers. */
+  execute(job: DeliveryJob): Promise<DeliveryOutcome> {
+    const span = startSpan('webhook attempt', SpanKind.CLIENT, contextFromTraceparent(job.traceparent), {
+      'http.request.method': 'POST',
+      'server.address': hostOf(job.url),
+      'byrd.webhook.id': job.webhookId,
+      'byrd.webhook.event': job.event,
+      'byrd.webhook.kind': job.kind,
+      'byrd.webhook.attempt': job.kind === 'scheduled' ? job.attemptCount + 1 : 0,
+    });
+    return inSpan(span, () => this.attempt(job, span));
+  }
+
+  private async attempt(job: DeliveryJob, span: Span): Promise<DeliveryOutcome> {
     const attemptId = randomUUID();
     const delivery = {
       id: job.webhookId,
@@ -76,6 +105,12 @@ export class DeliverWebhook {
       : await this.sender.post({ url: job.url, headers: deliveryHeaders(job, body, startedAt), body });
     if (job.secretsError) this.logger.error(`Webhook ${job.webhookId}: ${job.secretsError}`);
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+    if (!succeeded)
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: result.error ?? `answered ${result.statusCode}`,
+      });
     const attempt: AttemptRecord = {
       id: attemptId,
       number: job.kind === 'scheduled' ? job.attemptCount + 1 : null,

@@ -20,6 +20,8 @@ export interface DeliveryJob {
   occurredAt: Date;
   /** Scheduled attempts already made. */
   attemptCount: number;
+  /** The trace context of the event's handling: each attempt is a span of that trace. */
+  traceparent: string | null;
   url: string;
   /** True when `url` is the settings' own address (a resend may go elsewhere). */
   toSettingsUrl: boolean;
@@ -60,6 +62,7 @@ type JobRow = {
   created_at: Date;
   occurred_at: Date;
   attempt_count: number;
+  traceparent: string | null;
   url: string;
   to_settings_url: boolean;
   credential_type: CredentialType;
@@ -72,6 +75,7 @@ type JobRow = {
 
 const JOB_COLUMNS = `
   w.settings_id, w.event, w.payment_method, w.content, w.created_at, w.occurred_at, w.attempt_count,
+  w.traceparent,
   s.credential_type, s.api_key, s.username, s.password, s.signing_secret, s.retry_on_4xx`;
 
 /** Due for an attempt and held by no worker (a lease ends when its worker died mid-delivery). */
@@ -364,6 +368,7 @@ function toJob(row: JobRow): DeliveryJob {
     createdAt: row.created_at,
     occurredAt: row.occurred_at,
     attemptCount: row.attempt_count,
+    traceparent: row.traceparent,
     url: row.url,
     toSettingsUrl: row.to_settings_url,
     credentialType: row.credential_type,

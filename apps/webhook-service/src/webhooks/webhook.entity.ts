@@ -34,6 +34,10 @@ export class WebhookRow {
   @Column({ name: 'occurred_at', type: 'timestamptz' })
   occurredAt: Date;
 
+  /** W3C trace context of the event's handling; each delivery attempt is a span of that trace. */
+  @Column({ type: 'text', nullable: true })
+  traceparent: string | null;
+
   @Column({ type: 'text' })
   status: WebhookStatus;
 

@@ -5,6 +5,7 @@ import { PLATFORM_ENTITIES } from './platform.entities.js';
 import {
   PlatformHousekeepingIndexes1763900000000,
   PlatformIdempotencyLeases1764700000000,
+  PlatformOutboxTraceparent1764800000000,
   PlatformOutboxDeleteOnPublish1764000000000,
   PlatformTables1763800000000,
 } from './platform.migration.js';
@@ -47,6 +48,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
       PlatformHousekeepingIndexes1763900000000,
       PlatformOutboxDeleteOnPublish1764000000000,
       PlatformIdempotencyLeases1764700000000,
+      PlatformOutboxTraceparent1764800000000,
       ...options.migrations,
     ],
     migrationsTableName: 'migrations',

@@ -19,6 +19,10 @@ export class OutboxMessage {
   @Column({ type: 'jsonb' })
   payload: unknown;
 
+  /** The W3C trace context of the work that wrote the event: sent with it as a NATS header. */
+  @Column({ type: 'text', nullable: true })
+  traceparent: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

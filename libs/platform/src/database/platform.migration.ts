@@ -116,3 +116,16 @@ export class PlatformIdempotencyLeases1764700000000 implements MigrationInterfac
     await q.query(`ALTER TABLE idempotency_keys DROP COLUMN lease_until, DROP COLUMN lease_owner`);
   }
 }
+
+/** The trace context an event was written in, published with it (nullable: an ADD COLUMN without a rewrite). */
+export class PlatformOutboxTraceparent1764800000000 implements MigrationInterface {
+  name = 'PlatformOutboxTraceparent1764800000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE outbox ADD COLUMN traceparent text`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE outbox DROP COLUMN traceparent`);
+  }
+}

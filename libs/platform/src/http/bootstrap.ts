@@ -11,6 +11,8 @@ import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.
 import { requestIdOf } from '../logging/logging.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
+import { traceRequests } from '../tracing/http-tracing.js';
+import { flushTraces, startTracing } from '../tracing/tracing.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
@@ -26,6 +28,7 @@ export interface HttpServiceOptions {
 
 /** Builds a service's Nest app on Fastify with the platform's conventions, ready to listen. */
 export async function createHttpApp(options: HttpServiceOptions): Promise<NestFastifyApplication> {
+  startTracing(options.serviceName);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req: IncomingMessage) => requestIdOf(req),
@@ -51,6 +54,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     done();
   });
   countRequests(fastify, app.get(ServiceMetrics));
+  traceRequests(fastify);
 
   const document = SwaggerModule.createDocument(
     app,
@@ -142,6 +146,7 @@ export async function startHttpService(
     // drain, so their events are still published by this process.
     Promise.resolve(app.getHttpAdapter().close())
       .then(() => app.close())
+      .then(() => flushTraces())
       .then(
         () => process.exit(0),
         (error: unknown) => {

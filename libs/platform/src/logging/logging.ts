@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import { stdSerializers, type DestinationStream } from 'pino';
+import { logTraceFields } from '../tracing/tracing.js';
 
 /**
  * Card data must never reach a log line (PCI DSS req. 3): any property named like a card, a PAN or
@@ -88,6 +89,8 @@ export function loggerParams(serviceName: string, level: string, format: 'json' 
       ignore: (req: IncomingMessage & { originalUrl?: string }) =>
         (req.originalUrl ?? req.url)?.startsWith('/health') ?? false,
     },
+    // The current span's trace and span ids on every line written while it runs.
+    mixin: logTraceFields,
     // On every line through the root logger's bindings: no extra child logger per request.
     base: { pid: process.pid, hostname: hostname(), service: serviceName },
     serializers: {

@@ -12,6 +12,15 @@ import type { BaseConfig } from '../config/config.js';
 import { DeadLetter } from '../database/platform.entities.js';
 import type { NatsContext } from './nats.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
+import {
+  contextFromHeaders,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  traceparentOf,
+  withSpan,
+  type Span,
+} from '../tracing/tracing.js';
 
 /** A message that can never be handled (malformed, unknown reference): terminated and dead-lettered. */
 export class PermanentEventError extends Error {
@@ -45,6 +54,26 @@ export interface EventConsumer {
 }
 
 const ACK_WAIT_MS = 30_000;
+
+/** The trace context each event of a batch is handled in (`handlingTraceparent`). */
+const HANDLING_TRACE = new WeakMap<EventEnvelope, string | null>();
+
+/**
+ * The `traceparent` of the span handling this event: what a batch handler stores beside the rows
+ * it writes for it (one handler call serves events of many traces). In a one-by-one handler the
+ * span is current, and this is the same as `traceparentOf()`.
+ */
+export function handlingTraceparent(envelope: EventEnvelope): string | null {
+  return HANDLING_TRACE.get(envelope) ?? traceparentOf();
+}
+
+function endHandlingSpan(span: Span, outcome: HandleOutcome): void {
+  span.setAttribute('byrd.event.outcome', outcome);
+  if (outcome === 'dead-lettered' || outcome === 'retry') {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+  }
+  span.end();
+}
 const INBOX_RETENTION = '31 days'; // the EVENTS stream keeps 30
 const INBOX_PRUNE_EVERY_MS = 3_600_000;
 const MAX_NAK_DELAY_MS = 60_000;
@@ -228,6 +257,12 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       else batch.push({ message, envelope });
     }
     if (batch.length === 0) return;
+    // One span per event, each the child of its own producer's: the batch shares only a commit.
+    const spans = batch.map(({ message, envelope }) => {
+      const span = this.handlingSpan(consumer, message, envelope);
+      HANDLING_TRACE.set(envelope, traceparentOf(span));
+      return span;
+    });
     let fresh: EventEnvelope[];
     try {
       fresh = await this.dataSource.transaction(async (manager) => {
@@ -247,10 +282,15 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       this.logger.warn(
         `${consumer.durable}: a batch of ${batch.length} failed (${String(error)}); handling them one by one`,
       );
+      for (const span of spans) endHandlingSpan(span, 'retry');
       for (const { message } of batch) await this.process(consumer, message);
       return;
     }
     for (const { message } of batch) message.ack();
+    const freshIds = new Set(fresh.map((envelope) => envelope.id));
+    spans.forEach((span, i) =>
+      endHandlingSpan(span, freshIds.has(batch[i].envelope.id) ? 'handled' : 'duplicate'),
+    );
     this.counters.handled += fresh.length;
     this.counters.duplicates += batch.length - fresh.length;
     for (const envelope of fresh) consumer.afterCommit?.(envelope);
@@ -267,6 +307,17 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       message.ack();
       return 'skipped';
     }
+    const span = this.handlingSpan(consumer, message, envelope);
+    const outcome = await withSpan(span, () => this.handleOne(consumer, message, envelope));
+    endHandlingSpan(span, outcome);
+    return outcome;
+  }
+
+  private async handleOne(
+    consumer: EventConsumer,
+    message: JsMsg,
+    envelope: EventEnvelope,
+  ): Promise<HandleOutcome> {
     try {
       const fresh = await this.dataSource.transaction(async (manager) => {
         const inserted: unknown[] = await manager.query(
@@ -296,6 +347,18 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       this.counters.retried++;
       return 'retry';
     }
+  }
+
+  /** A consumer span for one event, child of the context its producer sent in the message headers. */
+  private handlingSpan(consumer: EventConsumer, message: JsMsg, envelope: EventEnvelope): Span {
+    return startSpan(`${envelope.type} process`, SpanKind.CONSUMER, contextFromHeaders(message.headers), {
+      'messaging.system': 'nats',
+      'messaging.operation.type': 'process',
+      'messaging.destination.name': envelope.type,
+      'messaging.consumer.group.name': consumer.durable,
+      'messaging.message.id': envelope.id,
+      'messaging.message.delivery_count': message.info.deliveryCount,
+    });
   }
 
   private async deadLetter(consumer: EventConsumer, message: JsMsg, error: unknown): Promise<HandleOutcome> {

@@ -15,14 +15,24 @@ import type { BaseConfig } from '../config/config.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
 import type { NatsContext } from './nats.js';
 import { EventConsumers } from './consumers.js';
+import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import { traceparentOf } from '../tracing/tracing.js';
 
 const BATCH_SIZE = 200;
+
+/** The event's trace context for its consumers (W3C Trace Context over NATS headers). */
+function traceHeaders(traceparent: string): MsgHdrs {
+  const carrier = headers();
+  carrier.set('traceparent', traceparent);
+  return carrier;
+}
 
 interface OutboxRow {
   seq: string;
   id: string;
   subject: string;
   payload: string;
+  traceparent: string | null;
 }
 
 /**
@@ -56,7 +66,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
   row(envelope: EventEnvelope): RowToInsert {
     return {
       target: OutboxMessage,
-      entity: { id: envelope.id, subject: envelope.type, payload: envelope },
+      entity: { id: envelope.id, subject: envelope.type, payload: envelope, traceparent: traceparentOf() },
     };
   }
 
@@ -65,6 +75,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       id: envelope.id,
       subject: envelope.type,
       payload: envelope,
+      traceparent: traceparentOf(),
     });
     return envelope;
   }
@@ -147,7 +158,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       // payload as text: it is published as stored, without a parse and re-stringify.
       const claimed = (await client.query(
         `BEGIN; SET LOCAL synchronous_commit = off;
-         SELECT seq, id, subject, payload::text AS payload FROM outbox
+         SELECT seq, id, subject, payload::text AS payload, traceparent FROM outbox
          ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
       )) as unknown as QueryResult<OutboxRow>[];
       const rows = claimed[2].rows;
@@ -157,7 +168,10 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       }
       // Pipelined: all publishes go out in order on one connection, then the acks are awaited together.
       const acks = rows.map((row) =>
-        this.nats.js.publish(this.nats.subject(row.subject), row.payload, { msgID: row.id }),
+        this.nats.js.publish(this.nats.subject(row.subject), row.payload, {
+          msgID: row.id,
+          headers: row.traceparent ? traceHeaders(row.traceparent) : undefined,
+        }),
       );
       const results = await Promise.allSettled(acks);
       const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.seq);

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { Subscription } from '@nats-io/transport-node';
+import { headers, type MsgHdrs, type Subscription } from '@nats-io/transport-node';
 import {
   RPC_CALLERS,
   rpcError,
@@ -13,6 +13,15 @@ import { toApiError } from '../errors/error-body.js';
 import type { NatsContext } from '../messaging/nats.js';
 import { NATS_CONTEXT, RPC_IDENTITY, SERVICE_NAME } from '../messaging/tokens.js';
 import type { RpcIdentity, SealedRpcReply } from './rpc-identity.js';
+import {
+  contextFromHeaders,
+  inSpan,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  traceparentOf,
+  type Span,
+} from '../tracing/tracing.js';
 
 type RpcResponseOf<S extends RpcSubject> = RpcContracts[S]['response'];
 
@@ -45,7 +54,11 @@ export class Rpc implements BeforeApplicationShutdown {
       queue: this.serviceName,
       callback: (error, message) => {
         if (error) return this.logger.error(`${subject}: ${error.message}`);
-        void (async () => {
+        const span = startSpan(subject, SpanKind.SERVER, contextFromHeaders(message.headers), {
+          'rpc.system': 'nats',
+          'rpc.method': subject,
+        });
+        void inSpan(span, async () => {
           let reply: RpcReply<RpcResponseOf<S>> | SealedRpcReply;
           try {
             if (allowedCallers) {
@@ -56,7 +69,7 @@ export class Rpc implements BeforeApplicationShutdown {
               );
               const data = await handler(signed.request, signed.caller).then(
                 (result): RpcReply<RpcResponseOf<S>> => ({ ok: true, data: result }),
-                (failure: unknown) => this.errorReply(subject, failure),
+                (failure: unknown) => this.errorReply(subject, failure, span),
               );
               reply = await this.identity.seal(data, signed.replyKey);
             } else {
@@ -64,10 +77,10 @@ export class Rpc implements BeforeApplicationShutdown {
             }
           } catch (failure) {
             // Refused callers get the reason in clear: there is nothing to protect in it.
-            reply = this.errorReply(subject, failure);
+            reply = this.errorReply(subject, failure, span);
           }
           message.respond(JSON.stringify(reply));
-        })();
+        });
       },
     });
     this.subscriptions.push(subscription);
@@ -85,6 +98,7 @@ export class Rpc implements BeforeApplicationShutdown {
     try {
       const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
         timeout: timeoutMs,
+        headers: this.traceHeaders(),
       });
       answer = message.json<RpcReply<RpcResponseOf<S>> | SealedRpcReply>();
     } catch (error) {
@@ -96,9 +110,19 @@ export class Rpc implements BeforeApplicationShutdown {
     throw new ApiError(kindOfCode(code), message, { code, errors });
   }
 
-  private errorReply(subject: string, failure: unknown): RpcReply<never> {
+  /** The caller's trace context, so the served side's span joins its trace. */
+  private traceHeaders(): MsgHdrs | undefined {
+    const traceparent = traceparentOf();
+    if (!traceparent) return undefined;
+    const carrier = headers();
+    carrier.set('traceparent', traceparent);
+    return carrier;
+  }
+
+  private errorReply(subject: string, failure: unknown, span: Span): RpcReply<never> {
     const apiError = toApiError(failure);
     if (apiError.kind === ErrorKind.Internal) this.logger.error(`${subject} failed: ${String(failure)}`);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: apiError.code });
     return rpcError(apiError.code, apiError.message, apiError.errors);
   }
 
