@@ -32,3 +32,6 @@ export * from './dto/three-ds.dto.js';
 export * from './dto/sandbox.dto.js';
 
 export * from './rpc.js';
+
+// OpenAPI schemas of the responses (@nestjs/swagger classes implementing the interfaces above).
+export * from './responses/index.js';

@@ -340,7 +340,7 @@ export interface OrderResponse {
 /** A transaction of an order, in `GET /api/v2/orders/{orderId}`. */
 export interface OrderTransaction {
   /** Transaction GUID. */
-  id: string;
+  transactionId: string;
   /** Transaction status. */
   status: TransactionStatus;
   /** Operation kind. */
@@ -349,12 +349,16 @@ export interface OrderTransaction {
   amount: string;
   /** Minor units. */
   isoAmount: number;
+  /** Payment method, when the event that recorded it named one. */
+  paymentMethod: PaymentMethod | null;
   /** Creation time, ISO 8601 UTC. */
   createdAt: string;
 }
 
 /** `GET /api/v2/orders/{orderId}` → 200. */
 export interface OrderDetailsResponse extends OrderResponse {
+  /** The payment that moved the order to its status, null before any. */
+  paymentId: string | null;
   /** Transactions of the order, oldest first. */
   transactions: OrderTransaction[];
   /** Latest transaction, null before any payment. */

@@ -5,14 +5,14 @@ import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { Logger } from 'nestjs-pino';
-import { classTransformerMetadataStorage, errorCodesMarkdown } from '@byrd/contracts';
+import { classTransformerMetadataStorage, ErrorBodySchema, errorCodesMarkdown } from '@byrd/contracts';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
+import { completeDocument } from './docs.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
-import { traceRequests } from '../tracing/http-tracing.js';
-import { flushTraces, startTracing } from '../tracing/tracing.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
@@ -28,7 +28,6 @@ export interface HttpServiceOptions {
 
 /** Builds a service's Nest app on Fastify with the platform's conventions, ready to listen. */
 export async function createHttpApp(options: HttpServiceOptions): Promise<NestFastifyApplication> {
-  startTracing(options.serviceName);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req: IncomingMessage) => requestIdOf(req),
@@ -54,7 +53,6 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     done();
   });
   countRequests(fastify, app.get(ServiceMetrics));
-  traceRequests(fastify);
 
   const document = SwaggerModule.createDocument(
     app,
@@ -65,9 +63,31 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
       .addApiKey({ type: 'apiKey', name: 'x-api-key', in: 'header' }, 'api-key')
       .addSecurityRequirements('api-key')
       .build(),
+    { extraModels: [ErrorBodySchema] },
   );
-  SwaggerModule.setup('docs', app, withDtoSchemas(document), { jsonDocumentUrl: 'docs/json' });
+  const complete = completeDocument(withDtoSchemas(document), { idempotency: runsIdempotency(app) });
+  SwaggerModule.setup('docs', app, complete, { jsonDocumentUrl: 'docs/json' });
+  DOCUMENTS.set(app, complete);
   return app;
+}
+
+const DOCUMENTS = new WeakMap<NestFastifyApplication, OpenAPIObject>();
+
+/** The OpenAPI document an app built by {@link createHttpApp} serves at /docs/json. */
+export function openApiDocumentOf(app: NestFastifyApplication): OpenAPIObject {
+  const document = DOCUMENTS.get(app);
+  if (!document) throw new Error('This app was not built by createHttpApp: it has no OpenAPI document');
+  return document;
+}
+
+/** Apps with a database answer POSTs through the idempotency interceptor (PlatformModule). */
+function runsIdempotency(app: NestFastifyApplication): boolean {
+  try {
+    app.get(IdempotencyInterceptor, { strict: false });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -146,7 +166,6 @@ export async function startHttpService(
     // drain, so their events are still published by this process.
     Promise.resolve(app.getHttpAdapter().close())
       .then(() => app.close())
-      .then(() => flushTraces())
       .then(
         () => process.exit(0),
         (error: unknown) => {
@@ -174,7 +193,27 @@ function withDtoSchemas(document: OpenAPIObject): OpenAPIObject {
     const current = schemas[name] as { properties?: object } | undefined;
     if (!current?.properties || Object.keys(current.properties).length === 0) schemas[name] = schema as never;
   }
-  return { ...document, components: { ...document.components, schemas } };
+  const known = new Set(Object.keys(schemas).map((name) => `#/components/schemas/${name}`));
+  return withoutDanglingRefs(
+    { ...document, components: { ...document.components, schemas } },
+    known,
+  ) as OpenAPIObject;
+}
+
+/**
+ * A property typed `string | number`, `Record<...>` or an array of a union reflects as `Object` or
+ * `Array`, which the generator writes as a `$ref` to a schema that does not exist: such a property
+ * takes any JSON value (its validators say which), so the dangling reference goes and its siblings
+ * (`type`, `items`, ...) stay.
+ */
+function withoutDanglingRefs(schema: unknown, known: Set<string>): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => withoutDanglingRefs(item, known));
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key, value]) => !(key === '$ref' && !known.has(String(value))))
+      .map(([key, value]) => [key, withoutDanglingRefs(value, known)]),
+  );
 }
 
 /**
