@@ -22,3 +22,4 @@ export * from './cards/card-checks.js';
 export * from './cards/three-ds-data.js';
 export * from './scheduling/periodic-sweep.js';
 export * from './metrics/service-metrics.js';
+export * from './tracing/tracing.js';

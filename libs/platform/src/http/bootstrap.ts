@@ -13,6 +13,8 @@ import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
 import { completeDocument } from './docs.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
+import { traceRequests } from '../tracing/http-tracing.js';
+import { flushTraces, startTracing } from '../tracing/tracing.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
@@ -28,6 +30,7 @@ export interface HttpServiceOptions {
 
 /** Builds a service's Nest app on Fastify with the platform's conventions, ready to listen. */
 export async function createHttpApp(options: HttpServiceOptions): Promise<NestFastifyApplication> {
+  startTracing(options.serviceName);
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req: IncomingMessage) => requestIdOf(req),
@@ -53,6 +56,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     done();
   });
   countRequests(fastify, app.get(ServiceMetrics));
+  traceRequests(fastify);
 
   const document = SwaggerModule.createDocument(
     app,
@@ -166,6 +170,7 @@ export async function startHttpService(
     // drain, so their events are still published by this process.
     Promise.resolve(app.getHttpAdapter().close())
       .then(() => app.close())
+      .then(() => flushTraces())
       .then(
         () => process.exit(0),
         (error: unknown) => {
