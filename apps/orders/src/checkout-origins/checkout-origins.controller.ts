@@ -1,7 +1,11 @@
 import { Body, Controller, Get, HttpCode, Put } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CheckoutOriginsRequest, type CheckoutOriginsResponse } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  CheckoutOriginsRequest,
+  CheckoutOriginsResponseSchema,
+  type CheckoutOriginsResponse,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { GetCheckoutOrigins, SetCheckoutOrigins } from './checkout-origins.usecases.js';
 
 @ApiTags('checkout origins')
@@ -16,6 +20,9 @@ export class CheckoutOriginsController {
   @ApiOperation({
     summary: "The origins of the merchant's sites the hosted form may return to and be framed by",
   })
+  @ApiOkResponse({ type: CheckoutOriginsResponseSchema })
+  // The merchant's record is gone (deleted while its key still worked).
+  @ApiErrors(NOT_FOUND)
   read(@CurrentMerchant() merchant: MerchantContext): Promise<CheckoutOriginsResponse> {
     return this.getOrigins.execute(merchant);
   }
@@ -23,6 +30,8 @@ export class CheckoutOriginsController {
   @Put()
   @HttpCode(200)
   @ApiOperation({ summary: 'Replace them (https origins; [] clears the list)' })
+  @ApiOkResponse({ type: CheckoutOriginsResponseSchema })
+  @ApiErrors(NOT_FOUND)
   replace(
     @CurrentMerchant() merchant: MerchantContext,
     @Body() body: CheckoutOriginsRequest,

@@ -1,8 +1,14 @@
-import { buildCheckoutUrl, toDecimalAmount, type OrderEventContent } from '@byrd/contracts';
+import {
+  buildCheckoutUrl,
+  toDecimalAmount,
+  type OrderDetailsResponse,
+  type OrderEventContent,
+  type OrderResponse,
+} from '@byrd/contracts';
 import type { Order, OrderTransaction } from './order.entity.js';
 
 /** The order as the gateway returns it on create (API-FACTS.md "Orders"). */
-export function presentOrder(order: Order, checkoutBase: string) {
+export function presentOrder(order: Order, checkoutBase: string): OrderResponse {
   return {
     orderId: order.id,
     orderDate: order.createdAt.toISOString(),
@@ -24,7 +30,11 @@ export function presentOrder(order: Order, checkoutBase: string) {
 }
 
 /** GET adds what happened to the order since. */
-export function presentOrderDetails(order: Order, transactions: OrderTransaction[], checkoutBase: string) {
+export function presentOrderDetails(
+  order: Order,
+  transactions: OrderTransaction[],
+  checkoutBase: string,
+): OrderDetailsResponse {
   return {
     ...presentOrder(order, checkoutBase),
     paymentId: order.paymentId,

@@ -1,7 +1,13 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CreateOrderRequest } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  CreateOrderRequest,
+  OrderDetailsResponseSchema,
+  OrderResponseSchema,
+  type OrderDetailsResponse,
+  type OrderResponse,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { CreateOrder } from './create-order.usecase.js';
 import { GetOrder } from './get-order.usecase.js';
 
@@ -16,7 +22,11 @@ export class OrdersController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Create an order; its checkoutKey opens the hosted form' })
-  create(@CurrentMerchant() merchant: MerchantContext, @Body() body: CreateOrderRequest) {
+  @ApiCreatedResponse({ type: OrderResponseSchema })
+  create(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Body() body: CreateOrderRequest,
+  ): Promise<OrderResponse> {
     return this.createOrder.execute(merchant, body);
   }
 
@@ -24,7 +34,12 @@ export class OrdersController {
   @ApiOperation({
     summary: 'Read an order, its status and transactions (validate a payment after the redirect)',
   })
-  read(@CurrentMerchant() merchant: MerchantContext, @Param('orderId') orderId: string) {
+  @ApiOkResponse({ type: OrderDetailsResponseSchema })
+  @ApiErrors(NOT_FOUND)
+  read(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('orderId') orderId: string,
+  ): Promise<OrderDetailsResponse> {
     return this.getOrder.execute(merchant.merchantId, orderId);
   }
 }
