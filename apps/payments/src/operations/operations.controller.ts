@@ -1,7 +1,14 @@
 import { Body, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CaptureRequest, RefundRequest, ReleaseRequest } from '@byrd/contracts';
-import { CurrentMerchant, type AuthenticatedRequest, type MerchantContext } from '@byrd/platform';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  CaptureRequest,
+  CaptureResponseSchema,
+  RefundRequest,
+  RefundResponseSchema,
+  ReleaseRequest,
+  ReleaseResponseSchema,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, type AuthenticatedRequest, type MerchantContext } from '@byrd/platform';
 import { RunOperation } from './run-operation.usecase.js';
 import { requestGuidOf } from '../transactions/request-id.js';
 
@@ -13,6 +20,8 @@ export class OperationsController {
   @Post('capture/:transactionId')
   @HttpCode(200)
   @ApiOperation({ summary: 'Capture (part of) a successful pre-authorisation' })
+  @ApiOkResponse({ type: CaptureResponseSchema, description: 'Also a denied capture (its code says)' })
+  @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
   capture(
     @CurrentMerchant() merchant: MerchantContext,
     @Param('transactionId') id: string,
@@ -25,6 +34,8 @@ export class OperationsController {
   @Post('refund/:transactionId')
   @HttpCode(200)
   @ApiOperation({ summary: 'Refund (part of) a payment or capture; BYRD231 beyond the remaining balance' })
+  @ApiOkResponse({ type: RefundResponseSchema, description: 'Also a denied refund (its code says)' })
+  @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205', 'BYRD230', 'BYRD231'] })
   refund(
     @CurrentMerchant() merchant: MerchantContext,
     @Param('transactionId') id: string,
@@ -37,6 +48,8 @@ export class OperationsController {
   @Post('release/:transactionId')
   @HttpCode(200)
   @ApiOperation({ summary: 'Release (void) an uncaptured pre-authorisation' })
+  @ApiOkResponse({ type: ReleaseResponseSchema })
+  @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
   release(
     @CurrentMerchant() merchant: MerchantContext,
     @Param('transactionId') id: string,

@@ -1,15 +1,19 @@
 import { Body, Controller, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   CompletePaymentRequest,
   CreatePaymentQuery,
   CreatePaymentRequest,
   isAsyncPaymentType,
+  PaymentResponseSchema,
+  type PaymentResponse,
 } from '@byrd/contracts';
 import {
   AllowCheckoutKey,
   ApiError,
+  ApiErrors,
   ErrorKind,
+  type ErrorCodes,
   idempotencyKeyOf,
   type AuthenticatedRequest,
 } from '@byrd/platform';
@@ -17,6 +21,16 @@ import { CreatePayment, type PaymentActor } from './create-payment.usecase.js';
 import { PayPayment } from './pay-payment.usecase.js';
 import { requestGuidOf } from '../transactions/request-id.js';
 import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
+
+/**
+ * What a payment's use cases refuse: the order taking no other payment, an expired or unusable token,
+ * a method the merchant has not, the acquirer's preparation (422); the tokens or orders service down.
+ */
+const PAYMENT_REFUSALS: ErrorCodes = {
+  404: ['BYRD901'],
+  422: ['BYRD205', 'BYRD240', 'BYRD291', 'BYRD292'],
+  503: ['BYRD999'],
+};
 
 @ApiTags('payments')
 @Controller('api/v2/payment')
@@ -34,11 +48,16 @@ export class PaymentsController {
     summary:
       'Create a payment: card (BYRD207 with a 3DS redirect when the shopper must authenticate), or multibanco / mbway (BYRD201 Processing until the shopper pays)',
   })
+  @ApiCreatedResponse({
+    type: PaymentResponseSchema,
+    description: 'Also a denied or failed payment (its code says)',
+  })
+  @ApiErrors(PAYMENT_REFUSALS)
   create(
     @Req() request: AuthenticatedRequest,
     @Query() query: CreatePaymentQuery,
     @Body() body: CreatePaymentRequest,
-  ) {
+  ): Promise<PaymentResponse> {
     const actor = actorOf(request, query);
     if (isAsyncPaymentType(body.type))
       return this.createAsyncPayment.execute(actor, body, requestGuidOf(request), idempotencyKeyOf(request));
@@ -49,12 +68,14 @@ export class PaymentsController {
   @HttpCode(200)
   @AllowCheckoutKey()
   @ApiOperation({ summary: 'Second step of a card payment created without a card: the card is charged now' })
+  @ApiOkResponse({ type: PaymentResponseSchema })
+  @ApiErrors(PAYMENT_REFUSALS)
   pay(
     @Req() request: AuthenticatedRequest,
     @Query() query: CreatePaymentQuery,
     @Param('transactionId') transactionId: string,
     @Body() body: CompletePaymentRequest,
-  ) {
+  ): Promise<PaymentResponse> {
     return this.payPayment.execute(actorOf(request, query), transactionId, body);
   }
 }

@@ -1,16 +1,23 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CHARGEBACK_ACTIONS, OpenChargebackRequest, type ChargebackAction } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  CHARGEBACK_ACTIONS,
+  ChargebackResponseSchema,
+  OpenChargebackRequest,
+  type ChargebackAction,
+  type ChargebackResponse,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, type MerchantContext } from '@byrd/platform';
 import { GetChargeback } from '../chargebacks/get-chargeback.usecase.js';
 import { MoveChargeback } from '../chargebacks/move-chargeback.usecase.js';
 import { OpenChargeback } from '../chargebacks/open-chargeback.usecase.js';
 import { ParseActionPipe } from './one-of.pipe.js';
-import { SandboxOnlyGuard } from './sandbox-only.guard.js';
+import { SANDBOX_ONLY, SandboxOnlyGuard } from './sandbox-only.guard.js';
 
 @ApiTags('sandbox')
 @Controller('api/v2/sandbox/chargebacks')
 @UseGuards(SandboxOnlyGuard)
+@ApiErrors(SANDBOX_ONLY)
 export class SandboxChargebacksController {
   constructor(
     private readonly openChargeback: OpenChargeback,
@@ -21,13 +28,23 @@ export class SandboxChargebacksController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Open a chargeback on a successful payment or capture (chargeback.created)' })
-  open(@CurrentMerchant() merchant: MerchantContext, @Body() body: OpenChargebackRequest) {
+  @ApiCreatedResponse({ type: ChargebackResponseSchema })
+  @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
+  open(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Body() body: OpenChargebackRequest,
+  ): Promise<ChargebackResponse> {
     return this.openChargeback.execute(merchant.merchantId, body);
   }
 
   @Get(':chargebackId')
   @ApiOperation({ summary: 'Read a chargeback' })
-  read(@CurrentMerchant() merchant: MerchantContext, @Param('chargebackId') chargebackId: string) {
+  @ApiOkResponse({ type: ChargebackResponseSchema })
+  @ApiErrors({ 404: ['BYRD901'] })
+  read(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('chargebackId') chargebackId: string,
+  ): Promise<ChargebackResponse> {
     return this.getChargeback.execute(merchant.merchantId, chargebackId);
   }
 
@@ -37,11 +54,13 @@ export class SandboxChargebacksController {
     summary:
       'Move a chargeback: disputing, pendingaction, won, lost or closed (chargeback.<action>); 422 when illegal',
   })
+  @ApiOkResponse({ type: ChargebackResponseSchema })
+  @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
   move(
     @CurrentMerchant() merchant: MerchantContext,
     @Param('chargebackId') chargebackId: string,
     @Param('action', new ParseActionPipe(CHARGEBACK_ACTIONS)) action: ChargebackAction,
-  ) {
+  ): Promise<ChargebackResponse> {
     return this.moveChargeback.execute(merchant.merchantId, chargebackId, action);
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { ApiError, ErrorKind, type AuthenticatedRequest } from '@byrd/platform';
+import { ApiError, ErrorKind, type AuthenticatedRequest, type ErrorCodes } from '@byrd/platform';
 
 /**
  * Simulations move money states no real shopper or scheme caused, so only sandbox keys may call
@@ -16,3 +16,6 @@ export class SandboxOnlyGuard implements CanActivate {
     return true;
   }
 }
+
+/** The guard's refusal, in the OpenAPI documents of the routes it guards. */
+export const SANDBOX_ONLY: ErrorCodes = { 403: ['BYRD403'] };

@@ -1,10 +1,15 @@
 import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ASYNC_PAYMENT_SIMULATIONS, type AsyncPaymentSimulation } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ASYNC_PAYMENT_SIMULATIONS,
+  TransactionResponseSchema,
+  type AsyncPaymentSimulation,
+  type TransactionResponse,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, type MerchantContext } from '@byrd/platform';
 import { SettleAsyncPayment } from '../async/settle-async-payment.usecase.js';
 import { ParseActionPipe } from './one-of.pipe.js';
-import { SandboxOnlyGuard } from './sandbox-only.guard.js';
+import { SANDBOX_ONLY, SandboxOnlyGuard } from './sandbox-only.guard.js';
 
 @ApiTags('sandbox')
 @Controller('api/v2/sandbox/payments')
@@ -18,11 +23,13 @@ export class SandboxPaymentsController {
     summary:
       'Act as the shopper of a pending multibanco / mbway payment: pay (BYRD200), refuse in MB WAY (BYRD208) or let it expire (BYRD205)',
   })
+  @ApiOkResponse({ type: TransactionResponseSchema, description: 'The payment, settled' })
+  @ApiErrors({ ...SANDBOX_ONLY, 404: ['BYRD901'], 422: ['BYRD205'] })
   simulate(
     @CurrentMerchant() merchant: MerchantContext,
     @Param('transactionId') transactionId: string,
     @Param('action', new ParseActionPipe(ASYNC_PAYMENT_SIMULATIONS)) action: AsyncPaymentSimulation,
-  ) {
+  ): Promise<TransactionResponse> {
     return this.settle.execute(merchant.merchantId, transactionId, action);
   }
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, Param, Post, Res, UseFilters } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { assertUnreachable, Public } from '@byrd/platform';
+import { ApiErrors, assertUnreachable, NOT_FOUND, Public } from '@byrd/platform';
 import { BrowserAuthentication } from './browser-authentication.usecase.js';
 import { NotificationForm } from './browser-forms.dto.js';
 import { PageErrorFilter } from './page-error.filter.js';
@@ -9,6 +9,8 @@ import { authenticatePage, notificationPage, outcomePage } from './pages/hosted-
 import { sendPage } from './pages/html.js';
 import { SdkBundle } from './sdk-bundle.js';
 import { ThreeDSLinks } from './three-ds-links.js';
+
+const HTML = { 'text/html': { schema: { type: 'string' } } };
 
 /** The shopper's side of our 3DS server: `action.url`, the SDK bundle and the notification URL. */
 @ApiTags('3ds')
@@ -23,7 +25,13 @@ export class HostedPagesController {
 
   @Get('authenticate/:id')
   @UseFilters(PageErrorFilter)
-  @ApiOperation({ summary: "action.url: runs 3DS in the shopper's browser, then returns to redirectUrl" })
+  @ApiOperation({
+    summary: "action.url: runs 3DS in the shopper's browser, then returns to redirectUrl",
+    security: [],
+  })
+  @ApiResponse({ status: 200, description: 'The authentication page, or its outcome', content: HTML })
+  @ApiResponse({ status: 303, description: 'Authentication is over: back to the redirectUrl' })
+  @ApiErrors(NOT_FOUND)
   async authenticate(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
     const landing = await this.authentication.landing(id);
     switch (landing.kind) {
@@ -39,7 +47,13 @@ export class HostedPagesController {
   }
 
   @Get('sdk.js')
-  @ApiOperation({ summary: 'The 3DS browser SDK (ES module): ByrdThreeDS.authenticate(...)' })
+  @ApiOperation({ summary: 'The 3DS browser SDK (ES module): ByrdThreeDS.authenticate(...)', security: [] })
+  @ApiResponse({
+    status: 200,
+    description: 'The SDK (ETag for revalidation)',
+    content: { 'text/javascript': { schema: { type: 'string' } } },
+  })
+  @ApiResponse({ status: 304, description: 'The copy the browser holds (If-None-Match) is current' })
   sdkBundle(@Headers('if-none-match') ifNoneMatch: string | undefined, @Res() reply: FastifyReply): void {
     void reply
       .header('content-type', 'text/javascript; charset=utf-8')

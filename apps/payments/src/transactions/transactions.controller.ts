@@ -1,7 +1,13 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ListTransactionsQuery } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ListTransactionsQuery,
+  TransactionListResponseSchema,
+  TransactionResponseSchema,
+  type TransactionListResponse,
+  type TransactionResponse,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { QueryTransactions } from './query-transactions.usecase.js';
 
 @ApiTags('transactions')
@@ -13,13 +19,22 @@ export class TransactionsController {
   @ApiOperation({
     summary: 'Read a transaction: status, operationType, brand, code, amounts and the 3DS result',
   })
-  read(@CurrentMerchant() merchant: MerchantContext, @Param('transactionId') transactionId: string) {
+  @ApiOkResponse({ type: TransactionResponseSchema })
+  @ApiErrors(NOT_FOUND)
+  read(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('transactionId') transactionId: string,
+  ): Promise<TransactionResponse> {
     return this.transactions.one(merchant.merchantId, transactionId);
   }
 
   @Get()
   @ApiOperation({ summary: 'List transactions by orderId and/or orderRef, newest first' })
-  list(@CurrentMerchant() merchant: MerchantContext, @Query() query: ListTransactionsQuery) {
+  @ApiOkResponse({ type: TransactionListResponseSchema })
+  list(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Query() query: ListTransactionsQuery,
+  ): Promise<TransactionListResponse> {
     return this.transactions.list(merchant.merchantId, query);
   }
 }
