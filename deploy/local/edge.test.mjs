@@ -115,3 +115,122 @@ test('answers a path that does not decode as UTF-8 with 400 BYRD900 in the platf
   assert.equal(body.code, 'BYRD900');
   assert.equal(response.headers.get('x-request-id'), body.requestId);
 });
+
+/** A stand-in service that serves `document` at /docs/json, as every service does. */
+function startDocumentedUpstream(document) {
+  return new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url !== '/docs/json') res.statusCode = 404;
+      res.end(JSON.stringify(req.url === '/docs/json' ? document : {}));
+    });
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+function serviceDocument(title, paths, schemas) {
+  return {
+    openapi: '3.0.0',
+    info: { title, version: '2.0', description: `${title}\n\nErrors answer { code, description, message }` },
+    paths,
+    components: { schemas },
+  };
+}
+
+const answer = (schema) => ({
+  responses: { 200: { description: 'ok', content: { 'application/json': { schema: { $ref: schema } } } } },
+});
+
+test('serves the public API as one OpenAPI document at /docs/json: routed paths of every service, shared schemas once, internal paths left out', async () => {
+  const errorBody = { type: 'object', properties: { code: { type: 'string' } } };
+  const orders = await startDocumentedUpstream(
+    serviceDocument(
+      'orders API',
+      {
+        '/api/v2/orders/{orderId}': { get: answer('#/components/schemas/Order') },
+        '/internal/sweep': { post: answer('#/components/schemas/Sweep') },
+      },
+      {
+        Order: { type: 'object', properties: { orderId: { type: 'string' } } },
+        Sweep: { type: 'object' },
+        ErrorBody: errorBody,
+      },
+    ),
+  );
+  const payments = await startDocumentedUpstream(
+    serviceDocument(
+      'payments API',
+      { '/api/v2/payment': { post: answer('#/components/schemas/Order') } },
+      // A schema of the same name and another shape: both stay, the second renamed.
+      { Order: { type: 'object', properties: { amount: { type: 'string' } } }, ErrorBody: errorBody },
+    ),
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'edge-docs-'));
+  const routesFile = join(dir, 'routes.json');
+  writeFileSync(
+    routesFile,
+    JSON.stringify({
+      services: {
+        orders: { port: orders.address().port },
+        payments: { port: payments.address().port },
+        webhooks: { port: deadPort },
+      },
+      routes: [
+        { prefix: '/api/v2/orders', service: 'orders' },
+        { prefix: '/api/v2/payment', service: 'payments' },
+        { prefix: '/api/v1/settings', service: 'webhooks' },
+      ],
+    }),
+  );
+  const docsEdge = await createEdge({ routesFile, port: 0, log: false });
+  try {
+    const response = await fetch(`${docsEdge.url}/docs/json`);
+    assert.equal(response.status, 200);
+    const document = await response.json();
+    assert.deepEqual(Object.keys(document.paths).sort(), ['/api/v2/orders/{orderId}', '/api/v2/payment']);
+    assert.equal(document.info.title, 'Byrd payment platform: public API');
+    assert.deepEqual(Object.keys(document.components.schemas).sort(), ['Order', 'PaymentsOrder']);
+    assert.equal(
+      document.paths['/api/v2/payment'].post.responses[200].content['application/json'].schema.$ref,
+      '#/components/schemas/PaymentsOrder',
+    );
+    // The webhook service is down: the document says it is partial instead of passing for whole.
+    assert.deepEqual(document['x-unavailable-services'], ['webhooks']);
+    assert.match(document.info.description, /Not included: webhooks did not answer/);
+
+    const page = await fetch(`${docsEdge.url}/docs`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type'), /text\/html/);
+    const bundle = await fetch(
+      `${docsEdge.url}${(await page.text()).match(/src="([^"]*swagger-ui-bundle\.js)"/)[1]}`,
+    );
+    assert.equal(bundle.status, 200, 'the Swagger UI bundle the page loads is served');
+    assert.match(await bundle.text(), /SwaggerUIBundle/);
+  } finally {
+    await docsEdge.close();
+    await new Promise((r) => orders.close(r));
+    await new Promise((r) => payments.close(r));
+  }
+});
+
+test('answers /docs/json 502 BYRD999 when no service answers with its document', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'edge-docs-'));
+  const routesFile = join(dir, 'routes.json');
+  writeFileSync(
+    routesFile,
+    JSON.stringify({
+      services: { payments: { port: deadPort } },
+      routes: [{ prefix: '/api/v2/payment', service: 'payments' }],
+    }),
+  );
+  const docsEdge = await createEdge({ routesFile, port: 0, log: false });
+  try {
+    const response = await fetch(`${docsEdge.url}/docs/json`);
+    assert.equal(response.status, 502);
+    const body = await response.json();
+    assert.equal(body.code, 'BYRD999');
+    assert.equal(body.message, 'No service answered with its OpenAPI document');
+  } finally {
+    await docsEdge.close();
+  }
+});
