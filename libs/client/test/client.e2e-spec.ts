@@ -11,6 +11,7 @@ import {
   type WebhookSettings,
 } from '../src/index.js';
 import { FlakyNetwork } from './flaky-network.js';
+import { answerChallenge } from './shopper.js';
 import { startStack, type Stack } from './stack.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
@@ -147,7 +148,7 @@ describe('@byrd/client against the running platform', () => {
     });
   });
 
-  it('hands back the 3D Secure redirect of a challenged card, and waits for async methods to settle', async () => {
+  it('hands back the 3D Secure redirect of a challenged card, and waits for it and for async methods to settle', async () => {
     const challenged = await byrd.payments.create({
       type: 'card',
       amount: '30.00',
@@ -162,6 +163,18 @@ describe('@byrd/client against the running platform', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     expect((await byrd.transactions.get(challenged.transactionId)).status).toBe('Created');
+
+    // The shopper types the code on that page: the payment completes, and the redirect reports it.
+    await answerChallenge(stack.url, challenged.threeDSecure!.id, '1234');
+    const authenticated = await byrd.transactions.waitForOutcome(challenged.transactionId, {
+      intervalMs: 100,
+    });
+    expect(authenticated).toMatchObject({ status: 'Success', threeDSecure: { status: 'Authorized' } });
+    const landing = await fetch(action!.url, { redirect: 'manual' });
+    expect(landing.status).toBe(303);
+    expect(landing.headers.get('location')).toBe(
+      `https://shop.example.com/return?transactionId=${challenged.transactionId}&status=Success`,
+    );
 
     const multibanco = await byrd.payments.create({ type: 'multibanco', amount: '12.00', currency: 'EUR' });
     expect(multibanco).toMatchObject({ code: 'BYRD201', status: 'Processing' });
