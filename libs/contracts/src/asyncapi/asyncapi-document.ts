@@ -198,6 +198,14 @@ export function buildAsyncApiDocument(version: string): Document {
                 'The envelope id, set by the publisher as the JetStream msgID: the server drops a re-publish ' +
                 'of the same event within the stream’s duplicate window.',
             },
+            traceparent: {
+              type: 'string',
+              pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$',
+              description:
+                'W3C Trace Context of the work that wrote the event (stored beside its outbox row): a ' +
+                'consumer’s span for the event is its child, so one trace follows a request across services. ' +
+                'Absent for events written outside any traced work.',
+            },
           },
         },
       },
