@@ -1,7 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CreateWebhookSettingsRequest } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  CreateWebhookSettingsRequest,
+  DeleteWebhookSettingsAnswer,
+  WebhookSettingsAnswer,
+  WebhookSettingsListAnswer,
+  type DeleteWebhookSettingsResponse,
+  type WebhookSettingsListResponse,
+  type WebhookSettingsResponse,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { CreateSettings, DeleteSettings, GetSettings, ListSettings } from './settings.usecases.js';
 
 @ApiTags('webhook settings')
@@ -20,25 +28,40 @@ export class SettingsController {
     summary:
       'Subscribe a URL to events. Missing credentials are generated; the answer carries the signing secret (only here).',
   })
-  create(@CurrentMerchant() merchant: MerchantContext, @Body() body: CreateWebhookSettingsRequest) {
+  @ApiCreatedResponse({ type: WebhookSettingsAnswer })
+  create(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Body() body: CreateWebhookSettingsRequest,
+  ): Promise<WebhookSettingsResponse> {
     return this.createSettings.execute(merchant, body);
   }
 
   @Get()
   @ApiOperation({ summary: 'List the webhook settings, most recent first' })
-  list(@CurrentMerchant() merchant: MerchantContext) {
+  @ApiOkResponse({ type: WebhookSettingsListAnswer })
+  list(@CurrentMerchant() merchant: MerchantContext): Promise<WebhookSettingsListResponse> {
     return this.listSettings.execute(merchant);
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'Read one webhook setting' })
-  read(@CurrentMerchant() merchant: MerchantContext, @Param('id') id: string) {
+  @ApiOkResponse({ type: WebhookSettingsAnswer })
+  @ApiErrors(NOT_FOUND)
+  read(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('id') id: string,
+  ): Promise<WebhookSettingsResponse> {
     return this.getSettings.execute(merchant, id);
   }
 
   @Delete(':id')
   @ApiOperation({ summary: 'Delete a webhook setting; its pending retries are canceled' })
-  remove(@CurrentMerchant() merchant: MerchantContext, @Param('id') id: string) {
+  @ApiOkResponse({ type: DeleteWebhookSettingsAnswer })
+  @ApiErrors(NOT_FOUND)
+  remove(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('id') id: string,
+  ): Promise<DeleteWebhookSettingsResponse> {
     return this.deleteSettings.execute(merchant, id);
   }
 }

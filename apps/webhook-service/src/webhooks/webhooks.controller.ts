@@ -10,10 +10,26 @@ import {
   Query,
   Res,
 } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ListWebhooksQuery, ResendWebhooksRequest } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import {
+  ListWebhooksQuery,
+  ResendWebhooksAnswer,
+  ResendWebhooksRequest,
+  WebhookAttemptListAnswer,
+  WebhookListAnswer,
+  type ResendWebhooksResponse,
+  type WebhookAttempt,
+  type WebhookRecord,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { ListAttempts, ListWebhooks } from './webhook-history.usecases.js';
 import { ResendWebhooks } from './resend-webhooks.usecase.js';
 import { readPage, type Page, type RequestHeaders } from './paging.js';
@@ -27,6 +43,13 @@ const PagingHeaders = () =>
       description: 'Results per page (default 20, at most 100)',
     }),
   );
+
+const PAGE_HEADERS = {
+  'x-current-page': { description: 'Page returned', schema: { type: 'integer' } },
+  'x-page-size': { description: 'Page size used', schema: { type: 'integer' } },
+  'x-page-count': { description: 'Number of pages', schema: { type: 'integer' } },
+  'x-total-item-count': { description: 'Webhooks over all pages', schema: { type: 'integer' } },
+} as const;
 
 function paged<T>(reply: FastifyReply, page: Page<T>): { data: T[] } {
   void reply.headers(page.headers);
@@ -53,12 +76,13 @@ export class WebhooksController {
     description: 'An orderId, transactionId or chargebackId',
   })
   @PagingHeaders()
+  @ApiOkResponse({ type: WebhookListAnswer, headers: PAGE_HEADERS })
   async list(
     @CurrentMerchant() merchant: MerchantContext,
     @Query() query: ListWebhooksQuery,
     @Headers() headers: RequestHeaders,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
+  ): Promise<{ data: WebhookRecord[] }> {
     return paged(reply, await this.listWebhooks.execute(merchant, query.referenceId, readPage(headers)));
   }
 
@@ -67,12 +91,14 @@ export class WebhooksController {
     summary: 'Attempt history of a webhook (scheduled attempts and resends), most recent first',
   })
   @PagingHeaders()
+  @ApiOkResponse({ type: WebhookAttemptListAnswer, headers: PAGE_HEADERS })
+  @ApiErrors(NOT_FOUND)
   async attempts(
     @CurrentMerchant() merchant: MerchantContext,
     @Param('webhookId') webhookId: string,
     @Headers() headers: RequestHeaders,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ) {
+  ): Promise<{ data: WebhookAttempt[] }> {
     return paged(reply, await this.listAttempts.execute(merchant, webhookId, readPage(headers)));
   }
 
@@ -82,7 +108,11 @@ export class WebhooksController {
     summary:
       'Send webhooks once more (one extra attempt each, outside the retry schedule), optionally to another URL',
   })
-  resend(@CurrentMerchant() merchant: MerchantContext, @Body() body: ResendWebhooksRequest) {
+  @ApiAcceptedResponse({ type: ResendWebhooksAnswer })
+  resend(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Body() body: ResendWebhooksRequest,
+  ): Promise<ResendWebhooksResponse> {
     return this.resendWebhooks.execute(merchant, body);
   }
 }
