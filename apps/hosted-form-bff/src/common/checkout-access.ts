@@ -1,7 +1,7 @@
 import { createParamDecorator, type ExecutionContext, type PipeTransform } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { CHECKOUT_KEY_HEADER, isGuid } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, ErrorKind, type ErrorCodes } from '@byrd/platform';
 
 /** What proves the shopper's access to one order: the order id and the order's checkout key. */
 export interface CheckoutAccess {
@@ -45,3 +45,15 @@ export class GuidParam implements PipeTransform<string, string> {
 export const RequestId = createParamDecorator((_: unknown, context: ExecutionContext): string =>
   String(context.switchToHttp().getRequest<FastifyRequest>().id),
 );
+
+/**
+ * What every hosted-form call may answer besides its own result: no checkout key (401), a wrong
+ * order, key or payment id (404), the address over its rate limit (429), the rate-limit store or
+ * a service behind the BFF unavailable (503).
+ */
+export const CHECKOUT_API_ERRORS: ErrorCodes = {
+  401: ['BYRD401'],
+  404: ['BYRD901'],
+  429: ['BYRD206'],
+  503: ['BYRD999'],
+};
