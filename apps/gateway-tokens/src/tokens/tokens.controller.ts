@@ -1,7 +1,23 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CreateTokenRequest, ListTokensQuery, TokenIdParam } from '@byrd/contracts';
-import { CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import {
+  CreateTokenRequest,
+  CreateTokenResponseSchema,
+  ListTokensQuery,
+  TokenIdParam,
+  TokenListResponseSchema,
+  TokenResponseSchema,
+  type CreateTokenResponse,
+  type TokenListResponse,
+  type TokenResponse,
+} from '@byrd/contracts';
+import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { CreateToken } from './create-token.usecase.js';
 import { DeleteToken, GetToken, ListTokens } from './token-queries.usecases.js';
 
@@ -18,26 +34,43 @@ export class TokensController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Store a card as a token (BYRD207 + action: verify the cardholder with 3DS)' })
-  create(@CurrentMerchant() merchant: MerchantContext, @Body() body: CreateTokenRequest) {
+  @ApiCreatedResponse({ type: CreateTokenResponseSchema })
+  // The cardholder verification runs in the payments service: its refusals, or its absence.
+  @ApiErrors({ 422: ['BYRD240', 'BYRD291'], 503: ['BYRD999'] })
+  create(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Body() body: CreateTokenRequest,
+  ): Promise<CreateTokenResponse> {
     return this.createToken.execute(merchant, body);
   }
 
   @Get()
   @ApiOperation({ summary: 'List tokens by customReference and isExpired, newest first' })
-  list(@CurrentMerchant() merchant: MerchantContext, @Query() query: ListTokensQuery) {
+  @ApiOkResponse({ type: TokenListResponseSchema })
+  list(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Query() query: ListTokensQuery,
+  ): Promise<TokenListResponse> {
     return this.listTokens.execute(merchant.merchantId, query);
   }
 
   @Get(':tokenId')
   @ApiOperation({ summary: 'Read a token: brand, expiration, masked card number' })
-  read(@CurrentMerchant() merchant: MerchantContext, @Param() { tokenId }: TokenIdParam) {
+  @ApiOkResponse({ type: TokenResponseSchema })
+  @ApiErrors(NOT_FOUND)
+  read(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param() { tokenId }: TokenIdParam,
+  ): Promise<TokenResponse> {
     return this.getToken.execute(merchant.merchantId, tokenId);
   }
 
   @Delete(':tokenId')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete a token: the stored card is erased' })
-  remove(@CurrentMerchant() merchant: MerchantContext, @Param() { tokenId }: TokenIdParam) {
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(NOT_FOUND)
+  remove(@CurrentMerchant() merchant: MerchantContext, @Param() { tokenId }: TokenIdParam): Promise<void> {
     return this.deleteToken.execute(merchant.merchantId, tokenId);
   }
 }
