@@ -8,6 +8,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { FanOutModule } from './fan-out/fan-out.module.js';
 import { DeliveryModule } from './delivery/delivery.module.js';
 import { RetentionModule } from './retention/retention.module.js';
+import { ListenModule } from './listen/listen.module.js';
 
 export const SERVICE_NAME = 'webhook-service';
 
@@ -30,6 +31,7 @@ export class AppModule {
         FanOutModule,
         DeliveryModule,
         RetentionModule,
+        ListenModule,
       ],
     };
   }

@@ -20,7 +20,14 @@ import { MAX_ATTEMPTS, nextRetryDelayMs } from './retry-policy.js';
 export const USER_AGENT = 'Byrd-Webhooks/1.0';
 
 /** The headers of a delivery: JSON, the setting's credential, and the Standard Webhooks signature. */
-export function deliveryHeaders(job: DeliveryJob, body: string, at: Date): Record<string, string> {
+export function deliveryHeaders(
+  job: Pick<
+    DeliveryJob,
+    'webhookId' | 'signingSecret' | 'credentialType' | 'apiKey' | 'username' | 'password'
+  >,
+  body: string,
+  at: Date,
+): Record<string, string> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
@@ -42,6 +49,25 @@ function hostOf(url: string): string {
   } catch {
     return 'invalid';
   }
+}
+
+/** The body of a delivery (API-FACTS.md): what every attempt of a webhook POSTs, and `listen` streams. */
+export function deliveryBody(
+  webhook: Pick<DeliveryJob, 'webhookId' | 'event' | 'paymentMethod' | 'settingsId' | 'createdAt'> & {
+    attemptId: string;
+    content: unknown;
+  },
+): string {
+  const delivery = {
+    id: webhook.webhookId,
+    event: webhook.event,
+    paymentMethod: webhook.paymentMethod,
+    settingsId: webhook.settingsId,
+    attemptId: webhook.attemptId,
+    createdAt: webhook.createdAt.toISOString(),
+    content: webhook.content,
+  } as unknown as WebhookDelivery;
+  return JSON.stringify(delivery);
 }
 
 /** What an attempt did, for the worker's endpoint scheduling. */
@@ -83,16 +109,7 @@ export class DeliverWebhook {
 
   private async attempt(job: DeliveryJob, span: Span): Promise<DeliveryOutcome> {
     const attemptId = randomUUID();
-    const delivery = {
-      id: job.webhookId,
-      event: job.event,
-      paymentMethod: job.paymentMethod,
-      settingsId: job.settingsId,
-      attemptId,
-      createdAt: job.createdAt.toISOString(),
-      content: job.content,
-    } as unknown as WebhookDelivery;
-    const body = JSON.stringify(delivery);
+    const body = deliveryBody({ ...job, attemptId });
     const startedAt = new Date();
     const result = job.secretsError
       ? {

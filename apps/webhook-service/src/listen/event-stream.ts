@@ -1,0 +1,36 @@
+import type { FastifyReply } from 'fastify';
+import type { ListenSession } from './listen-sessions.js';
+
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * Writes a session as server-sent events on the raw response (Fastify lets go of it), until the
+ * client goes away or the session is closed (shutdown): `ready` with the signing secret, then one
+ * `delivery` per webhook. A comment every 15 s keeps proxies from closing an idle stream.
+ */
+export function streamSession(reply: FastifyReply, session: ListenSession): void {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    // nginx (the Ingress) must pass each event on at once, not buffer the stream.
+    'x-accel-buffering': 'no',
+    connection: 'keep-alive',
+    'x-request-id': String(reply.request.id),
+  });
+  const send = (event: string, data: unknown) =>
+    raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  send('ready', { sessionId: session.id, signingSecret: session.signingSecret });
+  const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  raw.once('close', () => void session.close());
+  void (async () => {
+    try {
+      for await (const delivery of session.deliveries) send('delivery', delivery);
+    } finally {
+      clearInterval(heartbeat);
+      await session.close();
+      raw.end();
+    }
+  })();
+}

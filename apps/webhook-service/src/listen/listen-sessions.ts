@@ -1,0 +1,165 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
+import {
+  isEventName,
+  parseEnvelope,
+  toPublicContent,
+  type EventEnvelope,
+  type EventName,
+} from '@byrd/contracts';
+import {
+  ApiError,
+  ErrorKind,
+  NATS_CONTEXT,
+  parseKeyList,
+  PLATFORM_CONFIG,
+  type BaseConfig,
+  type MerchantContext,
+  type NatsContext,
+} from '@byrd/platform';
+import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
+import { deliveryBody, deliveryHeaders } from '../delivery/deliver-webhook.usecase.js';
+
+/** One webhook as `listen` streams it: the headers and body a real delivery would POST. */
+export interface ListenedDelivery {
+  id: string;
+  event: EventName;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A merchant's open `listen` stream (`GET /api/v1/webhooks/listen`). */
+export interface ListenSession {
+  /** Stands in for the settings id of a real delivery. */
+  id: string;
+  /**
+   * The Standard Webhooks secret this session signs with (the receiver verifies with it): the same
+   * for every session of the merchant, on every replica, so a reconnecting CLI needs no new secret.
+   */
+  signingSecret: string;
+  deliveries: AsyncIterable<ListenedDelivery>;
+  close(): Promise<void>;
+}
+
+/**
+ * `listen`: a merchant's events streamed as they happen, each as the webhook a setting would deliver
+ * (same body, signed the same way with the session's own secret), for a developer's CLI to forward
+ * to a local address that nothing outside can reach. Events are read from the stream by an
+ * ephemeral ordered consumer starting at the session's opening, so a session writes nothing and
+ * takes nothing from the settings' deliveries; closing it (or the connection) removes the consumer.
+ * Sandbox keys only: live events go to registered settings.
+ */
+@Injectable()
+export class ListenSessions implements OnModuleInit {
+  private readonly logger = new Logger(ListenSessions.name);
+  private readonly open = new Set<ListenSession>();
+  /** Derives the merchants' listen secrets: the first (active) key of WEBHOOK_SECRETS_KEYS. */
+  private readonly secretKey: Buffer;
+
+  constructor(
+    @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
+    @Inject(PLATFORM_CONFIG) private readonly config: BaseConfig,
+    @Inject(WEBHOOK_CONFIG) webhookConfig: WebhookConfig,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {
+    this.secretKey = parseKeyList(webhookConfig.WEBHOOK_SECRETS_KEYS)[0];
+  }
+
+  /** Open streams never finish on their own: end them before the server waits for its requests. */
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
+    fastify?.addHook('preClose', async () => {
+      await Promise.all([...this.open].map((session) => session.close()));
+    });
+  }
+
+  /** Checks everything first: a refused session opens nothing. */
+  async start(merchant: MerchantContext, events: string | undefined): Promise<ListenSession> {
+    if (merchant.mode !== 'sandbox') {
+      throw new ApiError(
+        ErrorKind.Forbidden,
+        'listen streams sandbox events only: use a sandbox API key (live events go to webhook settings)',
+        { code: 'BYRD403' },
+      );
+    }
+    const wanted = parseEvents(events);
+    const consumer = await this.nats.js.consumers.get(this.config.EVENTS_STREAM, {
+      filter_subjects: this.nats.subject('>'),
+      deliver_policy: DeliverPolicy.New,
+    });
+    const messages = await consumer.consume();
+    const session: ListenSession = {
+      id: randomUUID(),
+      signingSecret: `whsec_${createHmac('sha256', this.secretKey).update(`listen:${merchant.merchantId}`).digest('base64')}`,
+      deliveries: this.deliveries(messages, merchant.merchantId, wanted, () => session),
+      close: async () => {
+        if (!this.open.delete(session)) return;
+        await messages.close();
+        // Ordered consumers linger for minutes after their reader left: remove it now.
+        await consumer.delete().catch(() => undefined);
+      },
+    };
+    this.open.add(session);
+    this.logger.log(`listen session ${session.id} opened for merchant ${merchant.merchantId}`);
+    return session;
+  }
+
+  private async *deliveries(
+    messages: ConsumerMessages,
+    merchantId: string,
+    wanted: Set<string> | null,
+    session: () => ListenSession,
+  ): AsyncGenerator<ListenedDelivery> {
+    for await (const message of messages) {
+      let envelope: EventEnvelope;
+      try {
+        envelope = parseEnvelope(JSON.parse(message.string()));
+      } catch {
+        continue; // not an event a webhook would carry either
+      }
+      if (envelope.merchantId !== merchantId || (wanted && !wanted.has(envelope.type))) continue;
+      yield this.asDelivery(envelope, session());
+    }
+  }
+
+  private asDelivery(envelope: EventEnvelope, session: ListenSession): ListenedDelivery {
+    const webhookId = randomUUID();
+    const at = new Date();
+    const body = deliveryBody({
+      webhookId,
+      event: envelope.type,
+      paymentMethod: envelope.paymentMethod,
+      settingsId: session.id,
+      createdAt: at,
+      attemptId: randomUUID(),
+      content: toPublicContent(envelope.type, envelope.data),
+    });
+    const headers = deliveryHeaders(
+      {
+        webhookId,
+        signingSecret: session.signingSecret,
+        credentialType: 'api-key',
+        apiKey: null,
+        username: null,
+        password: null,
+      },
+      body,
+      at,
+    );
+    return { id: webhookId, event: envelope.type, headers, body };
+  }
+}
+
+/** `events=order.paid,transaction.payment.success`: names of the catalogue; none = every event. */
+function parseEvents(events: string | undefined): Set<string> | null {
+  if (events === undefined || events.trim() === '') return null;
+  const names = events.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !isEventName(name));
+  if (unknown.length > 0) {
+    throw ApiError.invalidField('events', `not events of the catalogue: ${unknown.join(', ')}`);
+  }
+  return new Set(names);
+}

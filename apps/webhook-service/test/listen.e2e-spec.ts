@@ -1,0 +1,186 @@
+import { Webhook } from 'standardwebhooks';
+import { WebhookHarness } from './harness.js';
+
+interface StreamEvent {
+  event: string;
+  data: any;
+}
+
+/** A `listen` stream read as a CLI reads it: server-sent events over a plain HTTP GET. */
+class ListenStream {
+  readonly events: StreamEvent[] = [];
+  private closed = false;
+
+  private constructor(
+    readonly response: Response,
+    private readonly abort: AbortController,
+  ) {}
+
+  static async open(baseUrl: string, apiKey: string, query = ''): Promise<ListenStream> {
+    const abort = new AbortController();
+    const response = await fetch(`${baseUrl}/api/v1/webhooks/listen${query}`, {
+      headers: { 'x-api-key': apiKey, accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
+    const stream = new ListenStream(response, abort);
+    if (response.status === 200) void stream.read();
+    return stream;
+  }
+
+  private async read(): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of this.response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data) this.events.push({ event, data: JSON.parse(data) });
+        }
+      }
+    } catch {
+      // aborted by the test
+    }
+    this.closed = true;
+  }
+
+  async waitFor(count: number, timeoutMs = 5_000): Promise<StreamEvent[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.events.length < count) {
+      if (Date.now() > deadline) throw new Error(`Got ${JSON.stringify(this.events)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return this.events;
+  }
+
+  async ended(timeoutMs = 5_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return this.closed;
+  }
+
+  close(): void {
+    this.abort.abort();
+  }
+}
+
+describe('listen: a live stream of signed deliveries (GET /api/v1/webhooks/listen)', () => {
+  let h: WebhookHarness;
+
+  beforeAll(async () => {
+    h = await WebhookHarness.start();
+  });
+  afterAll(() => h?.stop());
+
+  const consumers = async () => (await h.env.nats.jsm.consumers.list(h.env.streamName).next()).length;
+
+  it("streams the merchant's chosen events, each signed as a real delivery, and nothing else", async () => {
+    const durableConsumers = await consumers();
+    const stream = await ListenStream.open(h.baseUrl, h.merchant.apiKey, '?events=order.paid,chargeback.won');
+    expect(stream.response.status).toBe(200);
+    expect(stream.response.headers.get('content-type')).toContain('text/event-stream');
+    const [ready] = await stream.waitFor(1);
+    expect(ready).toEqual({
+      event: 'ready',
+      data: { sessionId: expect.any(String), signingSecret: expect.stringMatching(/^whsec_/) },
+    });
+    expect(await consumers()).toBe(durableConsumers + 1);
+
+    const other = h.merchant;
+    const paid = await h.publish('order.paid', 'card');
+    await h.publish('order.created', null); // not asked for
+    const stranger = await h.freshMerchant();
+    await h.publish('order.paid', 'card'); // another merchant's
+    h.merchant = other;
+    const won = await h.publish('chargeback.won', 'card');
+
+    const events = await stream.waitFor(3);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(stream.events.map((e) => [e.event, e.data.event, e.data.body])).toHaveLength(3);
+    const deliveries = events.slice(1).map((e) => e.data);
+    expect(deliveries.map((d) => d.event)).toEqual(['order.paid', 'chargeback.won']);
+    for (const delivery of deliveries) {
+      // A receiver checks it exactly as it checks a setting's deliveries.
+      expect(() =>
+        new Webhook(ready.data.signingSecret).verify(delivery.body, delivery.headers),
+      ).not.toThrow();
+      expect(delivery.headers['webhook-id']).toBe(delivery.id);
+    }
+    expect(JSON.parse(deliveries[0].body)).toEqual({
+      id: deliveries[0].id,
+      event: 'order.paid',
+      paymentMethod: 'card',
+      settingsId: ready.data.sessionId,
+      attemptId: expect.any(String),
+      createdAt: expect.any(String),
+      content: expect.objectContaining({ orderId: paid.data.orderId, status: 'paid' }),
+    });
+    expect(JSON.parse(deliveries[1].body).content).toMatchObject({
+      chargebackId: (won.data as { chargebackId: string }).chargebackId,
+    });
+    expect(stranger.merchantId).not.toBe(other.merchantId);
+    // Nothing is written: the settings' webhooks know nothing of a listen session.
+    expect(await h.rows(`SELECT id FROM webhooks WHERE event_id = $1`, [paid.id])).toEqual([]);
+
+    // Going away ends the session and removes its consumer.
+    stream.close();
+    const deadline = Date.now() + 5_000;
+    while ((await consumers()) !== durableConsumers && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await consumers()).toBe(durableConsumers);
+  });
+
+  it('refuses live keys, unknown events and missing keys before opening anything', async () => {
+    const before = await consumers();
+    const live = await h.freshMerchant('live');
+    const refused = await ListenStream.open(h.baseUrl, live.apiKey);
+    expect(refused.response.status).toBe(403);
+    expect(await refused.response.json()).toMatchObject({ code: 'BYRD403' });
+
+    // One secret per merchant, whatever the session: a reconnecting CLI keeps verifying.
+    await h.freshMerchant();
+    const first = await ListenStream.open(h.baseUrl, h.merchant.apiKey);
+    const again = await ListenStream.open(h.baseUrl, h.merchant.apiKey);
+    const [[opened], [reopened]] = await Promise.all([first.waitFor(1), again.waitFor(1)]);
+    expect(reopened.data.signingSecret).toBe(opened.data.signingSecret);
+    expect(reopened.data.sessionId).not.toBe(opened.data.sessionId);
+    first.close();
+    again.close();
+
+    const sandbox = await h.freshMerchant();
+    const theirs = await ListenStream.open(h.baseUrl, sandbox.apiKey);
+    const [[their]] = [await theirs.waitFor(1)];
+    expect(their.data.signingSecret).not.toBe(opened.data.signingSecret);
+    theirs.close();
+    const unknown = await ListenStream.open(h.baseUrl, sandbox.apiKey, '?events=order.paid,order.shipped');
+    expect(unknown.response.status).toBe(400);
+    expect(await unknown.response.json()).toMatchObject({
+      errors: [{ field: 'events', message: expect.stringContaining('order.shipped') }],
+    });
+
+    const anonymous = await fetch(`${h.baseUrl}/api/v1/webhooks/listen`);
+    expect(anonymous.status).toBe(401);
+    const deadline = Date.now() + 5_000;
+    while ((await consumers()) !== before && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await consumers()).toBe(before);
+  });
+
+  it('ends open streams when the service shuts down, instead of holding the shutdown', async () => {
+    const stream = await ListenStream.open(h.baseUrl, h.merchant.apiKey);
+    await stream.waitFor(1);
+    const restarted = await WebhookHarness.start();
+    const other = await ListenStream.open(restarted.baseUrl, restarted.merchant.apiKey);
+    await other.waitFor(1);
+    const startedAt = Date.now();
+    await restarted.stop();
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    expect(await other.ended()).toBe(true);
+    stream.close();
+  });
+});
