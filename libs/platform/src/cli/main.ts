@@ -30,6 +30,10 @@ const USAGE = `Usage: npm run cli -- <command>
                                                                   the RPC_TRUSTED_CALLERS every service is given
   vault rotate-kek | vault new-kek --id <id>                      the card vault's keys (npm run cli -- vault --help)
 
+A merchant's developer (a sandbox API key in $BYRD_API_KEY; npm run cli -- listen --help):
+  listen --forward-to <url> [--events <a,b>]                      stream the sandbox webhooks to a local address, signed
+  trigger <event>                                                 produce a real sandbox event by running its flow
+
 Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, API_KEYS_BUCKET, MERCHANTS_BUCKET.`;
 
 type Out = { log: (line: string) => void; error: (line: string) => void };
