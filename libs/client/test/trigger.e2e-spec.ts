@@ -73,10 +73,17 @@ describe('byrd trigger against the running platform', () => {
       expect({ event, confirmed, matched: Boolean(match) }).toEqual({ event, confirmed, matched: true });
       const [, key, id] = match!;
       // The event exists on the platform's stream, about the resource trigger reported.
-      const seen = await events.waitFor(
-        (envelope) => envelope.type === event && (envelope.data as unknown as Record<string, unknown>)[key] === id,
-        5_000,
-      );
+      const seen = await events
+        .waitFor(
+          (envelope) =>
+            envelope.type === event && (envelope.data as unknown as Record<string, unknown>)[key] === id,
+          5_000,
+        )
+        .catch((error: Error) => {
+          throw new Error(
+            `trigger ${event} reported ${key} ${id}, which the platform never announced: ${error.message}`,
+          );
+        });
       expect(seen.envelope.merchantId).toBe(stack.merchant.merchantId);
     }
   }, 120_000);

@@ -44,6 +44,7 @@ export async function runTrigger(event: string, options: TriggerOptions, io: Cli
     throw error;
   }
   try {
+    io.out(`${event}: ${flow.does}`);
     const byrd = new ByrdClient({ apiKey: options.apiKey, baseUrl: options.baseUrl });
     let result;
     try {
