@@ -4,6 +4,9 @@
 //   npm run cli -- keys verify <apiKey>
 //   npm run cli -- vault rotate-kek     (the card vault's, apps/gateway-tokens/src/vault-cli.ts: with
 //                                        npm start's database and .local/secrets.json keys by default)
+//   npm run cli -- listen --forward-to http://localhost:3000/hooks   (a merchant's: @byrd/client's
+//   npm run cli -- trigger order.paid                                 `byrd` CLI, src/cli/main.ts; a
+//                                        sandbox key in $BYRD_API_KEY or --api-key, the edge by default)
 // The CLI lives in libs/platform (src/cli/main.ts, exporting runCli(argv) -> exit code). This
 // wrapper builds @byrd/platform first when its dist is missing, then runs it. It reads NATS_URL
 // (default nats://127.0.0.1:4222).
@@ -15,6 +18,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI_ENTRY = join(ROOT, 'libs/platform/dist/cli/main.js');
 const VAULT_CLI_ENTRY = join(ROOT, 'apps/gateway-tokens/dist/vault-cli.js');
+const MERCHANT_CLI_ENTRY = join(ROOT, 'libs/client/dist/cli/main.js');
+/** The merchant's commands (the published `byrd` CLI of @byrd/client); the rest are the operator's. */
+const MERCHANT_COMMANDS = new Set(['listen', 'trigger']);
 const SECRETS_FILE = join(ROOT, '.local/secrets.json');
 
 function build(workspace) {
@@ -48,8 +54,25 @@ async function runVault(argv) {
   return runVaultCli(argv, localVaultEnv());
 }
 
+async function runMerchant(argv) {
+  if (!existsSync(MERCHANT_CLI_ENTRY) && !build('@byrd/client')) {
+    console.error('Building @byrd/client failed (see above).');
+    return 1;
+  }
+  const { runCli } = await import(pathToFileURL(MERCHANT_CLI_ENTRY).href);
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  return runCli(argv, {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+    env: process.env,
+    signal: stop.signal,
+  });
+}
+
 async function main() {
   if (process.argv[2] === 'vault') return runVault(process.argv.slice(3));
+  if (MERCHANT_COMMANDS.has(process.argv[2])) return runMerchant(process.argv.slice(2));
   if (!existsSync(CLI_ENTRY) && !build('@byrd/platform')) {
     console.error('Building @byrd/platform failed (see above).');
     return 1;

@@ -27,6 +27,7 @@ export {
 export { Sandbox } from './resources/sandbox.js';
 export type { HeaderPage, HeaderPageQuery } from './paging.js';
 export { verifyWebhook, type VerifyWebhookOptions } from './verify-webhook.js';
+export { listen, type ForwardResult, type ListenedDelivery, type ListenOptions } from './listen.js';
 export { CLIENT_VERSION } from './version.js';
 
 // The API's own types (requests, answers, enums, events), from @byrd/contracts.

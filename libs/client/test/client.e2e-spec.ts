@@ -10,6 +10,7 @@ import {
   type CreatePaymentRequest,
   type WebhookSettings,
 } from '../src/index.js';
+import { runCli } from '../src/cli/main.js';
 import { FlakyNetwork } from './flaky-network.js';
 import { answerChallenge } from './shopper.js';
 import { startStack, type Stack } from './stack.js';
@@ -357,6 +358,60 @@ describe('@byrd/client against the running platform', () => {
       expect.arrayContaining([setting.id, basic.id]),
     );
     expect(await byrd.webhooks.settings.delete(basic.id)).toEqual({ id: basic.id, deleted: true });
+  });
+
+  it('listen (the CLI) forwards the sandbox webhooks to a local address, signed as real deliveries are', async () => {
+    const laptop = await new WebhookReceiver().start();
+    const stop = new AbortController();
+    const out: string[] = [];
+    const errors: string[] = [];
+    const running = runCli(
+      ['listen', '--forward-to', laptop.url, '--events', 'order.created', '--base-url', stack.url],
+      {
+        out: (line) => out.push(line),
+        err: (line) => errors.push(line),
+        env: { BYRD_API_KEY: stack.merchant.apiKey },
+        signal: stop.signal,
+      },
+    );
+    const ready = await eventually(
+      async () => out.find((line) => line.startsWith('Ready.')),
+      (line) => line !== undefined,
+    );
+    const signingSecret = /signing secret is (whsec_\S+)/.exec(ready ?? '')?.[1];
+    expect(signingSecret).toBeDefined();
+
+    const order = await byrd.orders.create({ amount: '9.99', currency: 'EUR', orderRef: 'listened-1' });
+    await byrd.payments.create({
+      type: 'card',
+      amount: '9.99',
+      currency: 'EUR',
+      orderId: order.orderId,
+      card: card(VISA),
+    });
+    const forwarded = await laptop.waitFor((w) => w.rawBody.includes(order.orderId));
+    // The laptop checks it exactly as a receiver of a real setting does.
+    const delivery = verifyWebhook({ body: forwarded.rawBody, headers: forwarded.headers, signingSecret });
+    expect(delivery).toMatchObject({ event: 'order.created', content: { orderId: order.orderId } });
+    expect(() =>
+      verifyWebhook({
+        body: forwarded.rawBody.replace('9.99', '0.01'),
+        headers: forwarded.headers,
+        signingSecret,
+      }),
+    ).toThrow(WebhookVerificationError);
+    await eventually(
+      async () => out.filter((line) => line.startsWith('order.created ') && line.includes('-> 200')),
+      (lines) => lines.length > 0,
+    );
+    // Only the events asked for: the payment's transaction and order.paid stayed away.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(laptop.received.map((w) => JSON.parse(w.rawBody).event)).toEqual(['order.created']);
+
+    stop.abort();
+    expect(await running).toBe(0);
+    expect(errors).toEqual([]);
+    await laptop.stop();
   });
 
   describe('idempotent retries', () => {

@@ -1,6 +1,4 @@
-import type { ErrorBody } from '@byrd/contracts';
-import { ByrdApiError } from '../errors.js';
-import type { ListenedDelivery } from '../listen.js';
+import { openListenStream, type ListenedDelivery } from '../listen.js';
 
 /** A delivery of the listen stream with its webhook body parsed. */
 export interface WatchedDelivery extends ListenedDelivery {
@@ -27,33 +25,11 @@ export class DeliveryWatch {
 
   private constructor(private readonly abort: AbortController) {}
 
-  /** Opens the stream; a refusal (bad or live key) throws {@link ByrdApiError}. */
+  /** Opens the stream; a refusal (bad or live key) throws a ByrdApiError. */
   static async open(options: DeliveryWatchOptions): Promise<DeliveryWatch> {
-    const url = new URL('/api/v1/webhooks/listen', options.baseUrl);
-    url.searchParams.set('events', options.events.join(','));
     const abort = new AbortController();
-    const response = await (options.fetch ?? fetch)(url, {
-      headers: { 'x-api-key': options.apiKey, accept: 'text/event-stream' },
-      signal: abort.signal,
-    });
-    if (response.status !== 200 || !response.body) {
-      const body = (await response.json().catch(() => ({}))) as Partial<ErrorBody>;
-      throw new ByrdApiError({
-        status: response.status,
-        body: {
-          code: body.code ?? 'BYRD999',
-          description: body.description ?? 'Unhandled error',
-          message: body.message ?? `answered ${response.status}`,
-          errors: body.errors,
-          requestId: body.requestId,
-        } as ErrorBody,
-        request: `GET ${url.pathname}`,
-        requestId: response.headers.get('x-request-id') ?? undefined,
-        retryAfterSeconds: undefined,
-      });
-    }
+    const events = await openListenStream({ ...options, signal: abort.signal });
     const watch = new DeliveryWatch(abort);
-    const events = serverSentEvents(response.body);
     const first = await events.next();
     if (first.done || first.value.event !== 'ready') {
       abort.abort();
@@ -108,24 +84,5 @@ export class DeliveryWatch {
       this.ended ??= error instanceof Error ? error.message : String(error);
     }
     this.wake();
-  }
-}
-
-/** The `event:` / `data:` pairs of a text/event-stream body (comments and keep-alives skipped). */
-async function* serverSentEvents(
-  body: AsyncIterable<Uint8Array>,
-): AsyncGenerator<{ event: string; data: string }> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (event && data) yield { event, data };
-    }
   }
 }
