@@ -163,6 +163,13 @@ describe('listen: a live stream of signed deliveries (GET /api/v1/webhooks/liste
       errors: [{ field: 'events', message: expect.stringContaining('order.shipped') }],
     });
 
+    // Repeated or empty parameters are a list, never a crash.
+    const repeated = await ListenStream.open(h.baseUrl, sandbox.apiKey, '?events=0&events=');
+    expect(repeated.response.status).toBe(400);
+    expect(await repeated.response.json()).toMatchObject({
+      errors: [{ field: 'events', message: 'not events of the catalogue: "0"' }],
+    });
+
     const anonymous = await fetch(`${h.baseUrl}/api/v1/webhooks/listen`);
     expect(anonymous.status).toBe(401);
     const deadline = Date.now() + 5_000;

@@ -77,7 +77,7 @@ export class ListenSessions implements OnModuleInit {
   }
 
   /** Checks everything first: a refused session opens nothing. */
-  async start(merchant: MerchantContext, events: string | undefined): Promise<ListenSession> {
+  async start(merchant: MerchantContext, events: unknown): Promise<ListenSession> {
     if (merchant.mode !== 'sandbox') {
       throw new ApiError(
         ErrorKind.Forbidden,
@@ -153,13 +153,25 @@ export class ListenSessions implements OnModuleInit {
   }
 }
 
-/** `events=order.paid,transaction.payment.success`: names of the catalogue; none = every event. */
-function parseEvents(events: string | undefined): Set<string> | null {
-  if (events === undefined || events.trim() === '') return null;
-  const names = events.split(',').map((name) => name.trim());
+/**
+ * `events=order.paid,transaction.payment.success` (or the parameter repeated): names of the
+ * catalogue; none (or only empty names) = every event. An unknown name is refused, quoted short.
+ */
+function parseEvents(events: unknown): Set<string> | null {
+  if (events === undefined) return null;
+  const values = Array.isArray(events) ? (events as unknown[]) : [events];
+  if (!values.every((value): value is string => typeof value === 'string')) {
+    throw ApiError.invalidField('events', 'must be comma-separated event names');
+  }
+  const names = values
+    .flatMap((value) => value.split(','))
+    .map((name) => name.trim())
+    .filter(Boolean);
+  if (names.length === 0) return null;
   const unknown = names.filter((name) => !isEventName(name));
   if (unknown.length > 0) {
-    throw ApiError.invalidField('events', `not events of the catalogue: ${unknown.join(', ')}`);
+    const quoted = unknown.slice(0, 5).map((name) => JSON.stringify(name.slice(0, 64)));
+    throw ApiError.invalidField('events', `not events of the catalogue: ${quoted.join(', ')}`);
   }
   return new Set(names);
 }

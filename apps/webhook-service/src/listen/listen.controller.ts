@@ -33,7 +33,7 @@ export class ListenController {
   })
   async listen(
     @CurrentMerchant() merchant: MerchantContext,
-    @Query('events') events: string | undefined,
+    @Query('events') events: unknown,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const session = await this.sessions.start(merchant, events);

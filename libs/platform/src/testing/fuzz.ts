@@ -458,11 +458,13 @@ async function send(
     headers: request.headers,
     body: request.method === 'GET' ? undefined : request.body,
   });
-  return {
-    status: response.status,
-    contentType: response.headers.get('content-type'),
-    text: await response.text(),
-  };
+  const contentType = response.headers.get('content-type');
+  // An event stream (webhook-service's listen) never ends: its status and type are the answer.
+  if (contentType?.startsWith('text/event-stream')) {
+    await response.body?.cancel();
+    return { status: response.status, contentType, text: '' };
+  }
+  return { status: response.status, contentType, text: await response.text() };
 }
 
 /**
