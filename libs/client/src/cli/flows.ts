@@ -173,10 +173,13 @@ function chargebackFlow(moves: ChargebackAction[]): Flow {
   };
 }
 
-/** The shopper's cancel button of the hosted form (its backend, with the order's checkout key). */
-async function cancelInHostedForm(context: FlowContext, order: OrderResponse): Promise<void> {
+/**
+ * The shopper's cancel button of the hosted form (its backend, with the order's checkout key), on
+ * the host the order's own checkoutUrl names: the gateway's locally, the checkout host on Kubernetes.
+ */
+async function cancelInHostedForm(order: OrderResponse): Promise<void> {
   const path = `/checkout/api/v2/orders/${segment(order.orderId)}/cancel`;
-  const response = await fetch(new URL(path, context.baseUrl), {
+  const response = await fetch(new URL(path, order.checkoutUrl), {
     method: 'POST',
     headers: { 'x-checkout-key': order.checkoutKey, accept: 'application/json' },
   });
@@ -253,7 +256,7 @@ export const FLOWS: Record<EventName, Flow | Untriggerable> = {
     does: "creates an order and presses the hosted form's cancel button as the shopper",
     async run(context) {
       const order = await createOrder(context, '25.00');
-      await cancelInHostedForm(context, order);
+      await cancelInHostedForm(order);
       return {
         steps: [`created order ${order.orderId}`, 'canceled it as the shopper does in the hosted form'],
         about: { orderId: order.orderId },
