@@ -14,9 +14,11 @@ import {
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** The services behind the merchant API (the hosted form's backend is not part of it). */
-const SERVICES = ['orders', 'payments', 'gateway-tokens', 'webhook-service'] as const;
+/** The services behind the merchant API, and the hosted form's backend (a shopper's cancel button). */
+const SERVICES = ['orders', 'payments', 'gateway-tokens', 'webhook-service', 'hosted-form-bff'] as const;
 type Service = (typeof SERVICES)[number];
+/** The services with a database of their own to migrate. */
+const MIGRATED: readonly Service[] = ['orders', 'payments', 'gateway-tokens', 'webhook-service'];
 
 /** Four services booting at once on two cores take a while; more when other suites run. */
 const READY_TIMEOUT_MS = 60_000;
@@ -24,6 +26,7 @@ const READY_TIMEOUT_MS = 60_000;
 const key = () => randomBytes(32).toString('base64');
 const SERVICE_ENV: Record<Service, Record<string, string>> = {
   orders: {},
+  'hosted-form-bff': {},
   payments: { CARD_SEAL_KEY: key() },
   'gateway-tokens': { VAULT_KEKS: `k1:${key()}`, VAULT_FINGERPRINT_KEY: key() },
   'webhook-service': {
@@ -73,11 +76,13 @@ export async function startStack(): Promise<Stack> {
         await env.serviceEnv(service, {
           HTTP_PORT: String(ports.get(service)),
           PUBLIC_BASE_URL: edgeUrl,
+          // Orders' checkoutUrl points at the hosted form behind this edge, as npm start's does.
+          CHECKOUT_URL: `${edgeUrl}/checkout`,
           ...SERVICE_ENV[service],
         }),
       );
     }
-    await Promise.all(SERVICES.map((service) => migrate(service, vars.get(service)!)));
+    await Promise.all(MIGRATED.map((service) => migrate(service, vars.get(service)!)));
     processes.push(
       ...(await Promise.all(
         SERVICES.map((service, i) => startServiceProcess(mains[i], vars.get(service)!, READY_TIMEOUT_MS)),

@@ -3,7 +3,6 @@ import { ALL_EVENT_NAMES } from '@byrd/contracts';
 import type { EventCollector } from '@byrd/platform/testing';
 import { runCli, type CliIo } from '../src/cli/main.js';
 import { runTrigger, TRIGGERABLE_EVENTS } from '../src/cli/trigger.js';
-import { startHostedFormFront, type HostedFormFront } from './hosted-form-front.js';
 import { startStack, type Stack } from './stack.js';
 
 /** Events no public sandbox call can cause (see FLOWS in src/cli/flows.ts). */
@@ -36,24 +35,21 @@ async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) 
 
 describe('byrd trigger against the running platform', () => {
   let stack: Stack;
-  let front: HostedFormFront;
   let events: EventCollector;
 
   beforeAll(async () => {
     stack = await startStack();
-    front = await startHostedFormFront(stack);
     // The platform's own event stream: the independent witness of what trigger claims it caused.
     events = await stack.env.collect();
   }, 150_000);
 
   afterAll(async () => {
-    await front?.stop();
     await stack?.stop();
   });
 
   const trigger = async (event: string, apiKey = stack.merchant.apiKey) => {
     const io = capturingIo();
-    const code = await runTrigger(event, { apiKey, baseUrl: front.url }, io);
+    const code = await runTrigger(event, { apiKey, baseUrl: stack.url }, io);
     return { code, io };
   };
 
