@@ -73,6 +73,17 @@ function linkNodeModules(dir) {
     }
     symlinkSync(from, join(target, entry));
   }
+  // A workspace's own node_modules holds the versions it needs where the root has another (ajv 8
+  // for libs/platform beside the root's ajv 6): link those too, or its build resolves the wrong one.
+  for (const group of ['apps', 'libs']) {
+    if (!existsSync(join(dir, group))) continue;
+    for (const workspace of readdirSync(join(dir, group))) {
+      const nested = join(ROOT, group, workspace, 'node_modules');
+      const link = join(dir, group, workspace, 'node_modules');
+      if (existsSync(nested) && existsSync(join(dir, group, workspace)) && !existsSync(link))
+        symlinkSync(nested, link);
+    }
+  }
 }
 
 function run(command, args, cwd) {
