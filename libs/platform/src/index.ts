@@ -23,3 +23,4 @@ export * from './cards/three-ds-data.js';
 export * from './scheduling/periodic-sweep.js';
 export * from './metrics/service-metrics.js';
 export * from './tracing/tracing.js';
+export * from './metrics/timed.js';

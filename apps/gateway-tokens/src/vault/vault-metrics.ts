@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Histogram } from 'prom-client';
-import { ApiError, ErrorKind, ServiceMetrics } from '@byrd/platform';
+import { ApiError, ErrorKind, ServiceMetrics, timed } from '@byrd/platform';
 
 export type VaultOperation = 'tokenize' | 'detokenize' | 'delete';
 
@@ -21,21 +21,13 @@ export class VaultMetrics {
 
   constructor(private readonly service: ServiceMetrics) {}
 
-  async measure<T>(
+  measure<T>(
     operation: VaultOperation,
     run: () => Promise<T>,
     resultOf: (value: T) => string = () => 'ok',
   ): Promise<T> {
-    const done = this.operations.startTimer({ operation });
-    try {
-      const value = await run();
-      done({ result: resultOf(value) });
-      return value;
-    } catch (error) {
-      done({
-        result: error instanceof ApiError && error.kind === ErrorKind.NotFound ? 'not_found' : 'error',
-      });
-      throw error;
-    }
+    return timed(this.operations, { operation }, 'result', run, resultOf, (error) =>
+      error instanceof ApiError && error.kind === ErrorKind.NotFound ? 'not_found' : 'error',
+    );
   }
 }

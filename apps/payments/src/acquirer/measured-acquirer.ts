@@ -1,4 +1,5 @@
 import type { MerchantMode } from '@byrd/contracts';
+import { timed } from '@byrd/platform';
 import type { PaymentsMetrics } from '../metrics/payments-metrics.js';
 import type { Acquirer, AcquirerResult, AuthorizationRequest, FollowUpRequest } from './acquirer.js';
 
@@ -49,16 +50,12 @@ export class MeasuredAcquirer implements Acquirer {
     );
   }
 
-  private async measure<T>(operation: string, call: () => Promise<T>, outcomeOf: (result: T) => string) {
-    const done = this.metrics.acquirerRequests.startTimer({ operation });
-    try {
-      const result = await call();
-      done({ outcome: outcomeOf(result) });
-      return result;
-    } catch (error) {
-      // A refusal before any request left (a live key on the sandbox) or a dead connection alike.
-      done({ outcome: 'exception' });
-      throw error;
-    }
+  /** A refusal before any request left (a live key on the sandbox) or a dead connection: `exception`. */
+  private measure<T>(
+    operation: string,
+    call: () => Promise<T>,
+    outcomeOf: (result: T) => string,
+  ): Promise<T> {
+    return timed(this.metrics.acquirerRequests, { operation }, 'outcome', call, outcomeOf);
   }
 }

@@ -1,4 +1,5 @@
 import type { CardBrand } from '@byrd/contracts';
+import { timed } from '@byrd/platform';
 import type { PaymentsMetrics } from '../metrics/payments-metrics.js';
 import type { AuthenticationResult, AuthenticationStart, ThreeDSProvider } from './three-ds-provider.js';
 
@@ -46,15 +47,7 @@ export class MeasuredThreeDSProvider implements ThreeDSProvider {
     return result;
   }
 
-  private async measure<T>(step: string, call: () => Promise<T>, resultOf: (value: T) => string): Promise<T> {
-    const done = this.metrics.threeDSRequests.startTimer({ step });
-    try {
-      const value = await call();
-      done({ result: resultOf(value) });
-      return value;
-    } catch (error) {
-      done({ result: 'exception' });
-      throw error;
-    }
+  private measure<T>(step: string, call: () => Promise<T>, resultOf: (value: T) => string): Promise<T> {
+    return timed(this.metrics.threeDSRequests, { step }, 'result', call, resultOf);
   }
 }

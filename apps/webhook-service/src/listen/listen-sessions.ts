@@ -91,10 +91,13 @@ export class ListenSessions implements OnModuleInit {
       deliver_policy: DeliverPolicy.New,
     });
     const messages = await consumer.consume();
-    const session: ListenSession = {
+    const signer = {
       id: randomUUID(),
       signingSecret: `whsec_${createHmac('sha256', this.secretKey).update(`listen:${merchant.merchantId}`).digest('base64')}`,
-      deliveries: this.deliveries(messages, merchant.merchantId, wanted, () => session),
+    };
+    const session: ListenSession = {
+      ...signer,
+      deliveries: this.deliveries(messages, merchant.merchantId, wanted, signer),
       close: async () => {
         if (!this.open.delete(session)) return;
         await messages.close();
@@ -111,7 +114,7 @@ export class ListenSessions implements OnModuleInit {
     messages: ConsumerMessages,
     merchantId: string,
     wanted: Set<string> | null,
-    session: () => ListenSession,
+    session: Pick<ListenSession, 'id' | 'signingSecret'>,
   ): AsyncGenerator<ListenedDelivery> {
     for await (const message of messages) {
       let envelope: EventEnvelope;
@@ -121,11 +124,14 @@ export class ListenSessions implements OnModuleInit {
         continue; // not an event a webhook would carry either
       }
       if (envelope.merchantId !== merchantId || (wanted && !wanted.has(envelope.type))) continue;
-      yield this.asDelivery(envelope, session());
+      yield this.asDelivery(envelope, session);
     }
   }
 
-  private asDelivery(envelope: EventEnvelope, session: ListenSession): ListenedDelivery {
+  private asDelivery(
+    envelope: EventEnvelope,
+    session: Pick<ListenSession, 'id' | 'signingSecret'>,
+  ): ListenedDelivery {
     const webhookId = randomUUID();
     const at = new Date();
     const body = deliveryBody({

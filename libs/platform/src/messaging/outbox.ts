@@ -15,17 +15,9 @@ import type { BaseConfig } from '../config/config.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
 import type { NatsContext } from './nats.js';
 import { EventConsumers } from './consumers.js';
-import { headers, type MsgHdrs } from '@nats-io/transport-node';
-import { traceparentOf } from '../tracing/tracing.js';
+import { natsTraceHeaders, traceparentOf } from '../tracing/tracing.js';
 
 const BATCH_SIZE = 200;
-
-/** The event's trace context for its consumers (W3C Trace Context over NATS headers). */
-function traceHeaders(traceparent: string): MsgHdrs {
-  const carrier = headers();
-  carrier.set('traceparent', traceparent);
-  return carrier;
-}
 
 interface OutboxRow {
   seq: string;
@@ -170,7 +162,7 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
       const acks = rows.map((row) =>
         this.nats.js.publish(this.nats.subject(row.subject), row.payload, {
           msgID: row.id,
-          headers: row.traceparent ? traceHeaders(row.traceparent) : undefined,
+          headers: natsTraceHeaders(row.traceparent),
         }),
       );
       const results = await Promise.allSettled(acks);

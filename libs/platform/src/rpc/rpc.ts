@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import { headers, type MsgHdrs, type Subscription } from '@nats-io/transport-node';
+import type { Subscription } from '@nats-io/transport-node';
 import {
   RPC_CALLERS,
   rpcError,
@@ -16,10 +16,10 @@ import type { RpcIdentity, SealedRpcReply } from './rpc-identity.js';
 import {
   contextFromHeaders,
   inSpan,
+  natsTraceHeaders,
   SpanKind,
   SpanStatusCode,
   startSpan,
-  traceparentOf,
   type Span,
 } from '../tracing/tracing.js';
 
@@ -98,7 +98,8 @@ export class Rpc implements BeforeApplicationShutdown {
     try {
       const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
         timeout: timeoutMs,
-        headers: this.traceHeaders(),
+        // The caller's trace context: the served side's span joins its trace.
+        headers: natsTraceHeaders(),
       });
       answer = message.json<RpcReply<RpcResponseOf<S>> | SealedRpcReply>();
     } catch (error) {
@@ -108,15 +109,6 @@ export class Rpc implements BeforeApplicationShutdown {
     if (answer.ok) return answer.data;
     const { code, message, errors } = answer.error;
     throw new ApiError(kindOfCode(code), message, { code, errors });
-  }
-
-  /** The caller's trace context, so the served side's span joins its trace. */
-  private traceHeaders(): MsgHdrs | undefined {
-    const traceparent = traceparentOf();
-    if (!traceparent) return undefined;
-    const carrier = headers();
-    carrier.set('traceparent', traceparent);
-    return carrier;
   }
 
   private errorReply(subject: string, failure: unknown, span: Span): RpcReply<never> {

@@ -10,6 +10,7 @@ import {
   type Span,
   type TextMapGetter,
 } from '@opentelemetry/api';
+import { headers, type MsgHdrs } from '@nats-io/transport-node';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -151,6 +152,14 @@ export function failSpan(span: Span, error: unknown): void {
 /** Runs `work` with `span` current, without ending it. */
 export function withSpan<T>(span: Span, work: () => T): T {
   return context.with(trace.setSpan(context.active(), span), work);
+}
+
+/** NATS headers carrying a trace context (the current span's by default); none when there is none. */
+export function natsTraceHeaders(traceparent: string | null = traceparentOf()): MsgHdrs | undefined {
+  if (!traceparent) return undefined;
+  const carrier = headers();
+  carrier.set('traceparent', traceparent);
+  return carrier;
 }
 
 /** The trace and span ids of the current span, for every log line (the OTel log field names). */
