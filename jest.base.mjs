@@ -11,7 +11,12 @@ export function jestConfig({ testMatch, testTimeout = 20_000, ...rest } = {}) {
   return {
     testEnvironment: 'node',
     extensionsToTreatAsEsm: ['.ts'],
-    testMatch: testMatch ?? ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+    testMatch: testMatch ?? [
+      '<rootDir>/src/**/*.spec.ts',
+      // Medium tests: real PostgreSQL with the service's migrations, no HTTP (MediumDatabase).
+      '<rootDir>/test/**/*.medium-spec.ts',
+      '<rootDir>/test/**/*.e2e-spec.ts',
+    ],
     testTimeout,
     // A suite that fails in beforeAll can leave broker connections open; never let that hang CI.
     forceExit: true,

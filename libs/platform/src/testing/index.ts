@@ -3,3 +3,4 @@ export * from './service-process.js';
 export * from './http.js';
 export * from './card-data.js';
 export * from './edge.js';
+export * from './medium.js';

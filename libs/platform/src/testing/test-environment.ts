@@ -17,6 +17,7 @@ const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 /** Leftovers of runs that died before cleanup are removed once they are this old. */
 const STALE_AFTER_MS = 2 * 3_600_000;
 let staleSwept = false;
+let databasesSwept = false;
 const NATS_URL = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
 export interface TestMerchant {
@@ -45,7 +46,7 @@ export class TestEnvironment {
   ) {}
 
   static async create(): Promise<TestEnvironment> {
-    const id = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+    const id = newRunId();
     const nats = await NatsContext.open({ url: NATS_URL, name: `test-${id}` }, `${id}.`);
     if (!staleSwept) {
       staleSwept = true;
@@ -65,11 +66,9 @@ export class TestEnvironment {
 
   /** A fresh database for a service of this run (created now, dropped by cleanup). */
   async database(service: string): Promise<string> {
-    const url = new URL(PG_BASE);
-    url.pathname = `/byrd_${this.id}_${service.replace(/-/g, '_')}`;
-    await ensureDatabase(url.toString());
-    this.databases.add(url.toString());
-    return url.toString();
+    const url = await createTestDatabase(this.id, service);
+    this.databases.add(url);
+    return url;
   }
 
   /** Environment variables for a service of this run; `extra` overrides. */
@@ -188,6 +187,19 @@ export class EventCollector {
   }
 }
 
+/** A new test run's id: its creation time and randomness, so runs never collide and leftovers age. */
+export function newRunId(): string {
+  return `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
+
+/** Creates a fresh, empty database of a test run for a service and returns its URL (drop it when done). */
+export async function createTestDatabase(runId: string, service: string): Promise<string> {
+  const url = new URL(PG_BASE);
+  url.pathname = `/byrd_${runId}_${service.replace(/-/g, '_')}`;
+  await ensureDatabase(url.toString());
+  return url.toString();
+}
+
 /** The creation time encoded in a run id (`t<base36 ms><hex>`), or null for other names. */
 function runStartedAt(name: string): number | null {
   const match = /(?:^|_)t([0-9a-z]{8})[0-9a-f]{6}(?:_|$)/.exec(name);
@@ -206,6 +218,13 @@ async function sweepStaleRuns(nats: NatsContext): Promise<void> {
       await nats.jsm.streams.delete(name).catch(() => undefined);
     }
   }
+  await sweepStaleDatabases();
+}
+
+/** Drops the databases of test runs that crashed long ago (once per process). */
+export async function sweepStaleDatabases(): Promise<void> {
+  if (databasesSwept) return;
+  databasesSwept = true;
   const client = new pg.Client({ connectionString: PG_BASE });
   await client.connect();
   try {
