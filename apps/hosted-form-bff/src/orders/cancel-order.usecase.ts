@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RpcSubjects, type CheckoutCancelResult } from '@byrd/contracts';
-import { ApiError, ErrorKind, notFoundAs, Rpc } from '@byrd/platform';
+import { notFoundAs, Refusal, Rpc } from '@byrd/platform';
 import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
 import { OPEN_ORDER_STATUSES } from './checkout-order-view.js';
 import { GetCheckoutOrder } from './get-checkout-order.usecase.js';
@@ -19,9 +19,7 @@ export class CancelCheckoutOrder {
   async execute(access: CheckoutAccess): Promise<CheckoutCancelResult> {
     const order = await this.orders.summary(access);
     if (!OPEN_ORDER_STATUSES.includes(order.status)) {
-      throw new ApiError(ErrorKind.BusinessRule, `This order is ${order.status} and cannot be canceled`, {
-        code: 'BYRD205',
-      });
+      throw Refusal.notAllowed(`This order is ${order.status} and cannot be canceled`);
     }
     const result = await this.rpc
       .call(RpcSubjects.OrdersCancel, { orderId: access.orderId, checkoutKey: access.checkoutKey })

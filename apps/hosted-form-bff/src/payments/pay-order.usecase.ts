@@ -5,7 +5,7 @@ import {
   type CheckoutPaymentRpcRequest,
   type CheckoutPaymentView,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind, notFoundAs, Rpc } from '@byrd/platform';
+import { ApiError, notFoundAs, Refusal, Rpc } from '@byrd/platform';
 import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
 import { OPEN_ORDER_STATUSES } from '../orders/checkout-order-view.js';
 import { GetCheckoutOrder } from '../orders/get-checkout-order.usecase.js';
@@ -32,9 +32,7 @@ export class PayCheckoutOrder {
   ): Promise<CheckoutPaymentView> {
     const order = await this.orders.execute(access);
     if (!OPEN_ORDER_STATUSES.includes(order.status)) {
-      throw new ApiError(ErrorKind.BusinessRule, `This order is ${order.status} and cannot be paid`, {
-        code: 'BYRD205',
-      });
+      throw Refusal.notAllowed(`This order is ${order.status} and cannot be paid`);
     }
     if (!(order.paymentMethods as string[]).includes(body.type)) {
       throw ApiError.invalidField(

@@ -13,7 +13,7 @@ import {
   type PaymentMethod,
   type TokenOptions,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, Refusal } from '@byrd/platform';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
 
@@ -110,16 +110,12 @@ export class CancelCheckoutOrder {
       const order = await findOrder(manager, request, true);
       if (order.status === 'canceled') return order;
       if (!OPEN_ORDER_STATUSES.includes(order.status)) {
-        throw new ApiError(ErrorKind.BusinessRule, `A ${order.status} order cannot be canceled`, {
-          code: 'BYRD205',
-        });
+        throw Refusal.notAllowed(`A ${order.status} order cannot be canceled`);
       }
       // The attempt holding the lock may be at the acquirer right now, or holds the money.
       if (order.paymentLockId) {
-        throw new ApiError(
-          ErrorKind.BusinessRule,
+        throw Refusal.notAllowed(
           'A payment of the order is in progress or holds its money; it cannot be canceled now',
-          { code: 'BYRD205' },
         );
       }
       order.status = 'canceled';

@@ -1,13 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { OPEN_ORDER_STATUSES, type OrderPaymentLock, type OrderPaymentLockRequest } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { Refusal } from '@byrd/platform';
 import { findOrder } from './checkout.usecases.js';
 import { Order } from './order.entity.js';
-
-function refused(message: string): ApiError {
-  return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205' });
-}
 
 /**
  * rpc.orders.lockPayment: payments reserves the order for one attempt right before it asks the
@@ -24,13 +20,13 @@ export class LockOrderForPayment {
       const order = await findOrder(manager, request, true);
       if (order.paymentLockId === request.transactionId) return lockOf(order);
       if (order.paymentLockId) {
-        throw refused(`Order ${order.id} has another payment in progress, or it is already paid`);
+        throw Refusal.notAllowed(`Order ${order.id} has another payment in progress, or it is already paid`);
       }
       if (!OPEN_ORDER_STATUSES.includes(order.status)) {
-        throw refused(`Order ${order.id} is ${order.status} and cannot be paid`);
+        throw Refusal.notAllowed(`Order ${order.id} is ${order.status} and cannot be paid`);
       }
       if (order.expiresAt.getTime() <= Date.now()) {
-        throw refused(`Order ${order.id} expired at ${order.expiresAt.toISOString()} and cannot be paid`);
+        throw Refusal.notAllowed(`Order ${order.id} expired at ${order.expiresAt.toISOString()} and cannot be paid`);
       }
       order.paymentLockId = request.transactionId;
       order.paymentLockedAt = new Date();

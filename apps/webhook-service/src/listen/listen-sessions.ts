@@ -12,10 +12,10 @@ import {
 } from '@byrd/contracts';
 import {
   ApiError,
-  ErrorKind,
   NATS_CONTEXT,
   parseKeyList,
   PLATFORM_CONFIG,
+  Refusal,
   type BaseConfig,
   type MerchantContext,
   type NatsContext,
@@ -79,10 +79,8 @@ export class ListenSessions implements OnModuleInit {
   /** Checks everything first: a refused session opens nothing. */
   async start(merchant: MerchantContext, events: unknown): Promise<ListenSession> {
     if (merchant.mode !== 'sandbox') {
-      throw new ApiError(
-        ErrorKind.Forbidden,
+      throw Refusal.forbidden(
         'listen streams sandbox events only: use a sandbox API key (live events go to webhook settings)',
-        { code: 'BYRD403' },
       );
     }
     const wanted = parseEvents(events);

@@ -17,6 +17,7 @@ import { catchError, finalize, from, mergeMap, of, throwError, type Observable }
 import { DataSource } from 'typeorm';
 import { queryPrepared } from '../database/prepared.js';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
+import { Refusal } from '../errors/refusals.js';
 import { toErrorResponse, type ErrorBody } from '../errors/error-body.js';
 import type { AuthenticatedRequest } from '../auth/api-key.guard.js';
 import type { BaseConfig } from '../config/config.js';
@@ -162,13 +163,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
 
   private replay(existing: StoredAnswer, hash: string, reply: FastifyReply): Observable<unknown> {
     if (existing.request_hash !== hash) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
-        'This idempotency-key was already used with a different request',
-        {
-          code: 'BYRD900',
-        },
-      );
+      throw Refusal.idempotencyKeyReused('This idempotency-key was already used with a different request');
     }
     if (existing.response_status === null) {
       throw new ApiError(ErrorKind.Conflict, 'A request with this idempotency-key is still being processed', {

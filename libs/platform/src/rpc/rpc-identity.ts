@@ -8,6 +8,7 @@ import {
 import { CompactEncrypt, SignJWT, compactDecrypt, decodeJwt, exportJWK, jwtVerify, type JWK } from 'jose';
 import type { RpcReply } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
+import { Refusal } from '../errors/refusals.js';
 
 /** A signed request stays valid this long (clock skew included): long enough for a queue, short for a replay. */
 const REQUEST_LIFETIME_S = 30;
@@ -121,7 +122,7 @@ export class RpcIdentity {
     allowedCallers: readonly string[],
   ): Promise<VerifiedRpcRequest<T>> {
     const jws = (envelope as Partial<SignedRpcRequest> | null)?.jws;
-    if (typeof jws !== 'string') throw forbidden(`${subject} takes signed requests only`);
+    if (typeof jws !== 'string') throw Refusal.forbidden(`${subject} takes signed requests only`);
     let payload: { req?: T; rk?: JWK; jti?: string; exp?: number; iss?: string };
     try {
       ({ payload } = await jwtVerify(jws, this.keyOf(decodeJwt(jws).iss), {
@@ -132,14 +133,14 @@ export class RpcIdentity {
         requiredClaims: ['iss', 'jti', 'exp', 'iat'],
       }));
     } catch (error) {
-      throw forbidden(`${subject}: the request's signature is not valid (${(error as Error).message})`);
+      throw Refusal.forbidden(`${subject}: the request's signature is not valid (${(error as Error).message})`);
     }
     const caller = payload.iss!;
-    if (!allowedCallers.includes(caller)) throw forbidden(`${caller} may not call ${subject}`);
+    if (!allowedCallers.includes(caller)) throw Refusal.forbidden(`${caller} may not call ${subject}`);
     this.rememberOnce(payload.jti!, payload.exp!);
-    if (!payload.rk) throw forbidden(`${subject}: the request names no reply key`);
+    if (!payload.rk) throw Refusal.forbidden(`${subject}: the request names no reply key`);
     const replyKey = replyKeyOf(payload.rk);
-    if (!replyKey) throw forbidden(`${subject}: the request's reply key is not an X25519 public key`);
+    if (!replyKey) throw Refusal.forbidden(`${subject}: the request's reply key is not an X25519 public key`);
     return { caller, request: payload.req as T, replyKey };
   }
 
@@ -164,7 +165,7 @@ export class RpcIdentity {
   /** A request id is accepted once while it is valid: a copied request cannot be replayed. */
   private rememberOnce(jti: string, expiresAtS: number): void {
     const now = Date.now();
-    if (this.seen.has(jti)) throw forbidden('this request was already served (replay)');
+    if (this.seen.has(jti)) throw Refusal.forbidden('this request was already served (replay)');
     if (this.seen.size > 10_000) {
       for (const [id, until] of this.seen) if (until < now) this.seen.delete(id);
     }
@@ -181,6 +182,3 @@ function replyKeyOf(jwk: JWK): KeyObject | null {
   }
 }
 
-function forbidden(message: string): ApiError {
-  return new ApiError(ErrorKind.Forbidden, message, { code: 'BYRD403' });
-}

@@ -1,0 +1,44 @@
+import { ApiError, ErrorKind } from './api-error.js';
+
+/**
+ * The refusals the services answer, one factory each carrying its kind (so its HTTP status) and its
+ * return code of API-FACTS.md: a caller says what was refused and why, never which code that is.
+ */
+export const Refusal = {
+  /** BYRD205, 422: the operation is not allowed in the current state (of the order, payment, ...). */
+  notAllowed(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205' });
+  },
+  /** BYRD230, 422: the payment was already fully refunded (or charged back). */
+  alreadyRefunded(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD230' });
+  },
+  /** BYRD231, 422: the refund asks for more than the payment still has. */
+  refundExceedsBalance(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD231' });
+  },
+  /** BYRD240, 422: the card (or the token standing for it) is expired. */
+  cardExpired(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD240' });
+  },
+  /** BYRD291, 422: no acquirer or processor serves this merchant's mode. */
+  noAcquirer(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD291' });
+  },
+  /** BYRD292, 422: the order does not accept this payment method. */
+  methodNotAccepted(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD292' });
+  },
+  /** BYRD201, 409: the shopper has not answered yet; asking again later can succeed. */
+  awaitingShopper(message: string): ApiError {
+    return new ApiError(ErrorKind.Conflict, message, { code: 'BYRD201' });
+  },
+  /** BYRD900, 422: an idempotency key reused with a different request. */
+  idempotencyKeyReused(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD900' });
+  },
+  /** BYRD403, 403: the caller is known but may not do this. */
+  forbidden(message: string): ApiError {
+    return new ApiError(ErrorKind.Forbidden, message, { code: 'BYRD403' });
+  },
+} as const;
