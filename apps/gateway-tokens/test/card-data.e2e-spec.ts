@@ -7,6 +7,7 @@ import {
   cardDataLeaks,
   dumpDatabases,
   freePort,
+  futureExpiry,
   startServiceProcess,
   TestEnvironment,
   type ServiceProcess,
@@ -80,7 +81,7 @@ describe('card data around the vault', () => {
     call(tokens.url, 'POST', '/api/v2/tokens', {
       CustomReference: 'customer-1',
       RedirectUrl: 'https://shop.example.com/cards',
-      Card: { number, expiration: '12/30', cvv, holder: 'Ana Silva', ...extra },
+      Card: { number, expiration: futureExpiry(), cvv, holder: 'Ana Silva', ...extra },
     });
   const pay = (tokenId: string, transactionMode: string) =>
     call(payments.url, 'POST', '/api/v2/payment', {

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { futureExpiry } from '@byrd/platform/testing';
 import { describeFuzzing } from '@byrd/platform/testing/fuzz';
 import { TokensHarness } from './harness.js';
 
@@ -7,7 +8,7 @@ const token = {
   CustomReference: 'customer-fuzz',
   Alias: 'My card',
   RedirectUrl: 'https://shop.example.com/cards',
-  Card: { number: '4242424242424242', expiration: '12/30', cvv: '123', holder: 'Ana Silva' },
+  Card: { number: '4242424242424242', expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' },
 };
 
 describeFuzzing(

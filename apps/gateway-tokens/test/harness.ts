@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
-import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
+import {
+  callService,
+  futureExpiry,
+  startTestApp,
+  TestEnvironment,
+  type TestMerchant,
+} from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { tokensConfigSchema, type TokensConfig } from '../src/config.js';
 import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
@@ -144,7 +150,7 @@ export class TokensHarness {
         CustomReference: `customer-${randomUUID().slice(0, 8)}`,
         Alias: 'My card',
         RedirectUrl: 'https://shop.example.com/cards',
-        Card: { expiration: '12/30', cvv: '123', holder: 'Ana Silva', ...card },
+        Card: { expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva', ...card },
         ...overrides,
       },
       headers,

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Rpc } from '@byrd/platform';
+import { futureExpiry } from '@byrd/platform/testing';
 import { authenticateWithSdk } from '../../payments/test/three-ds-shopper.js';
 import { TokensHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FRICTIONLESS = '5448280000000007';
 const CHALLENGE = '5555341244441115';
-const card = (number: string) => ({ number, expiration: '12/30', cvv: '123', holder: 'Ana Silva' });
+const card = (number: string) => ({ number, expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' });
 
 /**
  * "Save my card" in the hosted form: the shopper pays an order that offers it
@@ -81,7 +82,7 @@ describe('hosted form: save my card', () => {
         customReference: order.customReference,
         alias: null,
         brand: 'MASTER',
-        expiration: '12/30',
+        expiration: futureExpiry(),
         maskedCardNumber: '544828******0007',
       }),
     ]);

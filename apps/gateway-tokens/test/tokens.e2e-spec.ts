@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { metricValue } from '@byrd/platform/testing';
+import { futureExpiry, metricValue } from '@byrd/platform/testing';
 import { completeChallenge, TokensHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -27,7 +27,7 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(created.body).toEqual({
       card: {
         number: '555534******1115',
-        expiration: '12/30',
+        expiration: futureExpiry(),
         cvv: '***',
         holder: 'Ana Silva',
         aav: null,
@@ -70,7 +70,7 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
       customReference,
       alias: 'Work card',
       brand: 'MASTER',
-      expiration: '12/30',
+      expiration: futureExpiry(),
       maskedCardNumber: '555534******1115',
       isExpired: false,
     });
@@ -325,12 +325,12 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
       { CustomReference: reference },
     );
     const again = await h.createToken(
-      { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', expiration: '11/31' },
+      { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', expiration: futureExpiry(3) },
       { CustomReference: reference, Alias: 'Renewed' },
     );
     expect(again.body.tokenId).toBe(first.body.tokenId);
     const read = await h.tokenRequest('GET', `/api/v2/tokens/${first.body.tokenId}`);
-    expect(read.body).toMatchObject({ expiration: '11/31', alias: 'Renewed' });
+    expect(read.body).toMatchObject({ expiration: futureExpiry(3), alias: 'Renewed' });
     const other = await h.createToken(
       { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' },
       { CustomReference: `${reference}-2` },

@@ -1,5 +1,6 @@
 import { RpcSubjects, type DetokenizeRpcRequest } from '@byrd/contracts';
 import { generateRpcKeyPair, parseTrustedCallers, RpcIdentity, parseSigningKey } from '@byrd/platform';
+import { futureExpiry } from '@byrd/platform/testing';
 import { TokensHarness } from './harness.js';
 
 const VISA = '4242424242424242';
@@ -91,7 +92,7 @@ describe("who may call the vault's card subjects", () => {
         merchantId: h.merchant.merchantId,
         customReference: 'shopper-7',
         alias: null,
-        card: { number: '5448280000000007', expiration: '12/30', holder: 'Ana Silva' },
+        card: { number: '5448280000000007', expiration: futureExpiry(), holder: 'Ana Silva' },
         transactionMode: 'initialUnescheduled',
       });
       const reply = await h.env.nats.nc.request(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { callHttp } from '@byrd/platform/testing';
+import { callHttp, futureExpiry } from '@byrd/platform/testing';
 import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
 import { CheckoutHarness, STAND_IN_ASSET, standInWebDir } from './harness.js';
 
@@ -137,7 +137,7 @@ describe('hosted form page and API guards', () => {
       h.api(
         'POST',
         `/checkout/api/v2/orders/${order.orderId}/payments`,
-        { type: 'card', card: { expiration: '12/30', holder: 'Ana Silva', ...card } },
+        { type: 'card', card: { expiration: futureExpiry(), holder: 'Ana Silva', ...card } },
         order.checkoutKey,
       );
     const invalid = await pay({ number: '4242 4242 42', cvv: '98765' });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cardDataLeaks } from '@byrd/platform/testing';
+import { cardDataLeaks, futureExpiry } from '@byrd/platform/testing';
 import { authenticateWithSdk } from '../../payments/test/three-ds-shopper.js';
 import { CheckoutHarness, standInWebDir, type HttpAnswer } from './harness.js';
 
@@ -36,7 +36,7 @@ describe('hosted form API: payments', () => {
   const payByCard = (order: Order, number: string, extra: Record<string, unknown> = {}) =>
     pay(order, {
       type: 'card',
-      card: { number, expiration: '12/30', cvv: CVV, holder: 'Ana Silva' },
+      card: { number, expiration: futureExpiry(), cvv: CVV, holder: 'Ana Silva' },
       ...extra,
     });
   const getPayment = (order: Order, transactionId: string) =>

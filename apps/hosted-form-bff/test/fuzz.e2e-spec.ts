@@ -1,7 +1,8 @@
 import { describeFuzzing } from '@byrd/platform/testing/fuzz';
+import { futureExpiry } from '@byrd/platform/testing';
 import { CheckoutHarness, standInWebDir } from './harness.js';
 
-const card = { number: '4242424242424242', expiration: '12/30', cvv: '123', holder: 'Ana Silva' };
+const card = { number: '4242424242424242', expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' };
 
 describeFuzzing('hosted-form-bff', async () => {
   const h = await CheckoutHarness.start({ logLevel: 'warn', webDir: standInWebDir() });

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import {
   freePort,
+  futureExpiry,
   startServiceProcess,
   type EventCollector,
   type ServiceProcess,
@@ -96,7 +97,7 @@ describe('acquirer calls cut off are recovered', () => {
         amount: '25.00',
         currency: 'EUR',
         orderId: order.orderId,
-        card: { number: FRICTIONLESS, expiration: '12/30', cvv: '123' },
+        card: { number: FRICTIONLESS, expiration: futureExpiry(), cvv: '123' },
       })
       .catch((error: unknown) => error);
 
@@ -149,7 +150,7 @@ describe('acquirer calls cut off are recovered', () => {
       amount: '25.00',
       currency: 'EUR',
       orderRef,
-      card: { number: FRICTIONLESS, expiration: '12/30', cvv: '123' },
+      card: { number: FRICTIONLESS, expiration: futureExpiry(), cvv: '123' },
     };
     const cutOff = h
       .call(replica.url, 'POST', '/api/v2/payment', payment, { 'idempotency-key': key })
@@ -264,7 +265,7 @@ describe('acquirer calls cut off are recovered', () => {
       operation: 'Payment',
       isoAmount: 2500,
       currency: 'EUR',
-      card: { number: FRICTIONLESS, expiration: '12/30' },
+      card: { number: FRICTIONLESS, expiration: futureExpiry() },
     });
     expect(late.outcome).toBe('Denied');
   });

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import type { EventCollector } from '@byrd/platform/testing';
+import { type EventCollector, futureExpiry } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -230,7 +230,7 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
     expect(noPhone.body.errors.map((e: any) => e.field)).toEqual(['mbway']);
 
     const withCard = await h.payAsync('multibanco', {
-      card: { number: '5448280000000007', expiration: '12/30', cvv: '123' },
+      card: { number: '5448280000000007', expiration: futureExpiry(), cvv: '123' },
     });
     expect(withCard.status).toBe(400);
     expect(withCard.body.errors.map((e: any) => e.field)).toEqual(['card']);

@@ -6,6 +6,7 @@ import {
   cardDataLeaks,
   dumpDatabases,
   freePort,
+  futureExpiry,
   startServiceProcess,
   TestEnvironment,
   type ServiceProcess,
@@ -86,7 +87,7 @@ describe('card data at rest', () => {
     const { body: order } = await post(orders.url, '/api/v2/orders', { amount: '100.00', currency: 'EUR' });
     const card = (number: string, cvv = CVVS[0]) => ({
       number,
-      expiration: '12/30',
+      expiration: futureExpiry(),
       cvv,
       holder: 'Ana Silva',
     });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { futureExpiry } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
 /** Every card of the sandbox table (API-FACTS.md), over HTTP, with the order following each outcome. */
@@ -118,7 +119,7 @@ describe('sandbox test cards', () => {
       amount: '25.00',
       currency: 'EUR',
       orderId: order.orderId,
-      card: { number: '5448280000000007', expiration: '12/30', cvv: '123' },
+      card: { number: '5448280000000007', expiration: futureExpiry(), cvv: '123' },
     };
     const paid = await h.request('POST', path, body, { 'x-api-key': '' });
     expect(paid.status).toBe(201);

@@ -1,5 +1,6 @@
 import type { CheckoutPaymentRpcRequest } from '@byrd/contracts';
 import { ApiError, type Rpc } from '@byrd/platform';
+import { futureExpiry } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 import { authenticateWithSdk } from './three-ds-shopper.js';
 
@@ -7,7 +8,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FRICTIONLESS = '4242424242424242';
 const CHALLENGE = '4000000000003220';
 const DENIED = '4000000000000002';
-const card = (number: string) => ({ number, expiration: '12/30', cvv: '123', holder: 'Ana Silva' });
+const card = (number: string) => ({ number, expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' });
 
 /**
  * The hosted form's backend pays orders over NATS (`rpc.payments.create`, signed by

@@ -1,8 +1,9 @@
 import { DataSource } from 'typeorm';
+import { futureExpiry } from '@byrd/platform/testing';
 import { describeFuzzing } from '@byrd/platform/testing/fuzz';
 import { PaymentsHarness } from './harness.js';
 
-const card = { number: '4242424242424242', expiration: '12/30', cvv: '123', holder: 'Ana Silva' };
+const card = { number: '4242424242424242', expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' };
 const payment = {
   type: 'card',
   amount: '25.00',

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
-import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
+import {
+  callService,
+  futureExpiry,
+  startTestApp,
+  TestEnvironment,
+  type TestMerchant,
+} from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { paymentsConfigSchema } from '../src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
@@ -145,7 +151,7 @@ export class PaymentsHarness {
         currency: 'EUR',
         orderRef: `pay-${randomUUID().slice(0, 8)}`,
         redirectUrl: 'https://shop.example.com/return',
-        card: { number: card, expiration: '12/30', cvv: '123', holder: 'Ana Silva' },
+        card: { number: card, expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' },
         ...overrides,
       },
       headers,

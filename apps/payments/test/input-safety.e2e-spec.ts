@@ -1,11 +1,12 @@
 import { ApiError, type Rpc } from '@byrd/platform';
 import { DataSource } from 'typeorm';
+import { futureExpiry } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
 const FRICTIONLESS = '4242424242424242';
 const card = (overrides: Record<string, unknown> = {}) => ({
   number: FRICTIONLESS,
-  expiration: '12/30',
+  expiration: futureExpiry(),
   cvv: '123',
   holder: 'Ana Silva',
   ...overrides,

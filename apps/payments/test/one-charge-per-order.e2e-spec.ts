@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import type { Rpc } from '@byrd/platform';
 import {
   freePort,
+  futureExpiry,
   startServiceProcess,
   type EventCollector,
   type ServiceProcess,
@@ -42,7 +43,7 @@ describe('one charge per order', () => {
     await h?.stop();
   });
 
-  const card = (number: string) => ({ number, expiration: '12/30', cvv: '123', holder: 'Ana Silva' });
+  const card = (number: string) => ({ number, expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' });
 
   async function newOrder(overrides: Record<string, unknown> = {}) {
     const created = await h.createOrder(overrides);

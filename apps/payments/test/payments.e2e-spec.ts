@@ -1,4 +1,4 @@
-import { metricValue, type EventCollector } from '@byrd/platform/testing';
+import { futureExpiry, metricValue, type EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -88,7 +88,7 @@ describe('card payments over HTTP', () => {
     });
     await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
 
-    const card = { number: '5555341244441115', expiration: '12/30', cvv: '123' };
+    const card = { number: '5555341244441115', expiration: futureExpiry(), cvv: '123' };
     const other = await h.env.createMerchant('Other');
     expect(
       (
@@ -141,7 +141,7 @@ describe('card payments over HTTP', () => {
         amount: '25.00',
         currency: 'EUR',
         orderId: order.orderId,
-        card: { number: '4242424242424242', expiration: '12/30', cvv: '123' },
+        card: { number: '4242424242424242', expiration: futureExpiry(), cvv: '123' },
         ...extra,
       });
     const preAuth = await payOrder({ isPreAuth: true });

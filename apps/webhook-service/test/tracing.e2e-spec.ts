@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import {
   callService,
   freePort,
+  futureExpiry,
   startServiceProcess,
   TestEnvironment,
   type ServiceProcess,
@@ -177,7 +178,7 @@ describe('tracing across services (OpenTelemetry)', () => {
         amount: '25.00',
         currency: 'EUR',
         orderId: order.body.orderId,
-        card: { number: '4242424242424242', expiration: '12/30', cvv: '123', holder: 'Ana Silva' },
+        card: { number: '4242424242424242', expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' },
       },
       { traceparent: `00-${traceId}-${callerSpanId}-01` },
     );

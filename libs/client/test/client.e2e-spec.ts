@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { futureExpiry } from '@byrd/platform/testing';
 import {
   ByrdApiError,
   ByrdClient,
@@ -16,7 +17,7 @@ import { answerChallenge } from './shopper.js';
 import { startStack, type Stack } from './stack.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 
-const card = (number: string) => ({ number, expiration: '12/30', cvv: '123', holder: 'Ana Silva' });
+const card = (number: string) => ({ number, expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' });
 const FRICTIONLESS = '5448280000000007';
 const VISA = '4242424242424242';
 const CHALLENGE = '5555341244441115';

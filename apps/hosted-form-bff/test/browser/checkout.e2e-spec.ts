@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { futureExpiry } from '@byrd/platform/testing';
 import { launchChromium } from '@byrd/platform/testing/chromium';
 import { CheckoutHarness } from '../harness.js';
 import {
@@ -7,7 +8,6 @@ import {
   artifactsDir,
   CARDS,
   formUrl,
-  futureExpiry,
   GOOD_OTP,
   startShop,
   typeCard,

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Frame, Page } from 'playwright-core';
 import { buildCheckoutUrl } from '@byrd/contracts';
+import { futureExpiry } from '@byrd/platform/testing';
 
 export const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 
@@ -77,12 +78,6 @@ export function formUrl(
     checkoutKey: order.checkoutKey,
     ...(configs ? { configs: { orderId: order.orderId, checkoutKey: order.checkoutKey, ...configs } } : {}),
   });
-}
-
-/** An expiry two years ahead, as MM/YY. */
-export function futureExpiry(): string {
-  const date = new Date();
-  return `${String(date.getMonth() + 1).padStart(2, '0')}/${String((date.getFullYear() + 2) % 100).padStart(2, '0')}`;
 }
 
 /** Types a card the way a shopper does (key by key, so the formatting runs). */
