@@ -17,7 +17,9 @@ import {
 import { oldSpaceMiB, SERVICE_NODE_OPTIONS, YOUNG_GENERATION_MIB } from '../../deploy/node-options.mjs';
 
 /** Services that keep no data of their own (values: database.enabled false): no DATABASE_URL, no migrations. */
-const DATABASELESS = ['hosted-form-bff'];
+const DATABASELESS = ['hosted-form-bff', 'api-docs'];
+/** Services that do not connect to NATS (values: nats.enabled false): no NATS settings, no NATS credentials. */
+const NATS_LESS = ['api-docs'];
 
 const podSpecs = (docs) => [
   ...ofKind(docs, 'Deployment').map((d) => ({ name: `Deployment ${d.metadata.name}`, spec: d.spec.template.spec })),
@@ -150,13 +152,14 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
     test('secrets come only from existing Secrets, by reference', () => {
       for (const d of deployments) {
         const [container] = d.spec.template.spec.containers;
-        const database = container.env.find((e) => e.name === 'DATABASE_URL');
+        const env = container.env ?? [];
+        const database = env.find((e) => e.name === 'DATABASE_URL');
         if (DATABASELESS.includes(component(d))) {
           assert.equal(database, undefined, `${d.metadata.name} has no database`);
         } else {
           assert.ok(database?.valueFrom?.secretKeyRef?.name, `${d.metadata.name}: DATABASE_URL from a Secret`);
         }
-        for (const entry of container.env) {
+        for (const entry of env) {
           assert.equal(entry.value, undefined, `${d.metadata.name}: ${entry.name} is not inline`);
           assert.ok(entry.valueFrom.secretKeyRef.name && entry.valueFrom.secretKeyRef.key, entry.name);
         }
@@ -241,7 +244,9 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
       for (const d of deployments) {
         const config = named(docs, 'ConfigMap', d.metadata.name).data;
         for (const key of ['NATS_URL', 'NATS_SUBJECT_PREFIX', 'EVENTS_STREAM', 'API_KEYS_BUCKET', 'MERCHANTS_BUCKET']) {
-          assert.equal(env[key], config[key], `${key} of the provisioning Job and ${d.metadata.name}`);
+          // The docs service is the one that never talks to NATS: it gets none of its settings.
+          const expected = NATS_LESS.includes(component(d)) ? undefined : env[key];
+          assert.equal(config[key], expected, `${key} of the provisioning Job and ${d.metadata.name}`);
         }
         // Client addresses (logs, the hosted form's rate limits) believe the configured proxy hops.
         assert.equal(config.TRUSTED_PROXIES, '1', `${d.metadata.name}: TRUSTED_PROXIES`);
@@ -308,4 +313,51 @@ test('a disabled service leaves no object and no route behind', () => {
   const paths = ofKind(docs, 'Ingress').flatMap((i) => i.spec.rules.flatMap((r) => r.http.paths));
   assert.ok(paths.every((p) => !p.backend.service.name.endsWith('-payments')));
   assert.ok(paths.some((p) => p.path === '/api/v2/orders'));
+});
+
+test('the docs service publishes /docs on the gateway host and reads every enabled public service inside the cluster', () => {
+  const docs = renderOk({
+    values: [{ services: { payments: { enabled: false } }, nats: { auth: { existingSecret: 'nats-auth' } } }],
+  });
+  const paths = ofKind(docs, 'Ingress').flatMap((i) =>
+    i.spec.rules.flatMap((r) => r.http.paths.map((p) => ({ host: r.host, ...p }))),
+  );
+  const route = paths.find((p) => p.path === '/docs');
+  assert.equal(route.host, 'api.byrd.example.com');
+  assert.equal(route.backend.service.name, 'byrd-api-docs');
+
+  const config = named(docs, 'ConfigMap', 'byrd-api-docs').data;
+  const table = JSON.parse(config.ROUTE_TABLE);
+  // The disabled service is not in its table, so its document is not awaited forever.
+  assert.deepEqual(Object.keys(table.services).sort(), ['api-docs', 'gateway-tokens', 'hosted-form-bff', 'orders', 'webhook-service']);
+  assert.ok(table.routes.every((r) => r.service !== 'payments'));
+  // Every upstream the template names is a Service of this release on its http port.
+  for (const [service, { port }] of Object.entries(table.services)) {
+    const url = new URL(config.UPSTREAM_URL_TEMPLATE.replace('{service}', service).replace('{port}', String(port)));
+    const target = named(docs, 'Service', url.hostname);
+    assert.equal(target.spec.ports.find((p) => p.name === 'http').port, port, service);
+  }
+  // No NATS credentials for a pod that does not use NATS; the others still get them.
+  const envOf = (name) => named(docs, 'Deployment', name).spec.template.spec.containers[0].env ?? [];
+  assert.ok(envOf('byrd-api-docs').every((e) => !e.name.startsWith('NATS_')));
+  assert.ok(envOf('byrd-orders').some((e) => e.name === 'NATS_PASSWORD'));
+
+  // Each public service admits the docs pods on its HTTP port; the docs pods admit only the ingress.
+  const docsPods = { matchLabels: named(docs, 'Deployment', 'byrd-api-docs').spec.selector.matchLabels };
+  for (const service of ['orders', 'gateway-tokens', 'webhook-service', 'hosted-form-bff']) {
+    const policy = named(docs, 'NetworkPolicy', `byrd-${service}`);
+    assert.ok(
+      policy.spec.ingress[0].from.some((peer) => JSON.stringify(peer.podSelector) === JSON.stringify(docsPods)),
+      `${service} admits api-docs`,
+    );
+  }
+  const own = named(docs, 'NetworkPolicy', 'byrd-api-docs');
+  assert.ok(own.spec.ingress[0].from.every((peer) => !peer.podSelector?.matchLabels?.['app.kubernetes.io/component']));
+});
+
+test('without the docs service, no /docs route and no service admits it', () => {
+  const docs = renderOk({ values: [{ services: { 'api-docs': { enabled: false } } }] });
+  const paths = ofKind(docs, 'Ingress').flatMap((i) => i.spec.rules.flatMap((r) => r.http.paths));
+  assert.ok(paths.every((p) => p.path !== '/docs'));
+  assert.ok(!JSON.stringify(ofKind(docs, 'NetworkPolicy')).includes('api-docs'));
 });

@@ -118,6 +118,8 @@ test('a new service is one values entry plus its routes: five services on the th
             secretEnv: { WEBHOOK_SIGNING_SECRET: { existingSecret: 'webhook-signing', key: 'secret' } },
           },
           'hosted-form-bff': { database: { enabled: false } },
+          // This table has no docs service: its values entry goes too.
+          'api-docs': null,
         },
       },
     ],

@@ -15,8 +15,7 @@
 //   - every request gets an x-request-id (kept when the client sent a sane one), which is
 //     forwarded upstream and echoed in the response;
 //   - GET /health is answered by the edge itself;
-//   - GET /docs is the public API's one OpenAPI document in Swagger UI, GET /docs/json the document:
-//     the services' own documents, cut to the paths routed here and merged (edge-docs.mjs);
+//   - /docs (the public API's one OpenAPI document) is a route like the others: to apps/api-docs;
 //   - unknown paths answer 404 BYRD901, an unreachable upstream 502 BYRD999, both with the
 //     platform's JSON error body.
 import { randomUUID } from 'node:crypto';
@@ -25,7 +24,6 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import httpProxy from '@fastify/http-proxy';
-import { registerDocs } from './edge-docs.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DEFAULT_ROUTES_FILE = resolve(ROOT, 'deploy/routes.json');
@@ -134,7 +132,6 @@ export function buildEdge({ routes, upstreamHost = '127.0.0.1', log = true } = {
   if (log) app.addHook('onResponse', async (request, reply) => logLine(request, reply));
 
   app.get('/health', async () => ({ status: 'ok' }));
-  registerDocs(app, { routes, upstreamHost, log });
 
   for (const route of routes) registerRoute(app, route, upstreamHost, log);
 

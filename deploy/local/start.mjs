@@ -781,6 +781,8 @@ function startServices(services, config) {
       ...(secrets[service.name] ?? {}),
       RPC_SIGNING_KEY: secrets.rpcIdentities[service.name].privateKey,
       RPC_TRUSTED_CALLERS: trustedCallers,
+      // The docs service merges the documents of the services the route table makes public.
+      ...(service.name === 'api-docs' ? { ROUTE_TABLE: readFileSync(ROUTES_FILE, 'utf8') } : {}),
       ...(extraEnv[service.name] ?? {}),
     };
     startLongRunning(service.name, process.execPath, [service.main], {

@@ -51,6 +51,25 @@ The route table (files/routes.json, a copy of deploy/routes.json that the chart 
 {{- $raw -}}
 {{- end -}}
 
+{{/* The route table without the services this release does not deploy, as compact JSON. Args: root. */}}
+{{- define "byrd.enabledRouteTable" -}}
+{{- $table := include "byrd.routeTable" . | fromJson -}}
+{{- $services := dict -}}
+{{- $routes := list -}}
+{{- range $name, $entry := $table.services -}}
+{{- $svc := include "byrd.serviceValues" (dict "root" $ "name" $name) | fromYaml -}}
+{{- if and (hasKey $.Values.services $name) $svc.enabled -}}
+{{- $_ := set $services $name $entry -}}
+{{- end -}}
+{{- end -}}
+{{- range $table.routes -}}
+{{- if hasKey $services .service -}}
+{{- $routes = append $routes . -}}
+{{- end -}}
+{{- end -}}
+{{- dict "services" $services "routes" $routes | toJson -}}
+{{- end -}}
+
 {{/*
 Deep merge for values: maps are merged key by key, anything else in `override` replaces `base`
 (unlike sprig's merge, false, 0 and "" do override). Args: base, override. Returns YAML.
@@ -117,15 +136,17 @@ hashes it into checksum/config so a change rolls the pods.
   "HTTP_HOST" "0.0.0.0"
   "HTTP_PORT" (include "byrd.servicePort" (dict "root" $root "name" .name))
   "LOG_LEVEL" (toString .svc.logLevel)
-  "NATS_URL" (toString $root.Values.nats.url)
-  "NATS_SUBJECT_PREFIX" (toString $root.Values.nats.subjectPrefix)
-  "EVENTS_STREAM" (toString $root.Values.nats.eventsStream)
-  "API_KEYS_BUCKET" (toString $root.Values.nats.apiKeysBucket)
-  "MERCHANTS_BUCKET" (toString $root.Values.nats.merchantsBucket)
   "PUBLIC_BASE_URL" (include "byrd.publicBaseUrl" $root)
   "TRUSTED_PROXIES" (toString $root.Values.trustedProxies)
   "SHUTDOWN_GRACE_MS" (toString (int .svc.shutdownGraceMs))
 -}}
+{{- if .svc.nats.enabled -}}
+{{- $_ := set $data "NATS_URL" (toString $root.Values.nats.url) -}}
+{{- $_ := set $data "NATS_SUBJECT_PREFIX" (toString $root.Values.nats.subjectPrefix) -}}
+{{- $_ := set $data "EVENTS_STREAM" (toString $root.Values.nats.eventsStream) -}}
+{{- $_ := set $data "API_KEYS_BUCKET" (toString $root.Values.nats.apiKeysBucket) -}}
+{{- $_ := set $data "MERCHANTS_BUCKET" (toString $root.Values.nats.merchantsBucket) -}}
+{{- end -}}
 {{- if .svc.database.enabled -}}
 {{- $_ := set $data "DATABASE_POOL_SIZE" (toString (int .svc.database.poolSize)) -}}
 {{- end -}}

@@ -361,6 +361,38 @@ describe('@byrd/client against the running platform', () => {
     expect(await byrd.webhooks.settings.delete(basic.id)).toEqual({ id: basic.id, deleted: true });
   });
 
+  it('the edge serves the whole public API as one document at /docs/json: every service merged, nothing internal', async () => {
+    const response = await fetch(`${stack.url}/docs/json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as {
+      info: { title: string };
+      paths: Record<string, unknown>;
+      components: { schemas: Record<string, unknown> };
+      'x-unavailable-services'?: string[];
+    };
+    expect(document.info.title).toBe('Byrd payment platform: public API');
+    expect(document['x-unavailable-services']).toBeUndefined();
+    const paths = Object.keys(document.paths);
+    // One public path of each service, as the merchant-facing services document them.
+    for (const path of [
+      '/api/v2/orders',
+      '/api/v2/payment',
+      '/api/v2/tokens',
+      '/api/v1/settings',
+      '/api/v1/webhooks/listen',
+    ]) {
+      expect(paths).toContain(path);
+    }
+    expect(paths.some((path) => path.startsWith('/checkout'))).toBe(true);
+    // Health, metrics and each service's own /docs are not the public API.
+    expect(paths.filter((path) => /^\/(health|metrics|docs)/.test(path))).toEqual([]);
+    expect(document.components.schemas).toHaveProperty('ErrorBody');
+
+    const page = await fetch(`${stack.url}/docs`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('/docs/swagger-ui-bundle.js');
+  });
+
   it('listen (the CLI) forwards the sandbox webhooks to a local address, signed as real deliveries are', async () => {
     const laptop = await new WebhookReceiver().start();
     const stop = new AbortController();

@@ -14,8 +14,18 @@ import {
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** The services behind the merchant API, and the hosted form's backend (a shopper's cancel button). */
-const SERVICES = ['orders', 'payments', 'gateway-tokens', 'webhook-service', 'hosted-form-bff'] as const;
+/**
+ * The services behind the merchant API, the hosted form's backend (a shopper's cancel button) and the
+ * docs service (the merged OpenAPI document at /docs).
+ */
+const SERVICES = [
+  'orders',
+  'payments',
+  'gateway-tokens',
+  'webhook-service',
+  'hosted-form-bff',
+  'api-docs',
+] as const;
 type Service = (typeof SERVICES)[number];
 /** The services with a database of their own to migrate. */
 const MIGRATED: readonly Service[] = ['orders', 'payments', 'gateway-tokens', 'webhook-service'];
@@ -27,6 +37,7 @@ const key = () => randomBytes(32).toString('base64');
 const SERVICE_ENV: Record<Service, Record<string, string>> = {
   orders: {},
   'hosted-form-bff': {},
+  'api-docs': { UPSTREAM_URL_TEMPLATE: 'http://127.0.0.1:{port}' },
   payments: { CARD_SEAL_KEY: key() },
   'gateway-tokens': { VAULT_KEKS: `k1:${key()}`, VAULT_FINGERPRINT_KEY: key() },
   'webhook-service': {
@@ -82,13 +93,15 @@ export async function startStack(): Promise<Stack> {
         }),
       );
     }
+    const table = routeTableOf(ports);
+    vars.get('api-docs')!.ROUTE_TABLE = JSON.stringify(table);
     await Promise.all(MIGRATED.map((service) => migrate(service, vars.get(service)!)));
     processes.push(
       ...(await Promise.all(
         SERVICES.map((service, i) => startServiceProcess(mains[i], vars.get(service)!, READY_TIMEOUT_MS)),
       )),
     );
-    edge = await startEdge(edgeUrl, ports);
+    edge = await startEdge(edgeUrl, table);
     return { url: edgeUrl, merchant: await env.createMerchant('Client Test Shop'), env, stop };
   } catch (error) {
     await stop().catch(() => undefined);
@@ -109,20 +122,25 @@ async function migrate(service: Service, vars: Record<string, string>): Promise<
   if (code !== 0) throw new Error(`${service} migrations failed (${code}): ${output}`);
 }
 
-/** deploy/local/edge.mjs on `url`, with the routes of the services started here. */
-async function startEdge(url: string, ports: Map<Service, number>): Promise<{ close(): Promise<void> }> {
-  const table = JSON.parse(readFileSync(path.join(ROOT, 'deploy/routes.json'), 'utf8')) as {
-    routes: { prefix: string; service: string }[];
+interface RouteTable {
+  services: Record<string, { port: number }>;
+  routes: { prefix: string; service: string }[];
+}
+
+/** The real route table (deploy/routes.json), with the ports of the services started here. */
+function routeTableOf(ports: Map<Service, number>): RouteTable {
+  const table = JSON.parse(readFileSync(path.join(ROOT, 'deploy/routes.json'), 'utf8')) as RouteTable;
+  return {
+    services: Object.fromEntries([...ports].map(([service, port]) => [service, { port }])),
+    routes: table.routes.filter((route) => ports.has(route.service as Service)),
   };
+}
+
+/** deploy/local/edge.mjs on `url`, routing `table`. */
+async function startEdge(url: string, table: RouteTable): Promise<{ close(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'byrd-client-edge-'));
   const routesFile = path.join(dir, 'routes.json');
-  writeFileSync(
-    routesFile,
-    JSON.stringify({
-      services: Object.fromEntries([...ports].map(([service, port]) => [service, { port }])),
-      routes: table.routes.filter((route) => ports.has(route.service as Service)),
-    }),
-  );
+  writeFileSync(routesFile, JSON.stringify(table));
   const child = spawn(process.execPath, [path.join(ROOT, 'deploy/local/edge.mjs')], {
     env: {
       PATH: process.env.PATH,

@@ -1,0 +1,2 @@
+import { jestConfig } from '../../jest.base.mjs';
+export default jestConfig();
