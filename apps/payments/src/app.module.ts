@@ -2,13 +2,14 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { PlatformModule } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from './config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from './database.js';
-import { PaymentsModule } from './payments.module.js';
+import { PaymentsModule } from './payments/payments.module.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ChargebacksModule } from './chargebacks/chargebacks.module.js';
 import { OperationsModule } from './operations/operations.module.js';
 import { ThreeDSModule } from './three-ds/three-ds.module.js';
 import { CheckoutModule } from './checkout/checkout.module.js';
 import { RecoveryModule } from './recovery/recovery.module.js';
+import { VerificationModule } from './verification/verification.module.js';
 
 export const SERVICE_NAME = 'payments';
 
@@ -32,6 +33,7 @@ export class AppModule {
         ThreeDSModule,
         CheckoutModule,
         RecoveryModule,
+        VerificationModule,
       ],
     };
   }

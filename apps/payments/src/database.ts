@@ -1,5 +1,5 @@
 import { Transaction } from './transactions/transaction.entity.js';
-import { ThreeDSSession } from './three-ds/three-ds-session.entity.js';
+import { ThreeDSSession } from './three-ds-server/three-ds-session.entity.js';
 import { Chargeback } from './chargebacks/chargeback.entity.js';
 import { Payments1763800000200 } from './migrations/1763800000200-payments.js';
 import { AsyncPayments1763800000400 } from './migrations/1763800000400-async-payments.js';

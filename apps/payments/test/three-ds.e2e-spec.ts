@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { ThreeDSSession } from '../src/three-ds/three-ds-session.entity.js';
+import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
 import { PaymentsHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

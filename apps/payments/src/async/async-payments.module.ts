@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { PaymentsCoreModule } from '../payments-core.module.js';
+import { PaymentsCoreModule } from '../payments-core/payments-core.module.js';
 import { ASYNC_PAYMENT_PROVIDER } from './async-payment-provider.js';
 import { CreateAsyncPayment } from './create-async-payment.usecase.js';
 import { SandboxAsyncPaymentProvider } from './sandbox-async-provider.js';

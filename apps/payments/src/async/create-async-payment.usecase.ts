@@ -4,15 +4,15 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
 import { applyOutcome } from '../transactions/outcome.js';
-import { retriedPayment } from '../payments/retried-payment.js';
-import { newPayment } from '../payments/new-payment.js';
+import { retriedPayment } from '../payments-core/retried-payment.js';
+import { newPayment } from '../payments-core/new-payment.js';
 import {
   amountToPay,
   assertOrderAccepts,
   PayerResolver,
   type Payer,
   type PaymentActor,
-} from '../payments/payer.js';
+} from '../payments-core/payer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentAsyncDetails, presentPayment } from '../transactions/transaction.presenter.js';

@@ -11,7 +11,7 @@ import {
   type TransactionStatus,
 } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
-import { OrderLock } from '../payments/order-lock.js';
+import { OrderLock } from '../payments-core/order-lock.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';

@@ -1,5 +1,5 @@
 import { toDecimalAmount, type CheckoutPaymentView, type PaymentType } from '@byrd/contracts';
-import type { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import type { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { presentAsyncDetails } from '../transactions/transaction.presenter.js';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AsyncPaymentsModule } from '../async/async-payments.module.js';
-import { PaymentsModule } from '../payments.module.js';
+import { PaymentsModule } from '../payments/payments.module.js';
 import { CheckoutRpcHandlers } from './checkout.rpc.js';
 import { GetCheckoutPayment } from './get-checkout-payment.usecase.js';
 import { PayCheckoutOrder } from './pay-checkout-order.usecase.js';

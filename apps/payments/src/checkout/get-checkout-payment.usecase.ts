@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, In } from 'typeorm';
 import { isGuid, type CheckoutPaymentLookup, type CheckoutPaymentView } from '@byrd/contracts';
 import { ApiError, notFoundAs, Rpc } from '@byrd/platform';
-import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { presentCheckoutPayment } from './checkout-payment.presenter.js';
 

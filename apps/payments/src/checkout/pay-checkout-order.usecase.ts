@@ -12,7 +12,7 @@ import {
 import { ApiError } from '@byrd/platform';
 import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
 import { CreatePayment } from '../payments/create-payment.usecase.js';
-import { assertOrderAccepts, PayerResolver } from '../payments/payer.js';
+import { assertOrderAccepts, PayerResolver } from '../payments-core/payer.js';
 import { presentCheckoutPayment } from './checkout-payment.presenter.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { PaymentsModule } from '../payments.module.js';
+import { PaymentsModule } from '../payments/payments.module.js';
 import { OperationsController } from './operations.controller.js';
 import { RunOperation } from './run-operation.usecase.js';
 

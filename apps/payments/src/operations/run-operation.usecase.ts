@@ -6,7 +6,7 @@ import { isGuid, toDecimalAmount, toIsoAmount, type OperationAmountRequest } fro
 import { ApiError, type MerchantContext } from '@byrd/platform';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
-import { OrderLock } from '../payments/order-lock.js';
+import { OrderLock } from '../payments-core/order-lock.js';
 import { markInFlight, withTimeout } from '../payments/payment-authorizer.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';

@@ -4,8 +4,8 @@ import { ApiError, checkCard, ErrorKind, type CheckedCard } from '@byrd/platform
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { CardSeal } from '../cards/card-seal.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
-import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
-import { PROTOCOL_VERSION, THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds/three-ds-provider.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
+import { PROTOCOL_VERSION, THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { PaymentAuthorizer, type PendingAuthorization } from './payment-authorizer.js';

@@ -4,7 +4,7 @@ import type { CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, insertAtomically } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
-import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
@@ -12,9 +12,9 @@ import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { TokenCharge } from './token-charge.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
-import { retriedPayment } from './retried-payment.js';
-import { newPayment } from './new-payment.js';
-import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from './payer.js';
+import { retriedPayment } from '../payments-core/retried-payment.js';
+import { newPayment } from '../payments-core/new-payment.js';
+import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from '../payments-core/payer.js';
 
 export type { PaymentActor };
 

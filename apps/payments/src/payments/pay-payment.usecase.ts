@@ -3,14 +3,14 @@ import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { isGuid, type CompletePaymentRequest, type PaymentResponse } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '@byrd/platform';
-import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
 import { TokenCharge } from './token-charge.js';
-import { PayerResolver, type PaymentActor } from './payer.js';
+import { PayerResolver, type PaymentActor } from '../payments-core/payer.js';
 
 /** `POST /api/v2/payment/{transactionId}/pay`: the second step of a payment created without a card. */
 @Injectable()

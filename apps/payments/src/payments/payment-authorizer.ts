@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { TransactionStatus } from '@byrd/contracts';
 import type { ApiError } from '@byrd/platform';
 import {
   ACQUIRER,
@@ -10,12 +9,12 @@ import {
 } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { OpenAttempts } from '../async/open-attempts.js';
-import type { AuthenticationResult } from '../three-ds/three-ds-provider.js';
+import type { AuthenticationResult } from '../three-ds-server/three-ds-provider.js';
 import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { CardSaver } from './card-saver.js';
-import { OrderLock } from './order-lock.js';
+import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
 
 /**
  * The write-ahead state: the transaction is about to go to the acquirer. The caller commits it so
@@ -31,9 +30,6 @@ export interface PendingAuthorization {
   card: AuthorizationRequest['card'];
   authentication?: AuthorizationRequest['authentication'];
 }
-
-/** Outcomes after which an attempt holds no money, so its order is payable again. */
-export const NO_MONEY_HELD: readonly TransactionStatus[] = ['Denied', 'Error', 'Canceled'];
 
 /**
  * Turns a 3DS result into a payment outcome and runs authorisations, write-ahead: an authenticated

@@ -5,7 +5,7 @@ import { isGuid } from '@byrd/contracts';
 import { ApiError } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { CompleteAuthentication } from './complete-authentication.usecase.js';
-import { ThreeDSSession } from './three-ds-session.entity.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 
 export interface SessionWithPayment {
   session: ThreeDSSession;

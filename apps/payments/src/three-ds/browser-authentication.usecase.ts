@@ -10,7 +10,7 @@ import { ApiError, ErrorKind } from '@byrd/platform';
 import { AuthenticationSessions, type SessionWithPayment } from './authentication-sessions.js';
 import { decodeChallengeResponse, decodeMethodData } from './emv-messages.js';
 import { ThreeDSLinks } from './three-ds-links.js';
-import { THREE_DS_PROVIDER, type ThreeDSProvider } from './three-ds-provider.js';
+import { THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
 import { presentAuth, presentPostAuth, presentPreAuth, returnUrlOf } from './three-ds.presenter.js';
 
 /** Where `action.url` takes the shopper: through the flow, back to the shop, or to the outcome. */

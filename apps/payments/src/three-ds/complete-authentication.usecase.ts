@@ -13,8 +13,8 @@ import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
-import { ThreeDSSession } from './three-ds-session.entity.js';
-import { THREE_DS_PROVIDER, type AuthenticationResult, type ThreeDSProvider } from './three-ds-provider.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
+import { THREE_DS_PROVIDER, type AuthenticationResult, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
 
 /** What ended a challenge: the shopper's answer, or giving up / running out of time. */
 export type ChallengeEnding = { answer: string } | { abandoned: 'canceled' | 'expired' };

@@ -1,8 +1,9 @@
 import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { PaymentsModule } from '../payments.module.js';
+import { PaymentsModule } from '../payments/payments.module.js';
 import { AuthenticationSessions } from './authentication-sessions.js';
 import { BrowserAccessMiddleware } from './browser-access.middleware.js';
 import { BrowserAuthentication } from './browser-authentication.usecase.js';
+import { CompleteAuthentication } from './complete-authentication.usecase.js';
 import { HostedPagesController } from './hosted-pages.controller.js';
 import { SandboxAcsController } from './sandbox-acs.controller.js';
 import { SandboxAcs } from './sandbox-acs.usecase.js';
@@ -18,7 +19,14 @@ import { ThreeDSProtocolController } from './three-ds-protocol.controller.js';
 @Module({
   imports: [PaymentsModule],
   controllers: [ThreeDSProtocolController, HostedPagesController, SandboxAcsController],
-  providers: [AuthenticationSessions, BrowserAuthentication, SandboxAcs, SdkBundle, ThreeDSLinks],
+  providers: [
+    AuthenticationSessions,
+    BrowserAuthentication,
+    CompleteAuthentication,
+    SandboxAcs,
+    SdkBundle,
+    ThreeDSLinks,
+  ],
 })
 export class ThreeDSModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -1,6 +1,6 @@
 import { TRANSACTION_STATUSES } from '@byrd/contracts';
 import type { Transaction } from '../transactions/transaction.entity.js';
-import type { ThreeDSSession } from './three-ds-session.entity.js';
+import type { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { paymentStatusOf, presentPostAuth, returnUrlOf } from './three-ds.presenter.js';
 
 const transaction = (fields: Partial<Transaction>) =>

@@ -6,7 +6,7 @@ import type {
 } from '@byrd/contracts';
 import { assertUnreachable } from '@byrd/platform';
 import type { Transaction } from '../transactions/transaction.entity.js';
-import type { ThreeDSSession } from './three-ds-session.entity.js';
+import type { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 
 // The 3DS browser SDK protocol answers (API-FACTS.md "3D Secure"). Our 3DS server's transaction id
 // (threeDSServerTransID, `processId`) is the session id.

@@ -8,7 +8,7 @@ import {
   type TransactionResponse,
 } from '@byrd/contracts';
 import { ApiError } from '@byrd/platform';
-import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { ofMerchant, Transaction } from './transaction.entity.js';
 import { presentTransaction } from './transaction.presenter.js';
 

@@ -7,7 +7,7 @@ import {
   type TransactionResponse,
 } from '@byrd/contracts';
 import { publicOperationType, type Transaction } from './transaction.entity.js';
-import type { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import type { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 
 /** `GET /api/v2/transactions/{id}`: the transaction with its 3DS result. */
 export function presentTransaction(

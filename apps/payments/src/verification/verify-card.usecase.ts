@@ -6,8 +6,8 @@ import { ApiError, ErrorKind, insertAtomically, Rpc } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { CardCharge } from '../payments/card-charge.js';
-import { newPayment } from '../payments/new-payment.js';
-import { ThreeDSSession } from '../three-ds/three-ds-session.entity.js';
+import { newPayment } from '../payments-core/new-payment.js';
+import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 
 /** Zero-amount verifications carry a currency all the same; the sandbox's is the euro. */

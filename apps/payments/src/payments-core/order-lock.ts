@@ -1,7 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { RpcSubjects } from '@byrd/contracts';
+import { RpcSubjects, type TransactionStatus } from '@byrd/contracts';
 import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
 import type { Transaction } from '../transactions/transaction.entity.js';
+
+/** Outcomes after which an attempt holds no money, so its order is payable again. */
+export const NO_MONEY_HELD: readonly TransactionStatus[] = ['Denied', 'Error', 'Canceled'];
 
 /**
  * The order's side of "one charge per order" (orders owns the lock: rpc.orders.lockPayment). A

@@ -1,7 +1,7 @@
 import { DataSource, MoreThan } from 'typeorm';
 import { IDEMPOTENCY_RETENTION_MS } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { NO_MONEY_HELD } from './payment-authorizer.js';
+import { NO_MONEY_HELD } from './order-lock.js';
 import type { PaymentActor } from './payer.js';
 
 export interface RetriedPayment {

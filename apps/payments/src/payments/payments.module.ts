@@ -1,0 +1,63 @@
+import { Module } from '@nestjs/common';
+import { PaymentsCoreModule } from '../payments-core/payments-core.module.js';
+import { ACQUIRER } from '../acquirer/acquirer.js';
+import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
+import { MeasuredAcquirer } from '../acquirer/measured-acquirer.js';
+import { PaymentsMetrics } from '../metrics/payments-metrics.js';
+import { THREE_DS_PROVIDER } from '../three-ds-server/three-ds-provider.js';
+import { SandboxThreeDSProvider } from '../three-ds-server/sandbox-three-ds.provider.js';
+import { MeasuredThreeDSProvider } from '../three-ds-server/measured-three-ds.provider.js';
+import { PaymentsController } from './payments.controller.js';
+import { CreatePayment } from './create-payment.usecase.js';
+import { CardCharge } from './card-charge.js';
+import { PayPayment } from './pay-payment.usecase.js';
+import { PaymentAuthorizer } from './payment-authorizer.js';
+import { CardSaver } from './card-saver.js';
+import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
+import { TokenCharge } from './token-charge.js';
+import { TransactionsController } from '../transactions/transactions.controller.js';
+import { QueryTransactions } from '../transactions/query-transactions.usecase.js';
+import { AsyncPaymentsModule } from '../async/async-payments.module.js';
+
+/** Card payments, their 3DS authentication and the transaction reads. */
+@Module({
+  imports: [PaymentsCoreModule, AsyncPaymentsModule], // POST /api/v2/payment hands multibanco and mbway over to it
+  controllers: [PaymentsController, TransactionsController],
+  providers: [
+    // The sandbox is the only acquirer and 3DS server shipped; ACQUIRER / THREE_DS_PROVIDER pick them.
+    // Whichever is wired is measured (calls, outcomes, latency on GET /metrics).
+    PaymentsMetrics,
+    SandboxAcquirer,
+    SandboxThreeDSProvider,
+    {
+      provide: ACQUIRER,
+      useFactory: (acquirer: SandboxAcquirer, metrics: PaymentsMetrics) =>
+        new MeasuredAcquirer(acquirer, metrics),
+      inject: [SandboxAcquirer, PaymentsMetrics],
+    },
+    {
+      provide: THREE_DS_PROVIDER,
+      useFactory: (provider: SandboxThreeDSProvider, metrics: PaymentsMetrics) =>
+        new MeasuredThreeDSProvider(provider, metrics),
+      inject: [SandboxThreeDSProvider, PaymentsMetrics],
+    },
+    PaymentAuthorizer,
+    AcquirerOutcomeRecorder,
+    CardSaver,
+    CardCharge,
+    TokenCharge,
+    CreatePayment,
+    PayPayment,
+    QueryTransactions,
+  ],
+  exports: [
+    PaymentsCoreModule,
+    ACQUIRER,
+    THREE_DS_PROVIDER,
+    PaymentAuthorizer,
+    AcquirerOutcomeRecorder,
+    CardCharge,
+    CreatePayment,
+  ],
+})
+export class PaymentsModule {}
