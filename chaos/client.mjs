@@ -2,7 +2,7 @@
 // and is retried with the same key on a network error, a 5xx, a 409 "still being processed" and a
 // 429, with backoff, until a deadline. What still fails after that is a client-visible failure.
 import { randomUUID } from 'node:crypto';
-import { sleep } from '../bench/lib/util.mjs';
+import { sleep } from './lib/util.mjs';
 
 const REQUEST_TIMEOUT_MS = 15_000;
 const RETRY_DEADLINE_MS = 120_000;

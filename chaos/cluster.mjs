@@ -5,9 +5,9 @@
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { serviceNodeOptions } from '../deploy/node-options.mjs';
-import { freePort, httpStatus } from '../bench/lib/net.mjs';
-import { serviceMain } from '../bench/lib/stack.mjs';
-import { TARGET_ROOT, pollUntil, sleep } from '../bench/lib/util.mjs';
+import { freePort, httpStatus } from './lib/net.mjs';
+import { serviceMain } from './lib/stack.mjs';
+import { TARGET_ROOT, pollUntil, sleep } from './lib/util.mjs';
 
 const PROBE_INTERVAL_MS = 500;
 const RESTART_DELAY_MS = 1_000;

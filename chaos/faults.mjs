@@ -1,6 +1,6 @@
 // The faults a chaos run injects, one after another, and how long after each was lifted the
 // platform had recovered from it.
-import { pollUntil, sleep } from '../bench/lib/util.mjs';
+import { pollUntil, sleep } from './lib/util.mjs';
 
 const RECOVERY_TIMEOUT_MS = 120_000;
 const SERVICES = ['orders', 'payments', 'gateway-tokens', 'webhook-service', 'hosted-form-bff'];

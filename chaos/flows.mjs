@@ -4,7 +4,7 @@
 // A flow answers what it saw: the transactions it saw succeed (for the ledger) and the order it paid.
 import { randomUUID } from 'node:crypto';
 import { ClientError } from './client.mjs';
-import { sleep } from '../bench/lib/util.mjs';
+import { sleep } from './lib/util.mjs';
 
 const year = (new Date().getUTCFullYear() + 4) % 100;
 const EXPIRATION = `12/${String(year).padStart(2, '0')}`;

@@ -7,8 +7,8 @@ import { chownSync, mkdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '../bench/lib/net.mjs';
-import { fail, pollUntil, sleep } from '../bench/lib/util.mjs';
+import { freePort } from './lib/net.mjs';
+import { fail, pollUntil, sleep } from './lib/util.mjs';
 
 const IS_ROOT = process.getuid?.() === 0;
 const PG_BIN = [17, 16, 15, 14].map((version) => `/usr/lib/postgresql/${version}/bin`);

@@ -1,6 +1,6 @@
 // Prints a chaos run: the faults with their recovery and the client-visible failures they caused,
 // the flows, the ledger checks, and the replicas that died on their own.
-import { note, paint, step } from '../bench/lib/util.mjs';
+import { note, paint, step } from './lib/util.mjs';
 
 const AFTER_FAULT_MS = 10_000;
 

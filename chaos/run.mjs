@@ -14,10 +14,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensureBuilt } from '../bench/lib/build.mjs';
-import { ProcessGroup } from '../bench/lib/processes.mjs';
-import { serviceMain, serviceMigrate } from '../bench/lib/stack.mjs';
-import { platformFiles } from '../bench/lib/platform.mjs';
+import { ensureBuilt } from './lib/build.mjs';
+import { ProcessGroup } from './lib/processes.mjs';
+import { serviceMain, serviceMigrate } from './lib/stack.mjs';
+import { platformFiles } from './lib/platform.mjs';
 import {
   BenchError,
   RESULTS_DIR,
@@ -27,7 +27,7 @@ import {
   sleep,
   step,
   timestamp,
-} from '../bench/lib/util.mjs';
+} from './lib/util.mjs';
 import { SERVICES, WITH_DATABASE, createWorld, destroyWorld } from './world.mjs';
 import { faultPlan, runFaults } from './faults.mjs';
 import { startLoad } from './load.mjs';

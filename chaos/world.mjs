@@ -6,10 +6,10 @@ import { NatsServer, PostgresCluster } from './infra.mjs';
 import { Deployment, Supervisor } from './cluster.mjs';
 import { startReceiver } from './receiver.mjs';
 import { MerchantClient } from './client.mjs';
-import { loadPlatform } from '../bench/lib/platform.mjs';
-import { freePort } from '../bench/lib/net.mjs';
-import { migrate, startEdge, writeRoutesFile } from '../bench/lib/stack.mjs';
-import { note, step } from '../bench/lib/util.mjs';
+import { loadPlatform } from './lib/platform.mjs';
+import { freePort } from './lib/net.mjs';
+import { migrate, startEdge, writeRoutesFile } from './lib/stack.mjs';
+import { note, step } from './lib/util.mjs';
 
 export const SERVICES = ['orders', 'payments', 'gateway-tokens', 'webhook-service', 'hosted-form-bff'];
 export const WITH_DATABASE = ['orders', 'payments', 'gateway-tokens', 'webhook-service'];
