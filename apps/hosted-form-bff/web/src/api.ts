@@ -5,7 +5,7 @@ import type {
   CheckoutOrderView,
   CheckoutPaymentRequest,
   CheckoutPaymentView,
-} from '../../../../libs/contracts/src/dto/checkout.dto.js';
+} from '@byrd/contracts/browser';
 
 const CHECKOUT_KEY_HEADER = 'x-checkout-key';
 const TIMEOUT_MS = 30_000;

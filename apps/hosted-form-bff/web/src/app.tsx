@@ -1,14 +1,12 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type {
-  CheckoutOrderView,
-  CheckoutPaymentView,
-} from '../../../../libs/contracts/src/dto/checkout.dto.js';
-import type { PaymentMethod } from '../../../../libs/contracts/src/enums.js';
 import {
+  type CheckoutOrderView,
+  type CheckoutPaymentView,
   DEFAULT_HOSTED_FORM_THEME,
   hostedFormLanguageTag,
+  type PaymentMethod,
   type ResolvedHostedFormConfigs,
-} from '../../../../libs/contracts/src/hosted-form-configs.js';
+} from '@byrd/contracts/browser';
 import { announce } from './announce.js';
 import { ApiError, createCheckoutApi, type CheckoutApi } from './api.js';
 import { CardStep } from './components/card-step.js';

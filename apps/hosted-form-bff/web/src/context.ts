@@ -3,9 +3,9 @@ import { useContext } from 'preact/hooks';
 import type {
   CheckoutOrderView,
   CheckoutPaymentView,
-} from '../../../../libs/contracts/src/dto/checkout.dto.js';
-import type { HostedFormLocale } from '../../../../libs/contracts/src/enums.js';
-import type { ResolvedHostedFormConfigs } from '../../../../libs/contracts/src/hosted-form-configs.js';
+  HostedFormLocale,
+  ResolvedHostedFormConfigs,
+} from '@byrd/contracts/browser';
 import type { CheckoutApi } from './api.js';
 import type { Messages } from './i18n.js';
 

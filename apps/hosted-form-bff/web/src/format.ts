@@ -1,6 +1,5 @@
 // Amounts and dates in the shopper's language.
-import type { HostedFormLocale } from '../../../../libs/contracts/src/enums.js';
-import { hostedFormLanguageTag } from '../../../../libs/contracts/src/hosted-form-configs.js';
+import { hostedFormLanguageTag, type HostedFormLocale } from '@byrd/contracts/browser';
 
 /** "€25.00" (en-US), "25,00 €" (pt-PT) for the decimal string the API sends. */
 export function formatAmount(amount: string, currency: string, locale: HostedFormLocale): string {

@@ -1,5 +1,5 @@
 // The page's texts in the five form locales. Amounts, dates and names arrive already formatted.
-import type { HostedFormLocale } from '../../../../libs/contracts/src/enums.js';
+import type { HostedFormLocale } from '@byrd/contracts/browser';
 
 export type CopyItem = 'entity' | 'reference' | 'amount';
 

@@ -1,21 +1,19 @@
 // The page address `{checkout_url}/#/payment?checkoutKey=&orderId=&configs=` and its `configs`
 // (base64 JSON), checked here in the browser: the page is the only reader of the fragment.
 import {
-  HOSTED_FORM_LOCALES,
-  type HostedFormLocale,
-  type PaymentMethod,
-} from '../../../../libs/contracts/src/enums.js';
-import {
   decodeHostedFormConfigs,
   HOSTED_FORM_DEFAULTS,
+  HOSTED_FORM_LOCALES,
   HOSTED_FORM_THEME_COLORS,
-  normalizeHostedFormLocale,
-  resolveHostedFormConfigs,
   type HostedFormConfigsInput,
+  type HostedFormLocale,
   type HostedFormThemeColors,
+  isGuid,
+  normalizeHostedFormLocale,
+  type PaymentMethod,
   type ResolvedHostedFormConfigs,
-} from '../../../../libs/contracts/src/hosted-form-configs.js';
-import { isGuid } from '../../../../libs/contracts/src/ids.js';
+  resolveHostedFormConfigs,
+} from '@byrd/contracts/browser';
 
 /** What the link asks for, before the order is known (redirectUrl may still come from the order). */
 export interface CheckoutLink {

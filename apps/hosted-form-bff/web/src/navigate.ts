@@ -1,5 +1,5 @@
 // Leaving the form for the merchant's redirectUrl, standalone or inside the merchant's iframe.
-import { isGuid } from '../../../../libs/contracts/src/ids.js';
+import { isGuid } from '@byrd/contracts/browser';
 import { isHttpUrl } from './link.js';
 
 export interface RedirectParams {

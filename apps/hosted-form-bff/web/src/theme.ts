@@ -1,5 +1,5 @@
 // Theme colours and the compact layout, applied through CSSOM (the CSP allows no inline styles).
-import type { HostedFormThemeColors } from '../../../../libs/contracts/src/hosted-form-configs.js';
+import type { HostedFormThemeColors } from '@byrd/contracts/browser';
 
 const VARIABLES: Record<keyof HostedFormThemeColors, string> = {
   backgroundColor: '--bg',

@@ -1,6 +1,6 @@
 // 3D Secure inside the page: the payments service's browser SDK (an ES module at
 // `CheckoutOrderView.threeDSecureSdkUrl`) runs the issuer's steps, with the challenge in our container.
-import type { CheckoutPaymentView } from '../../../../libs/contracts/src/dto/checkout.dto.js';
+import type { CheckoutPaymentView } from '@byrd/contracts/browser';
 import type { CheckoutApi } from './api.js';
 
 interface AuthenticateOptions {

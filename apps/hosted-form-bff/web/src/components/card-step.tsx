@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useMemo, useRef, useState } from 'preact/hooks';
-import type { CheckoutPaymentView } from '../../../../../libs/contracts/src/dto/checkout.dto.js';
+import type { CheckoutPaymentView } from '@byrd/contracts/browser';
 import { announce } from '../announce.js';
 import { ApiError } from '../api.js';
 import {

@@ -1,5 +1,5 @@
 // Small inline marks for card brands and payment methods (no image requests, no icon font).
-import type { PaymentMethod } from '../../../../../libs/contracts/src/enums.js';
+import type { PaymentMethod } from '@byrd/contracts/browser';
 
 interface BadgeStyle {
   label: string;

@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { CheckoutPaymentView } from '../../../../../libs/contracts/src/dto/checkout.dto.js';
-import { normalizeMbWayPhone } from '../../../../../libs/contracts/src/phone.js';
+import { type CheckoutPaymentView, normalizeMbWayPhone } from '@byrd/contracts/browser';
 import { announce } from '../announce.js';
 import { ApiError } from '../api.js';
 import { useCheckout } from '../context.js';

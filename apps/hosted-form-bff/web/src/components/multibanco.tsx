@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { CheckoutPaymentView } from '../../../../../libs/contracts/src/dto/checkout.dto.js';
+import type { CheckoutPaymentView } from '@byrd/contracts/browser';
 import { announce } from '../announce.js';
 import { useCheckout } from '../context.js';
 import { formatAmount, formatDateTime, groupDigits } from '../format.js';

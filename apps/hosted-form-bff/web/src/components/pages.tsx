@@ -1,8 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import type {
-  CheckoutOrderView,
-  CheckoutPaymentView,
-} from '../../../../../libs/contracts/src/dto/checkout.dto.js';
+import type { CheckoutOrderView, CheckoutPaymentView } from '@byrd/contracts/browser';
 import { announce } from '../announce.js';
 import { lastFour } from '../card.js';
 import { useCheckout } from '../context.js';
