@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Rpc } from '@byrd/platform';
-import { futureExpiry } from '@byrd/platform/testing';
-import { authenticateWithSdk } from '../../payments/test/three-ds-shopper.js';
+import { authenticateWithSdk, futureExpiry } from '@byrd/platform/testing';
 import { TokensHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cardDataLeaks, futureExpiry } from '@byrd/platform/testing';
-import { authenticateWithSdk } from '../../payments/test/three-ds-shopper.js';
+import { authenticateWithSdk, cardDataLeaks, futureExpiry } from '@byrd/platform/testing';
 import { CheckoutHarness, standInWebDir, type HttpAnswer } from './harness.js';
 
 const FRICTIONLESS = '5448280000000007';

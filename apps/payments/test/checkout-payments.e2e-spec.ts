@@ -1,8 +1,7 @@
 import type { CheckoutPaymentRpcRequest } from '@byrd/contracts';
 import { ApiError, type Rpc } from '@byrd/platform';
-import { futureExpiry } from '@byrd/platform/testing';
+import { authenticateWithSdk, futureExpiry } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
-import { authenticateWithSdk } from './three-ds-shopper.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FRICTIONLESS = '4242424242424242';

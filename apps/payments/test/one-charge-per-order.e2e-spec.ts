@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import type { Rpc } from '@byrd/platform';
 import {
+  authenticateWithSdk,
   freePort,
   futureExpiry,
   startServiceProcess,
@@ -11,7 +12,6 @@ import {
   type ServiceProcess,
 } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
-import { authenticateWithSdk } from './three-ds-shopper.js';
 
 const FRICTIONLESS = '5448280000000007';
 const CHALLENGE = '5555341244441115';

@@ -5,3 +5,4 @@ export * from './card-data.js';
 export * from './card-expiry.js';
 export * from './edge.js';
 export * from './medium.js';
+export * from './three-ds-shopper.js';
