@@ -5,10 +5,17 @@ import { baseConfigSchema } from '@byrd/platform';
 export const paymentsConfigSchema = baseConfigSchema
   .extend({
     HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3002),
-    /** Which acquirer authorises payments: only `sandbox` ships; a real one plugs in behind the same interface. */
-    ACQUIRER: z.enum(['sandbox']).default('sandbox'),
-    /** Which 3DS server authenticates shoppers. */
-    THREE_DS_PROVIDER: z.enum(['sandbox']).default('sandbox'),
+    /**
+     * Which acquirer authorises payments (PaymentsModule wires it): only `sandbox` ships; a real one
+     * plugs in behind the Acquirer interface as one more name here and in PaymentsModule.
+     */
+    ACQUIRER: z
+      .enum(['sandbox'], { message: 'must name an acquirer that ships: sandbox' })
+      .default('sandbox'),
+    /** Which 3DS server authenticates shoppers (PaymentsModule wires it): only `sandbox` ships. */
+    THREE_DS_PROVIDER: z
+      .enum(['sandbox'], { message: 'must name a 3DS server that ships: sandbox' })
+      .default('sandbox'),
     /**
      * AES-256 key (base64, 32 bytes) sealing a card while its shopper is in a 3DS challenge: the only
      * time payments keeps a card number, encrypted, until it authorises. CVV is never kept.

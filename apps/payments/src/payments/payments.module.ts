@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { PaymentsCoreModule } from '../payments-core/payments-core.module.js';
-import { ACQUIRER } from '../acquirer/acquirer.js';
+import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { SandboxAcquirer } from '../acquirer/sandbox-acquirer.js';
 import { MeasuredAcquirer } from '../acquirer/measured-acquirer.js';
 import { PaymentsMetrics } from '../metrics/payments-metrics.js';
-import { THREE_DS_PROVIDER } from '../three-ds-server/three-ds-provider.js';
+import { THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
 import { SandboxThreeDSProvider } from '../three-ds-server/sandbox-three-ds.provider.js';
 import { MeasuredThreeDSProvider } from '../three-ds-server/measured-three-ds.provider.js';
 import { PaymentsController } from './payments.controller.js';
@@ -24,22 +25,27 @@ import { AsyncPaymentsModule } from '../async/async-payments.module.js';
   imports: [PaymentsCoreModule, AsyncPaymentsModule], // POST /api/v2/payment hands multibanco and mbway over to it
   controllers: [PaymentsController, TransactionsController],
   providers: [
-    // The sandbox is the only acquirer and 3DS server shipped; ACQUIRER / THREE_DS_PROVIDER pick them.
-    // Whichever is wired is measured (calls, outcomes, latency on GET /metrics).
+    // ACQUIRER and THREE_DS_PROVIDER (config) choose among the implementations that ship: each table
+    // below lists them by name and must name every value the config accepts (the compiler checks).
+    // Whichever is chosen is measured (calls, outcomes, latency on GET /metrics).
     PaymentsMetrics,
     SandboxAcquirer,
     SandboxThreeDSProvider,
     {
       provide: ACQUIRER,
-      useFactory: (acquirer: SandboxAcquirer, metrics: PaymentsMetrics) =>
-        new MeasuredAcquirer(acquirer, metrics),
-      inject: [SandboxAcquirer, PaymentsMetrics],
+      useFactory: (config: PaymentsConfig, metrics: PaymentsMetrics, sandbox: SandboxAcquirer) => {
+        const acquirers: Record<PaymentsConfig['ACQUIRER'], Acquirer> = { sandbox };
+        return new MeasuredAcquirer(acquirers[config.ACQUIRER], metrics);
+      },
+      inject: [PAYMENTS_CONFIG, PaymentsMetrics, SandboxAcquirer],
     },
     {
       provide: THREE_DS_PROVIDER,
-      useFactory: (provider: SandboxThreeDSProvider, metrics: PaymentsMetrics) =>
-        new MeasuredThreeDSProvider(provider, metrics),
-      inject: [SandboxThreeDSProvider, PaymentsMetrics],
+      useFactory: (config: PaymentsConfig, metrics: PaymentsMetrics, sandbox: SandboxThreeDSProvider) => {
+        const servers: Record<PaymentsConfig['THREE_DS_PROVIDER'], ThreeDSProvider> = { sandbox };
+        return new MeasuredThreeDSProvider(servers[config.THREE_DS_PROVIDER], metrics);
+      },
+      inject: [PAYMENTS_CONFIG, PaymentsMetrics, SandboxThreeDSProvider],
     },
     PaymentAuthorizer,
     AcquirerOutcomeRecorder,
