@@ -1,4 +1,4 @@
-// Shared Jest setup: ESM + SWC (decorators and their metadata on), workspace libs read from source.
+// Shared Jest setup: ESM + SWC (decorators and their metadata on), workspace packages read from source.
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -47,6 +47,8 @@ export function jestConfig({ testMatch, testTimeout = 20_000, ...rest } = {}) {
       '^@byrd/platform$': path.join(root, 'libs/platform/src/index.ts'),
       '^@byrd/platform/testing$': path.join(root, 'libs/platform/src/testing/index.ts'),
       '^@byrd/platform/testing/chromium$': path.join(root, 'libs/platform/src/testing/chromium.ts'),
+      // The services other services' tests run beside their own, through their public entry.
+      '^@byrd/(gateway-tokens|orders|payments)$': path.join(root, 'apps/$1/src/index.ts'),
       '^(\\.{1,2}/.*)\\.js$': '$1',
     },
     ...rest,

@@ -44,7 +44,7 @@ export class MerchantClient {
       payload = JSON.stringify(body);
     }
     const deadline = Date.now() + RETRY_DEADLINE_MS;
-    let last = 'no answer';
+    let last;
     for (let attempt = 0; ; attempt++) {
       try {
         const response = await fetch(url, {

@@ -4,7 +4,7 @@
 // The edge routes to the balancers. Deaths nobody asked for are counted: they are findings.
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
-import { serviceNodeOptions } from '../deploy/node-options.mjs';
+import { serviceNodeOptions } from '@byrd/deploy/node-options.mjs';
 import { freePort, httpStatus } from './lib/net.mjs';
 import { serviceMain } from './lib/stack.mjs';
 import { TARGET_ROOT, pollUntil, sleep } from './lib/util.mjs';

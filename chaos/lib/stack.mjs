@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TARGET_ROOT, fail } from './util.mjs';
 import { freePort, waitForHttp } from './net.mjs';
-import { serviceNodeOptions } from '../../deploy/node-options.mjs';
+import { serviceNodeOptions } from '@byrd/deploy/node-options.mjs';
 
 const routesFile = () => join(TARGET_ROOT, 'deploy/routes.json');
 const edgeScript = () => join(TARGET_ROOT, 'deploy/local/edge.mjs');

@@ -14,7 +14,7 @@ import {
   selects,
   validateManifest,
 } from '../lib/chart.mjs';
-import { oldSpaceMiB, SERVICE_NODE_OPTIONS, YOUNG_GENERATION_MIB } from '../../deploy/node-options.mjs';
+import { oldSpaceMiB, SERVICE_NODE_OPTIONS, YOUNG_GENERATION_MIB } from '@byrd/deploy/node-options.mjs';
 
 /** Services that keep no data of their own (values: database.enabled false): no DATABASE_URL, no migrations. */
 const DATABASELESS = ['hosted-form-bff', 'api-docs'];

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '@byrd/payments';
 import { runMigrations } from '@byrd/platform';
 import {
   callService,
@@ -14,7 +15,6 @@ import {
   type TestMerchant,
 } from '@byrd/platform/testing';
 import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
-import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../../payments/src/database.js';
 import { completeChallenge, vaultKeys } from './harness.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

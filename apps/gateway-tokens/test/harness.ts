@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import {
+  AppModule as OrdersAppModule,
+  ORDERS_ENTITIES,
+  ORDERS_MIGRATIONS,
+  ordersConfigSchema,
+} from '@byrd/orders';
+import {
+  AppModule as PaymentsAppModule,
+  PAYMENTS_ENTITIES,
+  PAYMENTS_MIGRATIONS,
+  paymentsConfigSchema,
+} from '@byrd/payments';
 import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
 import {
   callService,
@@ -11,12 +23,6 @@ import {
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { tokensConfigSchema, type TokensConfig } from '../src/config.js';
 import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
-import { AppModule as PaymentsAppModule } from '../../payments/src/app.module.js';
-import { paymentsConfigSchema } from '../../payments/src/config.js';
-import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../../payments/src/database.js';
-import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
-import { ordersConfigSchema } from '../../orders/src/config.js';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
 import { newKekEntry } from '../src/vault/key-ring.js';
 
 /** The development-style vault keys of a test run. */

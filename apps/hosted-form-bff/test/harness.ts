@@ -1,9 +1,28 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
+import {
+  AppModule as TokensAppModule,
+  newKekEntry,
+  TOKENS_ENTITIES,
+  TOKENS_MIGRATIONS,
+  tokensConfigSchema,
+} from '@byrd/gateway-tokens';
+import {
+  AppModule as OrdersAppModule,
+  ORDERS_ENTITIES,
+  ORDERS_MIGRATIONS,
+  ordersConfigSchema,
+} from '@byrd/orders';
+import {
+  AppModule as PaymentsAppModule,
+  PAYMENTS_ENTITIES,
+  PAYMENTS_MIGRATIONS,
+  paymentsConfigSchema,
+} from '@byrd/payments';
 import { loadConfig, runMigrations, setLogDestination } from '@byrd/platform';
 import {
   callHttp,
@@ -15,16 +34,6 @@ import {
 } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { checkoutConfigSchema, type CheckoutConfig } from '../src/config.js';
-import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
-import { ordersConfigSchema } from '../../orders/src/config.js';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
-import { AppModule as PaymentsAppModule } from '../../payments/src/app.module.js';
-import { paymentsConfigSchema } from '../../payments/src/config.js';
-import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../../payments/src/database.js';
-import { AppModule as TokensAppModule } from '../../gateway-tokens/src/app.module.js';
-import { tokensConfigSchema } from '../../gateway-tokens/src/config.js';
-import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../../gateway-tokens/src/database.js';
-import { vaultKeys } from '../../gateway-tokens/test/harness.js';
 
 export type { HttpAnswer };
 
@@ -142,7 +151,11 @@ export class CheckoutHarness {
 
       const tokensConfig = loadConfig(
         tokensConfigSchema,
-        await env.serviceEnv('gateway-tokens', { LOG_LEVEL: logLevel, ...vaultKeys() }),
+        await env.serviceEnv('gateway-tokens', {
+          LOG_LEVEL: logLevel,
+          VAULT_KEKS: newKekEntry('k1'),
+          VAULT_FINGERPRINT_KEY: randomBytes(32).toString('base64'),
+        }),
       );
       await runMigrations({
         url: tokensConfig.DATABASE_URL,

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '@byrd/orders';
 import { runMigrations } from '@byrd/platform';
 import {
   cardDataLeaks,
@@ -13,7 +14,6 @@ import {
   type TestMerchant,
 } from '@byrd/platform/testing';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PAYMENTS_MAIN = path.resolve(here, '../dist/main.js');

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import {
+  AppModule as OrdersAppModule,
+  ORDERS_ENTITIES,
+  ORDERS_MIGRATIONS,
+  ordersConfigSchema,
+  type OrdersConfig,
+} from '@byrd/orders';
 import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
 import {
   callService,
@@ -11,9 +18,6 @@ import {
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { paymentsConfigSchema } from '../src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
-import { AppModule as OrdersAppModule } from '../../orders/src/app.module.js';
-import { ordersConfigSchema, type OrdersConfig } from '../../orders/src/config.js';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../../orders/src/database.js';
 
 export interface HarnessOptions {
   /**
