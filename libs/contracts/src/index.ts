@@ -17,6 +17,7 @@ export * from './card-in-text.js';
 export * from './events/catalogue.js';
 export * from './events/content.js';
 export * from './events/envelope.js';
+export * from './events/transaction-event-map.js';
 
 export * from './dto/common.dto.js';
 export * from './dto/tokens.dto.js';

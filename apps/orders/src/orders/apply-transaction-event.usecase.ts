@@ -5,10 +5,9 @@ import {
   OrderEvents,
   TRANSACTION_STATUSES,
   toIsoAmount,
+  transactionOfEventName,
   type EventEnvelope,
-  type OperationType,
   type TransactionEventContent,
-  type TransactionStatus,
 } from '@byrd/contracts';
 import { PermanentEventError } from '@byrd/platform';
 import { Order, OrderTransaction } from './order.entity.js';
@@ -22,20 +21,6 @@ import {
   sumOf,
 } from './order-status.js';
 
-const FAMILY_OPERATION: Record<string, OperationType> = {
-  payment: 'Payment',
-  preauth: 'PreAuth',
-  capture: 'Capture',
-  refund: 'Refund',
-};
-const OUTCOME_STATUS: Record<string, TransactionStatus> = {
-  pending: 'Processing',
-  success: 'Success',
-  failed: 'Denied',
-  error: 'Error',
-  canceled: 'Canceled',
-};
-
 /**
  * Moves an order on a transaction.* event: records the transaction's latest status, derives the
  * order status from all of its transactions, and announces a change with the matching order.* event.
@@ -47,11 +32,12 @@ export class ApplyTransactionEvent {
   async execute(envelope: EventEnvelope, manager: EntityManager): Promise<void> {
     const content = envelope.data as TransactionEventContent;
     if (!content?.orderId) return; // a payment without an order: nothing for orders to track
-    const [, family = '', outcome = ''] = envelope.type.split('.');
+    // The content says what happened; an event lacking a field falls back on what its name says.
+    const named = transactionOfEventName(envelope.type);
     const operationType = OPERATION_TYPES.includes(content.operationType)
       ? content.operationType
-      : FAMILY_OPERATION[family];
-    const status = TRANSACTION_STATUSES.includes(content.status) ? content.status : OUTCOME_STATUS[outcome];
+      : named.operationType;
+    const status = TRANSACTION_STATUSES.includes(content.status) ? content.status : named.status;
     if (!operationType || !status || !content.transactionId) {
       throw new PermanentEventError(
         `${envelope.type} ${envelope.id} lacks a transaction id, operation or status`,

@@ -1,47 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import {
-  createEnvelope,
-  toDecimalAmount,
-  transactionEventName,
-  type OperationType,
-  type TransactionEventKind,
-  type TransactionEventName,
-  type TransactionEventOutcome,
-  type TransactionStatus,
-} from '@byrd/contracts';
+import { createEnvelope, toDecimalAmount, transactionEventNameOf } from '@byrd/contracts';
 import { Outbox, type RowToInsert } from '@byrd/platform';
 import { publicOperationType, type Transaction } from './transaction.entity.js';
-
-const KIND: Record<OperationType, TransactionEventKind> = {
-  Payment: 'payment',
-  PreAuth: 'preauth',
-  Capture: 'capture',
-  Refund: 'refund',
-  // A release ends a pre-authorisation: announced as transaction.preauth.canceled.
-  Release: 'preauth',
-};
-
-const OUTCOME: Record<TransactionStatus, TransactionEventOutcome> = {
-  Created: 'pending',
-  Processing: 'pending',
-  PendingMerchantAction: 'pending',
-  Success: 'success',
-  Denied: 'failed',
-  Error: 'error',
-  TemporaryFailed: 'error',
-  Canceled: 'canceled',
-};
-
-export function eventNameOf(
-  transaction: Pick<Transaction, 'id' | 'operationType' | 'status'>,
-): TransactionEventName {
-  const operationType = publicOperationType(transaction);
-  if (operationType === 'Release') {
-    return transactionEventName('preauth', transaction.status === 'Success' ? 'canceled' : 'error');
-  }
-  return transactionEventName(KIND[operationType], OUTCOME[transaction.status]);
-}
 
 /** Writes transaction.* events to the outbox, in the transaction that changed the money. */
 @Injectable()
@@ -60,7 +21,8 @@ export class TransactionEventRecorder {
   }
 
   envelopeOf(transaction: Transaction) {
-    return createEnvelope(eventNameOf(transaction), {
+    const operationType = publicOperationType(transaction);
+    return createEnvelope(transactionEventNameOf(operationType, transaction.status), {
       merchantId: transaction.merchantId,
       paymentMethod: transaction.paymentMethod,
       referenceIds: [transaction.orderId, transaction.id, transaction.sourceTransactionId].filter(
@@ -71,7 +33,7 @@ export class TransactionEventRecorder {
         orderId: transaction.orderId,
         orderRef: transaction.orderRef,
         status: transaction.status,
-        operationType: publicOperationType(transaction),
+        operationType,
         amount: toDecimalAmount(transaction.isoAmount, transaction.currency),
         isoAmount: transaction.isoAmount,
         currency: transaction.currency,
