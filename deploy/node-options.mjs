@@ -1,7 +1,7 @@
 // Node.js flags every service runs with, in every place that starts one: the image
 // (docker/Dockerfile sets the same NODE_OPTIONS; a chart test keeps them equal), the chart
 // (`nodeOptions`, plus the heap limit its memory limit implies), `npm start` (deploy/local/start.mjs),
-// the benchmarks (bench/lib/stack.mjs) and the chaos run.
+// the benchmarks (bench/core/stack.ts) and the chaos run (chaos/lib/stack.mjs).
 //
 // --max-semi-space-size=16: two 16 MB semi-spaces of young generation. 32 MB ones (tried to scavenge
 // less often) kept 64 MB of the payments service's peak RSS in the young generation for a GC share
