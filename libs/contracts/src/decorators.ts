@@ -12,6 +12,7 @@ import {
 } from 'class-validator';
 import { isOneOf, REQUEST_TRANSACTION_MODES } from './enums.js';
 import { cardNumberPaths } from './card-in-text.js';
+import { CARD_EXPIRY_PATTERN } from './card-expiry.js';
 import { tryParseExpiresIn } from './expires-in.js';
 import { isGuid } from './ids.js';
 import { normalizeMbWayPhone } from './phone.js';
@@ -216,7 +217,7 @@ export function NoCardNumber(options?: ValidationOptions): PropertyDecorator {
 
 /** Card expiry "MM/YY". */
 export function IsCardExpiration(options?: ValidationOptions): PropertyDecorator {
-  return matches('isCardExpiration', /^(0[1-9]|1[0-2])\/\d{2}$/, 'must be a MM/YY expiry date', options);
+  return matches('isCardExpiration', CARD_EXPIRY_PATTERN, 'must be a MM/YY expiry date', options);
 }
 
 /** Card security code: 3 or 4 digits. */

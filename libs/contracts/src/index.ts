@@ -13,6 +13,7 @@ export * from './validate.js';
 export { classTransformerMetadataStorage, hasCompiledPlan, validInstance } from './compiled-dto.js';
 export * from './safe-input.js';
 export * from './card-in-text.js';
+export * from './card-expiry.js';
 
 export * from './events/catalogue.js';
 export * from './events/content.js';

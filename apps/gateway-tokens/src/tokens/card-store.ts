@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, IsNull } from 'typeorm';
-import type { RequestTransactionMode } from '@byrd/contracts';
+import { cardExpiryEnd, type RequestTransactionMode } from '@byrd/contracts';
 import { insertUnlessConflict, type CheckedCard } from '@byrd/platform';
 import { CardCipher, CardFingerprint } from '../vault/card-cipher.js';
 import { VaultMetrics } from '../vault/vault-metrics.js';
-import { CardToken, expiryInstant } from './card-token.entity.js';
+import { CardToken } from './card-token.entity.js';
 
 export interface CardToStore {
   merchantId: string;
@@ -78,7 +78,7 @@ export class CardStore {
       brand: input.card.brand,
       maskedNumber: input.card.masked,
       expiration: input.card.expiration,
-      expiresAt: expiryInstant(input.card.expiration),
+      expiresAt: cardExpiryEnd(input.card.expiration),
       fingerprint,
       cardCiphertext: sealed.ciphertext,
       wrappedKey: sealed.wrappedKey,

@@ -59,9 +59,3 @@ export class CardToken {
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 }
-
-/** When a card of expiry MM/YY stops being valid: the first day of the following month, UTC. */
-export function expiryInstant(expiration: string): Date {
-  const [month, year] = expiration.split('/').map(Number);
-  return new Date(Date.UTC(2000 + year, month, 1));
-}

@@ -1,6 +1,7 @@
 // Card number, expiry and security code: formatting as the shopper types and the checks the page
 // makes before sending anything (Luhn and length by brand, expiry not in the past, CVV length).
 import { cardNumber } from 'card-validator/dist/card-number.js';
+import { cardExpiryProblem } from '../../../../libs/contracts/src/card-expiry.js';
 
 export interface CardInfo {
   /** card-validator's id ("visa", "mastercard", "american-express"...), null while unknown. */
@@ -70,19 +71,13 @@ export function formatExpiryInput(raw: string, deleting: boolean): string {
 }
 
 export type ExpiryProblem = 'required' | 'invalid' | 'past';
+/** The servers' expiry rule (contracts' card-expiry.ts), worded for the field. */
 export function checkExpiry(value: string, now = new Date()): ExpiryProblem | null {
   const trimmed = value.trim();
   if (!trimmed) return 'required';
-  const match = /^(0[1-9]|1[0-2])\/(\d{2})$/.exec(trimmed);
-  if (!match) return 'invalid';
-  const month = Number(match[1]);
-  const year = 2000 + Number(match[2]);
-  // A card is valid until the last day of its expiry month.
-  const current = now.getFullYear() * 12 + now.getMonth() + 1;
-  const expiry = year * 12 + month;
-  if (expiry < current) return 'past';
-  if (expiry > current + 12 * 25) return 'invalid';
-  return null;
+  const problem = cardExpiryProblem(trimmed, now);
+  if (problem === 'expired') return 'past';
+  return problem ? 'invalid' : null;
 }
 
 export type CvvProblem = 'required' | 'length';

@@ -1,5 +1,10 @@
 import valid from 'card-validator';
-import type { CardBrand } from '@byrd/contracts';
+import {
+  CARD_EXPIRY_MAX_YEARS_AHEAD,
+  cardExpiryProblem,
+  type CardBrand,
+  type CardExpiryProblem,
+} from '@byrd/contracts';
 import { ApiError, type FieldError } from '../errors/index.js';
 
 /** credit-card-type names (used by card-validator) → the gateway's brand values. */
@@ -31,6 +36,12 @@ export interface CheckedCard {
   masked: string;
 }
 
+const EXPIRY_MESSAGES: Record<CardExpiryProblem, string> = {
+  format: 'must be MM/YY',
+  expired: 'the card has expired',
+  tooFarAhead: `is more than ${CARD_EXPIRY_MAX_YEARS_AHEAD} years ahead`,
+};
+
 /** First six and last four digits visible, the rest `*` (PCI DSS display form). */
 export function maskCardNumber(number: string): string {
   return `${number.slice(0, 6)}${'*'.repeat(Math.max(number.length - 10, 0))}${number.slice(-4)}`;
@@ -38,8 +49,9 @@ export function maskCardNumber(number: string): string {
 
 /**
  * The card checks a payments engineer expects before anything is sent to an acquirer: Luhn,
- * brand by BIN (longest prefix wins), expiry in the future, CVV length by brand. Every failure
- * is reported against its field (`card.number`, `card.expiration`, `card.cvv`).
+ * brand by BIN (longest prefix wins), expiry by the contracts' rule (not past, at most 25 years
+ * ahead), CVV length by brand. Every failure is reported against its field (`card.number`,
+ * `card.expiration`, `card.cvv`).
  */
 export function checkCard(card: CardInput, now = new Date(), fieldPrefix = 'card'): CheckedCard {
   const number = card.number.replace(/[\s-]/g, '');
@@ -55,13 +67,9 @@ export function checkCard(card: CardInput, now = new Date(), fieldPrefix = 'card
     errors.push({ field: `${fieldPrefix}.number`, message: 'belongs to a card brand we do not accept' });
   }
 
-  const expiry = /^(\d{2})\/(\d{2})$/.exec(card.expiration);
-  const month = expiry ? Number(expiry[1]) : 0;
-  const year = expiry ? 2000 + Number(expiry[2]) : 0;
-  if (!expiry || month < 1 || month > 12) {
-    errors.push({ field: `${fieldPrefix}.expiration`, message: 'must be MM/YY' });
-  } else if (year * 12 + month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1) {
-    errors.push({ field: `${fieldPrefix}.expiration`, message: 'the card has expired' });
+  const expiryProblem = cardExpiryProblem(card.expiration, now);
+  if (expiryProblem) {
+    errors.push({ field: `${fieldPrefix}.expiration`, message: EXPIRY_MESSAGES[expiryProblem] });
   }
 
   if (card.cvv !== undefined && brand) {
