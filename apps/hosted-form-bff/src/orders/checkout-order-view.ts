@@ -7,9 +7,6 @@ export const FORM_PAYMENT_METHODS: readonly PaymentType[] = Object.freeze([
   PaymentType.MbWay,
 ]);
 
-/** Orders in these states can still be paid or canceled; the others show a closed page. */
-export { OPEN_ORDER_STATUSES } from '@byrd/contracts';
-
 /** Shown when the order does not name its merchant. */
 export const FALLBACK_MERCHANT_NAME = 'Online store';
 

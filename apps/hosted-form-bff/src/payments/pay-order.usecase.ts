@@ -5,9 +5,8 @@ import {
   type CheckoutPaymentRpcRequest,
   type CheckoutPaymentView,
 } from '@byrd/contracts';
-import { ApiError, notFoundAs, Refusal, Rpc } from '@byrd/platform';
+import { ApiError, notFoundAs, Rpc } from '@byrd/platform';
 import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
-import { OPEN_ORDER_STATUSES } from '../orders/checkout-order-view.js';
 import { GetCheckoutOrder } from '../orders/get-checkout-order.usecase.js';
 import { toCheckoutPaymentView } from './checkout-payment-view.js';
 
@@ -30,10 +29,9 @@ export class PayCheckoutOrder {
     body: CheckoutPaymentRequest,
     requestId: string,
   ): Promise<CheckoutPaymentView> {
+    // Whether the order may still be paid is payments' decision (it asks orders): only the form's
+    // own choices (its methods, its save-card offer) are checked here.
     const order = await this.orders.execute(access);
-    if (!OPEN_ORDER_STATUSES.includes(order.status)) {
-      throw Refusal.notAllowed(`This order is ${order.status} and cannot be paid`);
-    }
     if (!(order.paymentMethods as string[]).includes(body.type)) {
       throw ApiError.invalidField(
         'type',

@@ -110,7 +110,7 @@ export class CancelCheckoutOrder {
       const order = await findOrder(manager, request, true);
       if (order.status === 'canceled') return order;
       if (!OPEN_ORDER_STATUSES.includes(order.status)) {
-        throw Refusal.notAllowed(`A ${order.status} order cannot be canceled`);
+        throw Refusal.notAllowed(`This order is ${order.status} and cannot be canceled`);
       }
       // The attempt holding the lock may be at the acquirer right now, or holds the money.
       if (order.paymentLockId) {

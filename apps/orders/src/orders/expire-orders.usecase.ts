@@ -1,12 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OrderEvents } from '@byrd/contracts';
+import { OPEN_ORDER_STATUSES, OrderEvents } from '@byrd/contracts';
 import { PeriodicSweep } from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
 
 const BATCH_SIZE = 100;
+/**
+ * The open statuses as SQL literals (constants, not input), written out so the planner sees the
+ * predicate of the partial index orders_expiry_idx.
+ */
+const OPEN_STATUSES_SQL = OPEN_ORDER_STATUSES.map((status) => `'${status}'`).join(', ');
 
 /**
  * Orders past `expiresAt` with no successful payment become `expired` and announce `order.expired`.
@@ -36,7 +41,7 @@ export class ExpireOrders extends PeriodicSweep {
         const due: Order[] = await manager
           .getRepository(Order)
           .createQueryBuilder('o')
-          .where(`o.status IN ('created', 'pending')`)
+          .where(`o.status IN (${OPEN_STATUSES_SQL})`)
           .andWhere('o.expires_at <= :now', { now })
           // A locked order is being charged (or holds its money): it expires once the attempt fails.
           .andWhere('o.payment_lock_id IS NULL')
