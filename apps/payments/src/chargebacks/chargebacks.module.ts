@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { ChargebackEventRecorder } from './chargeback-events.js';
+import { ChargebackRepository } from './chargeback.repository.js';
 import { GetChargeback } from './get-chargeback.usecase.js';
 import { MoveChargeback } from './move-chargeback.usecase.js';
 import { OpenChargeback } from './open-chargeback.usecase.js';
 
 /** Chargebacks on settled payments. Only the sandbox opens and moves them for now (SandboxModule). */
 @Module({
-  providers: [ChargebackEventRecorder, OpenChargeback, MoveChargeback, GetChargeback],
-  exports: [OpenChargeback, MoveChargeback, GetChargeback],
+  providers: [ChargebackEventRecorder, ChargebackRepository, OpenChargeback, MoveChargeback, GetChargeback],
+  exports: [ChargebackRepository, OpenChargeback, MoveChargeback, GetChargeback],
 })
 export class ChargebacksModule {}

@@ -12,6 +12,7 @@ import { ApiError, ErrorKind } from '@byrd/platform';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { Chargeback } from './chargeback.entity.js';
 import { ChargebackEventRecorder } from './chargeback-events.js';
+import { ChargebackRepository } from './chargeback.repository.js';
 import { presentChargeback } from './chargeback.presenter.js';
 
 /** Only money that reached the merchant can be charged back: a settled payment, or a capture. */
@@ -26,6 +27,7 @@ export class OpenChargeback {
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: ChargebackEventRecorder,
+    private readonly chargebacks: ChargebackRepository,
   ) {}
 
   async execute(merchantId: string, request: OpenChargebackRequest): Promise<ChargebackResponse> {
@@ -83,7 +85,6 @@ export class OpenChargeback {
     return presentChargeback(chargeback);
   }
 
-  /** What is still the merchant's: not refunded, not held by another chargeback (a won one gave its money back). */
   /**
    * What is neither refunded nor already disputed. For a capture, its pre-authorisation's balance
    * bounds it too: a refund of the pre-authorisation is counted there, not on the capture.
@@ -93,26 +94,15 @@ export class OpenChargeback {
     transaction: Transaction,
     preAuth: Transaction | null,
   ): Promise<number> {
-    const disputedOn = async (where: string, id: string) => {
-      const [{ disputed }] = await manager.query<{ disputed: string }[]>(
-        `SELECT coalesce(sum(iso_amount), 0) AS disputed FROM chargebacks
-          WHERE ${where} AND merchant_id = $2 AND resolution IS DISTINCT FROM 'Won'`,
-        [id, transaction.merchantId],
-      );
-      return Number(disputed);
-    };
     const own =
       transaction.isoAmount -
       transaction.refundedIsoAmount -
-      (await disputedOn('transaction_id = $1', transaction.id));
+      (await this.chargebacks.disputedOn(manager, transaction.merchantId, transaction.id));
     if (!preAuth) return own;
     const ofPreAuth =
       preAuth.capturedIsoAmount -
       preAuth.refundedIsoAmount -
-      (await disputedOn(
-        `transaction_id IN (SELECT id FROM transactions WHERE source_transaction_id = $1 AND operation_type = 'Capture')`,
-        preAuth.id,
-      ));
+      (await this.chargebacks.disputedOnCapturesOf(manager, transaction.merchantId, preAuth.id));
     return Math.min(own, ofPreAuth);
   }
 

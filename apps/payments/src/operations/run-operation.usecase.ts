@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import { isGuid, toDecimalAmount, toIsoAmount, type OperationAmountRequest } from '@byrd/contracts';
+import { toDecimalAmount, toIsoAmount, type OperationAmountRequest } from '@byrd/contracts';
 import { ApiError, type MerchantContext } from '@byrd/platform';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
+import { ChargebackRepository } from '../chargebacks/chargeback.repository.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { OrderLock } from '../payments-core/order-lock.js';
 import { markInFlight, withTimeout } from '../payments/payment-authorizer.js';
 import { applyOutcome } from '../transactions/outcome.js';
-import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
+import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionRepository, type LockedMoney } from '../transactions/transaction.repository.js';
 import {
   checkOperation,
   heldOf,
@@ -32,6 +33,8 @@ import {
 export class RunOperation {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly transactions: TransactionRepository,
+    private readonly chargebacks: ChargebackRepository,
     private readonly events: TransactionEventRecorder,
     private readonly orderLock: OrderLock,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
@@ -46,13 +49,14 @@ export class RunOperation {
     requestId: string,
   ) {
     const { transaction, reserved } = await this.dataSource.transaction(async (manager) => {
-      const { source, root } = await this.lockSource(manager, merchant.merchantId, sourceId);
+      const money = await this.lockMoney(manager, merchant.merchantId, sourceId);
+      const { source, root } = money;
       const amount = checkOperation(
         operation,
         source,
         root,
         this.requestedAmount(request, source.currency),
-        operation === 'Refund' ? await this.chargedBack(manager, source, root) : undefined,
+        operation === 'Refund' ? await this.chargedBack(manager, money) : undefined,
       );
       const now = new Date();
       const transaction = manager.create(Transaction, {
@@ -75,8 +79,8 @@ export class RunOperation {
         updatedAt: now,
       });
       markInFlight(transaction, now);
-      await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
-      await this.moveBalances(manager, operation, source, root, amount);
+      await this.transactions.insert(manager, transaction);
+      await this.moveBalances(manager, operation, money, amount);
       return { transaction, reserved: source };
     });
 
@@ -105,15 +109,9 @@ export class RunOperation {
   async finish(transaction: Transaction, result: AcquirerResult): Promise<Transaction> {
     const operation = transaction.operationType as FollowUpOperation;
     const { source, released } = await this.dataSource.transaction(async (manager) => {
-      const { source, root } = await this.lockSource(
-        manager,
-        transaction.merchantId,
-        transaction.sourceTransactionId!,
-      );
-      const current = await manager.findOneOrFail(Transaction, {
-        where: { id: transaction.id },
-        lock: { mode: 'pessimistic_write' },
-      });
+      const money = await this.lockMoney(manager, transaction.merchantId, transaction.sourceTransactionId!);
+      const { source } = money;
+      const current = await this.transactions.lock(manager, transaction.id);
       if (!current.acquirerPendingSince) {
         Object.assign(transaction, current);
         return { source, released: false };
@@ -122,14 +120,10 @@ export class RunOperation {
       transaction.updatedAt = new Date();
       transaction.acquirerPendingSince =
         result.outcome === 'TemporaryFailed' ? current.acquirerPendingSince : null;
-      const { status, code, description, updatedAt, acquirerPendingSince } = transaction;
-      await manager.update(
-        Transaction,
-        { id: transaction.id },
-        { status, code, description, updatedAt, acquirerPendingSince },
-      );
+      await this.transactions.saveOutcome(manager, transaction);
+      const { status } = transaction;
       if (status !== 'Success' && status !== 'TemporaryFailed') {
-        await this.moveBalances(manager, operation, source, root, -transaction.isoAmount);
+        await this.moveBalances(manager, operation, money, -transaction.isoAmount);
       }
       await this.events.record(manager, transaction);
       return { source, released: operation === 'Release' && status === 'Success' && heldOf(source) === 0 };
@@ -140,42 +134,18 @@ export class RunOperation {
     return source;
   }
 
-  private async lockSource(manager: EntityManager, merchantId: string, sourceId: string) {
-    const found = isGuid(sourceId)
-      ? await manager.findOneBy(Transaction, ofMerchant(merchantId, { id: sourceId }))
-      : null;
-    if (!found) throw ApiError.notFound(`Transaction ${sourceId}`);
-    const lock = { mode: 'pessimistic_write' as const };
-    const rootId =
-      found.operationType === 'Capture' && found.sourceTransactionId ? found.sourceTransactionId : found.id;
-    const root = await manager.findOneOrFail(Transaction, { where: { id: rootId }, lock });
-    const source =
-      rootId === found.id
-        ? root
-        : await manager.findOneOrFail(Transaction, { where: { id: found.id }, lock });
-    return { source, root };
+  private async lockMoney(manager: EntityManager, merchantId: string, sourceId: string) {
+    const money = await this.transactions.lockMoneyOf(manager, merchantId, sourceId);
+    if (!money) throw ApiError.notFound(`Transaction ${sourceId}`);
+    return money;
   }
 
   /** Chargebacks open or lost on the money a refund would return (see ChargedBack). */
-  private async chargedBack(
-    manager: EntityManager,
-    source: Transaction,
-    root: Transaction,
-  ): Promise<ChargedBack> {
-    const onMoneyOf = async (transaction: Transaction): Promise<number> => {
-      const [row] = await manager.query<{ iso_amount: string }[]>(
-        `SELECT coalesce(sum(c.iso_amount), 0) AS iso_amount FROM chargebacks c
-         WHERE c.merchant_id = $1
-           AND (c.status IN ('Created', 'Disputing', 'PendingAction') OR c.resolution = 'Lost')
-           AND (c.transaction_id = $2 OR c.transaction_id IN (
-             SELECT id FROM transactions
-             WHERE source_transaction_id = $2 AND operation_type = 'Capture' AND merchant_id = $1))`,
-        [transaction.merchantId, transaction.id],
-      );
-      return Number(row.iso_amount);
-    };
-    const onSource = await onMoneyOf(source);
-    return { source: onSource, root: root === source ? onSource : await onMoneyOf(root) };
+  private async chargedBack(manager: EntityManager, { source, root }: LockedMoney): Promise<ChargedBack> {
+    const onSource = await this.chargebacks.openOrLostOn(manager, source.merchantId, source.id);
+    const onRoot =
+      root === source ? onSource : await this.chargebacks.openOrLostOn(manager, root.merchantId, root.id);
+    return { source: onSource, root: onRoot };
   }
 
   private requestedAmount(request: OperationAmountRequest, currency: string): number | undefined {
@@ -199,10 +169,10 @@ export class RunOperation {
   private async moveBalances(
     manager: EntityManager,
     operation: FollowUpOperation,
-    source: Transaction,
-    root: Transaction,
+    money: LockedMoney,
     amount: number,
   ) {
+    const { source, root } = money;
     if (operation === 'Capture') source.capturedIsoAmount += amount;
     if (operation === 'Release') source.releasedIsoAmount += amount;
     if (operation === 'Refund') {
@@ -210,8 +180,7 @@ export class RunOperation {
       // A capture's refunds also count on its pre-auth, so the same money is never refunded twice.
       if (root !== source) root.refundedIsoAmount += amount;
     }
-    await manager.save(source);
-    if (root !== source) await manager.save(root);
+    await this.transactions.saveBalances(manager, money);
   }
 }
 

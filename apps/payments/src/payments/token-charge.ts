@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { RpcSubjects, type RequestTransactionMode } from '@byrd/contracts';
 import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
-import { Transaction } from '../transactions/transaction.entity.js';
+import type { Transaction } from '../transactions/transaction.entity.js';
+import { TransactionRepository } from '../transactions/transaction.repository.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
 
 /** No cardholder is present in these modes, so there is nobody to authenticate. */
@@ -19,7 +19,7 @@ const MERCHANT_INITIATED: readonly RequestTransactionMode[] = [
 @Injectable()
 export class TokenCharge {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionRepository,
     private readonly rpc: Rpc,
     private readonly charge: CardCharge,
   ) {}
@@ -49,9 +49,7 @@ export class TokenCharge {
 
   /** The token's 3DS verification must have succeeded: its shopper may never have finished it. */
   private async assertVerified(tokenId: string, verificationId: string): Promise<void> {
-    const verification = await this.dataSource
-      .getRepository(Transaction)
-      .findOneBy({ id: verificationId, operationType: 'Verification' });
+    const verification = await this.transactions.verification(verificationId);
     if (verification?.status === 'Success') return;
     const why =
       verification?.status === 'Created'

@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { isGuid } from '@byrd/contracts';
+import { ofMerchant, Transaction } from './transaction.entity.js';
+
+/** The money a follow-up operation moves: its source, and the payment or pre-auth that holds it. */
+export interface LockedMoney {
+  source: Transaction;
+  /** The source itself, or for a capture, the pre-authorisation it captured. */
+  root: Transaction;
+}
+
+const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
+
+/**
+ * The transactions table: the reads and writes of the use cases that move money. Methods taking a
+ * `manager` run in the caller's database transaction (and keep their row locks until it ends).
+ */
+@Injectable()
+export class TransactionRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Locks a merchant's transaction and the money behind it, root first then source (so concurrent
+   * operations on one payment serialise in one order). Null when the id is not a GUID or not theirs.
+   */
+  async lockMoneyOf(manager: EntityManager, merchantId: string, id: string): Promise<LockedMoney | null> {
+    const found = isGuid(id) ? await manager.findOneBy(Transaction, ofMerchant(merchantId, { id })) : null;
+    if (!found) return null;
+    const rootId =
+      found.operationType === 'Capture' && found.sourceTransactionId ? found.sourceTransactionId : found.id;
+    const root = await this.lock(manager, rootId);
+    const source = rootId === found.id ? root : await this.lock(manager, found.id);
+    return { source, root };
+  }
+
+  /** Locks a transaction known to exist. */
+  lock(manager: EntityManager, id: string): Promise<Transaction> {
+    return manager.findOneOrFail(Transaction, { where: { id }, lock: FOR_UPDATE });
+  }
+
+  async insert(manager: EntityManager, transaction: Transaction): Promise<void> {
+    await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
+  }
+
+  /** Writes the running balances of the money an operation moved (the source, and its root). */
+  async saveBalances(manager: EntityManager, { source, root }: LockedMoney): Promise<void> {
+    await manager.save(source);
+    if (root !== source) await manager.save(root);
+  }
+
+  /** Writes an outcome applied to the transaction (status, code, description, still in flight or not). */
+  async saveOutcome(manager: EntityManager, transaction: Transaction): Promise<void> {
+    const { status, code, description, updatedAt, acquirerPendingSince } = transaction;
+    await manager.update(
+      Transaction,
+      { id: transaction.id },
+      { status, code, description, updatedAt, acquirerPendingSince },
+    );
+  }
+
+  /** A token's 3DS card verification (the vault keeps its id), or null. */
+  verification(id: string): Promise<Transaction | null> {
+    return this.dataSource.getRepository(Transaction).findOneBy({ id, operationType: 'Verification' });
+  }
+}
