@@ -22,15 +22,36 @@ describe('attempt recorder', () => {
 
   /** A pending webhook held by a lease, not due for an hour (no worker touches it). */
   async function leasedWebhook(): Promise<DeliveryJob> {
-    const job = {
+    const job: DeliveryJob = {
       kind: 'scheduled',
       webhookId: randomUUID(),
       resendId: null,
       leaseToken: randomUUID(),
       settingsId,
+      event: 'order.paid',
+      paymentMethod: 'card',
+      content: {
+        orderId: randomUUID(),
+        orderRef: 'ref-1',
+        status: 'paid',
+        paymentId: null,
+        transactionId: null,
+        amount: '25.00',
+        currency: 'EUR',
+      },
+      createdAt: new Date(),
+      occurredAt: new Date(),
       attemptCount: 0,
+      traceparent: null,
       url: 'http://127.0.0.1:9/hooks',
-    } as unknown as DeliveryJob;
+      toSettingsUrl: true,
+      credentialType: 'api-key',
+      apiKey: null,
+      username: null,
+      password: null,
+      signingSecret: 'whsec_unused',
+      retryOn4xx: false,
+    };
     await h.rows(
       `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
          occurred_at, status, next_attempt_at, lease_token, lease_until)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { callService } from '@byrd/platform/testing';
+import type { TransactionEventContent } from '@byrd/contracts';
 import { WebhookHarness } from './harness.js';
 import { Receiver } from './receiver.js';
 
@@ -43,7 +44,7 @@ describe('fan-out and delivery', () => {
       ),
     ).toThrow();
 
-    const data = event.data as unknown as Record<string, unknown>;
+    const data = event.data as TransactionEventContent;
     expect(request.json).toEqual({
       id: webhook.id,
       event: 'transaction.payment.success',

@@ -31,7 +31,7 @@ class ListenStream {
     const decoder = new TextDecoder();
     let buffer = '';
     try {
-      for await (const chunk of this.response.body as unknown as AsyncIterable<Uint8Array>) {
+      for await (const chunk of this.response.body!) {
         buffer += decoder.decode(chunk, { stream: true });
         let end: number;
         while ((end = buffer.indexOf('\n\n')) >= 0) {

@@ -3,6 +3,8 @@ import {
   describe as describeCode,
   ERROR_STATUS_CODES,
   isReturnCode,
+  SUCCESS_CODE,
+  withDescription,
   RETURN_CODES,
 } from './codes.js';
 
@@ -38,5 +40,13 @@ describe('error statuses', () => {
     );
     expect(ERROR_STATUS_CODES[422]).not.toContain('BYRD200');
     for (const codes of Object.values(ERROR_STATUS_CODES)) expect(codes.every(isReturnCode)).toBe(true);
+  });
+
+  it('gives a response its code with the description of the table', () => {
+    expect(withDescription(SUCCESS_CODE)).toEqual({
+      code: 'BYRD200',
+      description: 'Operation successfully completed',
+    });
+    expect(withDescription('BYRD205').description).toBe('Operation rejected');
   });
 });

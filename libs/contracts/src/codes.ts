@@ -80,6 +80,14 @@ export function describe(code: ReturnCode): string {
 /** Alias of {@link describe} for code that also uses Jest's global `describe`. */
 export const describeReturnCode = describe;
 
+/** The code of an operation that completed as asked. */
+export const SUCCESS_CODE = 'BYRD200' satisfies ReturnCode;
+
+/** The `code` a response carries and the `description` that goes with it. */
+export function withDescription<C extends ReturnCode>(code: C): { code: C; description: string } {
+  return { code, description: RETURN_CODES[code].description };
+}
+
 /** Full table entry of a code. */
 export function returnCodeInfo(code: ReturnCode): ReturnCodeInfo {
   return RETURN_CODES[code];

@@ -1,6 +1,8 @@
 import {
   buildCheckoutUrl,
+  SUCCESS_CODE,
   toDecimalAmount,
+  withDescription,
   type OrderDetailsResponse,
   type OrderEventContent,
   type OrderResponse,
@@ -24,8 +26,7 @@ export function presentOrder(order: Order, checkoutBase: string): OrderResponse 
     orderOptions: order.orderOptions,
     paymentOptions: order.paymentOptions,
     metadata: order.metadata,
-    code: 'BYRD200',
-    description: 'Operation successfully completed',
+    ...withDescription(SUCCESS_CODE),
   };
 }
 

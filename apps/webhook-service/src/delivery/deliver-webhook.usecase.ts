@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Webhook } from 'standardwebhooks';
-import { CredentialType, type WebhookDelivery } from '@byrd/contracts';
+import { CredentialType, type EventName, type WebhookDeliveryOf } from '@byrd/contracts';
 import {
   contextFromTraceparent,
   inSpan,
@@ -53,12 +53,11 @@ function hostOf(url: string): string {
 
 /** The body of a delivery (API-FACTS.md): what every attempt of a webhook POSTs, and `listen` streams. */
 export function deliveryBody(
-  webhook: Pick<DeliveryJob, 'webhookId' | 'event' | 'paymentMethod' | 'settingsId' | 'createdAt'> & {
+  webhook: Pick<DeliveryJob, 'webhookId' | 'event' | 'paymentMethod' | 'settingsId' | 'createdAt' | 'content'> & {
     attemptId: string;
-    content: unknown;
   },
 ): string {
-  const delivery = {
+  const delivery: WebhookDeliveryOf<EventName> = {
     id: webhook.webhookId,
     event: webhook.event,
     paymentMethod: webhook.paymentMethod,
@@ -66,7 +65,7 @@ export function deliveryBody(
     attemptId: webhook.attemptId,
     createdAt: webhook.createdAt.toISOString(),
     content: webhook.content,
-  } as unknown as WebhookDelivery;
+  };
   return JSON.stringify(delivery);
 }
 

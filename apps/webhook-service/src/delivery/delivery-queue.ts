@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { CredentialType, EventName, PaymentMethod } from '@byrd/contracts';
+import type { CredentialType, EventName, PaymentMethod, PublicEventContentOf } from '@byrd/contracts';
 import { queryPrepared } from '@byrd/platform';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 
@@ -15,7 +15,8 @@ export interface DeliveryJob {
   settingsId: string;
   event: EventName;
   paymentMethod: PaymentMethod | null;
-  content: Record<string, unknown>;
+  /** The event's public content, as fan-out stored it (toPublicContent). */
+  content: PublicEventContentOf<EventName>;
   createdAt: Date;
   occurredAt: Date;
   /** Scheduled attempts already made. */
@@ -58,7 +59,7 @@ type JobRow = {
   settings_id: string;
   event: EventName;
   payment_method: PaymentMethod | null;
-  content: Record<string, unknown>;
+  content: PublicEventContentOf<EventName>;
   created_at: Date;
   occurred_at: Date;
   attempt_count: number;

@@ -163,7 +163,7 @@ export class ListenSessions implements OnModuleInit {
  */
 function parseEvents(events: unknown): Set<string> | null {
   if (events === undefined) return null;
-  const values = Array.isArray(events) ? (events as unknown[]) : [events];
+  const values: unknown[] = Array.isArray(events) ? events : [events];
   if (!values.every((value): value is string => typeof value === 'string')) {
     throw ApiError.invalidField('events', 'must be comma-separated event names');
   }

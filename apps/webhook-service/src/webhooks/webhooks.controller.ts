@@ -26,8 +26,8 @@ import {
   WebhookAttemptListAnswer,
   WebhookListAnswer,
   type ResendWebhooksResponse,
-  type WebhookAttempt,
-  type WebhookRecord,
+  type WebhookAttemptListResponse,
+  type WebhookListResponse,
 } from '@byrd/contracts';
 import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { ListAttempts, ListWebhooks } from './webhook-history.usecases.js';
@@ -82,7 +82,7 @@ export class WebhooksController {
     @Query() query: ListWebhooksQuery,
     @Headers() headers: RequestHeaders,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<{ data: WebhookRecord[] }> {
+  ): Promise<WebhookListResponse> {
     return paged(reply, await this.listWebhooks.execute(merchant, query.referenceId, readPage(headers)));
   }
 
@@ -98,7 +98,7 @@ export class WebhooksController {
     @Param('webhookId') webhookId: string,
     @Headers() headers: RequestHeaders,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<{ data: WebhookAttempt[] }> {
+  ): Promise<WebhookAttemptListResponse> {
     return paged(reply, await this.listAttempts.execute(merchant, webhookId, readPage(headers)));
   }
 
