@@ -22,7 +22,7 @@ import { newPayment } from '../src/payments-core/new-payment.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
 import { applyOutcome } from '../src/transactions/outcome.js';
 import { Transaction } from '../src/transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../src/transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import { TransactionRepository } from '../src/transactions/transaction.repository.js';
 
 /**

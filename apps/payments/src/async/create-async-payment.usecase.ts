@@ -14,7 +14,7 @@ import {
   type PaymentActor,
 } from '../payments-core/payer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { presentAsyncDetails, presentPayment } from '../transactions/transaction.presenter.js';
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
 

@@ -3,7 +3,7 @@ import { DataSource, In, Not } from 'typeorm';
 import { ASYNC_PAYMENT_TYPES } from '@byrd/contracts';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
 
 /**

@@ -14,7 +14,7 @@ import { ApiError, ErrorKind } from '@byrd/platform';
 import { OrderLock } from '../payments-core/order-lock.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { presentTransaction } from '../transactions/transaction.presenter.js';
 import { OpenAttempts } from './open-attempts.js';
 

@@ -10,7 +10,7 @@ import { OrderLock } from '../payments-core/order-lock.js';
 import { markInFlight, withTimeout } from '../payments/payment-authorizer.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { TransactionRepository, type LockedMoney } from '../transactions/transaction.repository.js';
 import {
   checkOperation,

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { OrderLock } from './order-lock.js';
 import { PayerResolver } from './payer.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { TransactionRepository } from '../transactions/transaction.repository.js';
 
 /**

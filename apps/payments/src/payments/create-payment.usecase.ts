@@ -6,7 +6,7 @@ import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { TokenCharge } from './token-charge.js';

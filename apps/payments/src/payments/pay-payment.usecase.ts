@@ -5,7 +5,7 @@ import { isGuid, type CompletePaymentRequest, type PaymentResponse } from '@byrd
 import { ApiError, ErrorKind } from '@byrd/platform';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { presentPayment } from '../transactions/transaction.presenter.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';

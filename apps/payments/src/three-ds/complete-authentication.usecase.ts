@@ -12,7 +12,7 @@ import { CardSeal } from '../cards/card-seal.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { TransactionEventRecorder } from '../transactions/transaction-events.js';
+import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { THREE_DS_PROVIDER, type AuthenticationResult, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
 

@@ -4,7 +4,7 @@ import { queryPrepared, traceparentOf } from '@byrd/platform';
 import type { AcquirerResult } from '../acquirer/acquirer.js';
 import { applyOutcome } from './outcome.js';
 import { Transaction } from './transaction.entity.js';
-import { TransactionEventRecorder } from './transaction-events.js';
+import { TransactionEventRecorder } from './transaction-event-recorder.js';
 
 /**
  * Records the acquirer's answer to a written-ahead payment and its event in ONE statement, and only
