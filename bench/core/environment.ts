@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { TestEnvironment } from '@byrd/platform/testing';
-import { fail, target } from './util.js';
+import { fail, pollUntil, target } from './util.js';
 
 type Testing = typeof import('@byrd/platform/testing');
 
@@ -121,4 +121,18 @@ export function poolFor(url: string, max = 2): pg.Pool {
 export async function countOf(pool: pg.Pool, sql: string, params: unknown[] = []): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(sql, params);
   return Number(rows[0].n);
+}
+
+/** Waits (at most 15 s) until `count` stops changing for 300 ms: requests a window cut off have committed. */
+export async function settle(count: () => Promise<number>): Promise<void> {
+  let last = -1;
+  await pollUntil(
+    async () => {
+      const now = await count();
+      const still = now === last;
+      last = now;
+      return still;
+    },
+    { timeoutMs: 15_000, intervalMs: 300 },
+  );
 }

@@ -7,7 +7,6 @@ import { sampleDbActivity, type DbActivity } from './pg-activity.js';
 import {
   cpuBetween,
   cpuSnapshot,
-  otherCores,
   sampleRss,
   waitForQuietMachine,
   type CpuGroups,
@@ -96,19 +95,14 @@ export async function runPhase<W, R = W>(
 /** Cores other processes kept busy, above which a phase's numbers are flagged as noisy. */
 export const NOISY_CORES = 0.25;
 
-/** The phases during which other processes than `measured` kept the machine busy. */
-export function noisyPhases(phases: Measured<unknown>[], measured: string[]) {
-  return phases.filter((phase) => otherCores(phase.cpu, measured) > NOISY_CORES);
-}
-
-export function warnNoisy(phases: Measured<unknown>[], measured: string[]): void {
-  const noisy = noisyPhases(phases, measured);
+/** Warns when other processes kept the machine busy during some phases (their figures are noisy). */
+export function warnNoisy(phases: { name: string; cpu: { otherCores: number } }[]): void {
+  const noisy = phases.filter((p) => p.cpu.otherCores > NOISY_CORES);
   if (noisy.length === 0) return;
-  const most = Math.max(...noisy.map((p) => Number(otherCores(p.cpu, measured).toFixed(2))));
   console.log(
     paint(
       '1;33',
-      `warning: other processes kept ${most} cores busy during ${noisy.map((p) => p.name).join(', ')}: those numbers are noisy, run again on a quiet machine`,
+      `warning: other processes kept ${Math.max(...noisy.map((p) => p.cpu.otherCores))} cores busy during ${noisy.map((p) => p.name).join(', ')}: those numbers are noisy, run again on a quiet machine`,
     ),
   );
 }

@@ -1,6 +1,6 @@
 // The payments database between windows: the outbox backlog (the relay deletes what JetStream
-// acknowledged, so every row left is unpublished), waiting for it and the orders consumer to drain,
-// and for requests cut off by a window to commit; the ledger's row counts.
+// acknowledged, so every row left is unpublished), waiting for it and the orders consumer to drain;
+// the ledger's row counts.
 import type pg from 'pg';
 import { countOf } from '../core/environment.js';
 import { pollUntil, sleep } from '../core/util.js';
@@ -56,20 +56,6 @@ export function sampleBacklog(pool: pg.Pool) {
       return { samples: values, max: values.length ? Math.max(...values) : 0 };
     },
   };
-}
-
-/** Waits (at most 15 s) until `count` stops changing for 300 ms: requests a window cut off have committed. */
-export async function settle(count: () => Promise<number>): Promise<void> {
-  let last = -1;
-  await pollUntil(
-    async () => {
-      const now = await count();
-      const still = now === last;
-      last = now;
-      return still;
-    },
-    { timeoutMs: 15_000, intervalMs: 300 },
-  );
 }
 
 /** Rows of this run in each table (prefilled history left out). */

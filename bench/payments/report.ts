@@ -1,6 +1,6 @@
 // The payments benchmark's report: phases, CPU per request, outbox drains, database connections,
 // table work, ledger, memory, CPU profile, ratios and goal lines.
-import { printGoals, type Goal } from '../core/phase-runner.js';
+import { printGoals, warnNoisy, type Goal } from '../core/phase-runner.js';
 import { table } from '../core/report.js';
 import { paint, round } from '../core/util.js';
 import type { PaymentsLedger } from './ledger.js';
@@ -88,14 +88,7 @@ function printCpu(phases: PhaseResult[]): void {
       { title: 'other', value: (p) => p.cpu.otherCores },
     ]),
   );
-  const noisy = phases.filter((p) => p.cpu.otherCores > 0.25);
-  if (noisy.length)
-    console.log(
-      paint(
-        '1;33',
-        `warning: other processes kept ${Math.max(...noisy.map((p) => p.cpu.otherCores))} cores busy during ${noisy.map((p) => p.name).join(', ')}: those numbers are noisy, run again on a quiet machine`,
-      ),
-    );
+  warnNoisy(phases);
 }
 
 function printDrains(phases: PhaseResult[]): void {

@@ -2,13 +2,13 @@
 // at PACED_SHARE x the bare handler's req/s), then directly; after each service window the outbox
 // backlog and the orders consumer are waited for, so no phase inherits another's backlog.
 import type pg from 'pg';
-import { countOf } from '../core/environment.js';
+import { countOf, settle } from '../core/environment.js';
 import { BARE_PREFIX } from '../core/bare-handler.js';
 import { offer, type Load, type LoadResult } from '../core/load.js';
 import { tableStats, tableStatsBetween, type TableStats } from '../core/pg-activity.js';
 import { runPhase, type Measured, type Phase, type Probes } from '../core/phase-runner.js';
 import { dbName, note, round, sleep } from '../core/util.js';
-import { settle, waitForDrain, sampleBacklog, type Drain } from './drain.js';
+import { waitForDrain, sampleBacklog, type Drain } from './drain.js';
 import type { PaymentsStack } from './stack.js';
 
 /** The paced phases offer this share of the bare handler's saturated req/s via the edge. */

@@ -1,12 +1,11 @@
 // The tokens benchmark's phases: the vault and the bare handler via the edge, saturated, then paced at
 // PACED_RATIO x the vault's saturated req/s; after each window the target's rows settle.
 import type pg from 'pg';
-import { countOf } from '../core/environment.js';
+import { countOf, settle } from '../core/environment.js';
 import { offer, type LoadResult } from '../core/load.js';
 import { runPhase } from '../core/phase-runner.js';
 import { requestJson } from '../core/stack.js';
 import { fail, note, round, step } from '../core/util.js';
-import { settle } from '../payments/drain.js';
 import { PACED_RATIO, flatten, type Kind, type TokensPhase } from './result.js';
 import type { TokensStack } from './stack.js';
 

@@ -1,6 +1,6 @@
 // The webhooks benchmark's report: phases, CPU per delivery, database connections, the stage that
 // held each phase back, the noisy endpoint, the claim query, the ledger, memory and goal lines.
-import { printGoals, type Goal } from '../core/phase-runner.js';
+import { printGoals, warnNoisy, type Goal } from '../core/phase-runner.js';
 import { table } from '../core/report.js';
 import { paint } from '../core/util.js';
 import { SMALL_FUTURE_ROWS, type ClaimResult } from './claim.js';
@@ -96,14 +96,7 @@ function printCpuAndDatabase(phases: PhaseResult[]): void {
           `${n.rows} webhooks ${n.pending} are pending (${n.inFlight} in flight), ${n.failed} failed, ` +
           `${n.attempts} attempts in all; circuit ${n.circuit}`,
       );
-  const noisy = phases.filter((p) => p.cpu.otherCores > 0.25);
-  if (noisy.length)
-    console.log(
-      paint(
-        '1;33',
-        `warning: other processes kept ${Math.max(...noisy.map((p) => p.cpu.otherCores))} cores busy during ${noisy.map((p) => p.name).join(', ')}: those numbers are noisy, run again on a quiet machine`,
-      ),
-    );
+  warnNoisy(phases);
 }
 
 function printClaim(c: ClaimResult): void {
