@@ -144,8 +144,9 @@ export function gitState(): Record<string, unknown> | null {
 }
 
 /**
- * A card expiry (MM/YY) three years after today: services check expiry on the real clock, so a fixed
- * date would start failing the day it passed.
+ * A card expiry (MM/YY), December three years after today: services check expiry on the real clock,
+ * so a fixed date would start failing the day it passed. The bench's own rather than the tests'
+ * futureExpiry() of @byrd/platform/testing: `--ref` measures revisions whose platform predates it.
  */
 export function futureExpiry(now = new Date()): string {
   const year = String((now.getUTCFullYear() + 3) % 100).padStart(2, '0');

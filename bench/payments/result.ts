@@ -136,6 +136,7 @@ export function goalsOf(phases: PhaseResult[], memory: Memory): Goal[] {
 /** What was measured, in words (printed above the tables and kept in the JSON file). */
 export function describeRun(s: { withOrders: boolean; idempotencyKey: boolean; bare3dsRow: boolean }) {
   return {
+    body: 'POST /api/v2/payment {type card, amount "25.00" EUR, card 5448280000000007}',
     service: `apps/payments/dist/main.js${s.withOrders ? ' (+ apps/orders consuming transaction.>)' : ' alone (--no-orders: nobody consumes its events)'}, LOG_LEVEL=warn, NODE_ENV=production`,
     keys: s.idempotencyKey
       ? 'a unique idempotency-key per request (service stores it; bare ignores it)'
