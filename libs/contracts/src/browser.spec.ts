@@ -14,7 +14,8 @@ function runtimeGraph(entry: string): { modules: string[]; packages: string[] } 
     if (modules.has(file)) return;
     modules.add(file);
     for (const [, specifier] of readFileSync(file, 'utf8').matchAll(RUNTIME_IMPORT)) {
-      if (specifier.startsWith('.')) visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts')));
+      if (specifier.startsWith('.'))
+        visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, '.ts')));
       else packages.add(specifier);
     }
   };
@@ -26,7 +27,14 @@ describe('@byrd/contracts/browser', () => {
   it('loads no package at run time (no node:*, class-validator or swagger in the page)', () => {
     const graph = runtimeGraph('browser.ts');
     expect(graph.packages).toEqual([]);
-    expect(graph.modules).toEqual(['browser.ts', 'enums.ts', 'hosted-form-configs.ts', 'ids.ts', 'phone.ts']);
+    expect(graph.modules).toEqual([
+      'browser.ts',
+      'card-expiry.ts',
+      'enums.ts',
+      'hosted-form-configs.ts',
+      'ids.ts',
+      'phone.ts',
+    ]);
   });
 
   it('would see a package import in a module the entry loads', () => {

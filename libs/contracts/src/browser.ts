@@ -2,6 +2,7 @@
 // Only modules without Node or server-library imports are re-exported; the request and response
 // shapes are types only, so their validation decorators never reach the page's bundle.
 // browser.spec.ts fails when a module below starts importing a package.
+export * from './card-expiry.js';
 export * from './enums.js';
 export * from './ids.js';
 export * from './phone.js';

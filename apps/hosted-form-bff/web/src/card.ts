@@ -1,7 +1,7 @@
 // Card number, expiry and security code: formatting as the shopper types and the checks the page
 // makes before sending anything (Luhn and length by brand, expiry not in the past, CVV length).
 import { cardNumber } from 'card-validator/dist/card-number.js';
-import { cardExpiryProblem } from '../../../../libs/contracts/src/card-expiry.js';
+import { cardExpiryProblem } from '@byrd/contracts/browser';
 
 export interface CardInfo {
   /** card-validator's id ("visa", "mastercard", "american-express"...), null while unknown. */
