@@ -11,7 +11,7 @@ import { runMetadata, writeResult } from '../core/report.js';
 import { flag, type Scenario } from '../core/scenario.js';
 import { serviceMain, serviceMigrate } from '../core/stack.js';
 import { round, step } from '../core/util.js';
-import { claimFile, measureClaim } from '../webhooks/claim.js';
+import { claimFile, measureClaim, requireClaimExport } from '../webhooks/claim.js';
 import { Publisher, contentFile, envelopeFile, loadContracts } from '../webhooks/events.js';
 import { checkLedger, printLedger } from '../webhooks/ledger.js';
 import { WEBHOOKS_OPTIONS, describeRun, settingsOf, type WebhooksSettings } from '../webhooks/options.js';
@@ -86,6 +86,7 @@ export const webhooks: Scenario = {
   ],
   run(args) {
     const s = settingsOf(args);
+    if (s.claim) requireClaimExport();
     const budgetMs =
       300_000 +
       (s.events / 100) * 1000 +

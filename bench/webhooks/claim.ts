@@ -30,12 +30,18 @@ export function claimFile(): string | null {
   return file ? join(dir, file) : null;
 }
 
-async function claimStatement(): Promise<string> {
+/** Fails (before anything starts) when the code under test does not export the claim statement. */
+export function requireClaimExport(): string {
   const file = claimFile();
   if (!file || !existsSync(file))
     fail(
       `apps/${SERVICE} exports no "${CLAIM_EXPORT}" at this revision (package.json "exports"); run with --no-claim.`,
     );
+  return file;
+}
+
+async function claimStatement(): Promise<string> {
+  const file = requireClaimExport();
   const { CLAIM_WEBHOOKS_SQL } = (await import(pathToFileURL(file).href)) as { CLAIM_WEBHOOKS_SQL?: unknown };
   if (typeof CLAIM_WEBHOOKS_SQL !== 'string') fail(`${file} does not export CLAIM_WEBHOOKS_SQL.`);
   return CLAIM_WEBHOOKS_SQL;
