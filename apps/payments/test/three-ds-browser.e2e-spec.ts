@@ -152,9 +152,7 @@ describe('3D Secure challenge in Chromium', () => {
 
       await page.locator('#result').filter({ hasText: '/' }).waitFor({ timeout: 10_000 });
       await expect(page.locator('#result').textContent()).resolves.toBe('Authorized / Success');
-      const result = await page.evaluate(
-        () => (globalThis as unknown as { threeDSResult: unknown }).threeDSResult,
-      );
+      const result: unknown = await page.evaluate(() => Reflect.get(globalThis, 'threeDSResult'));
       expect(result).toMatchObject({
         transactionId: payment.transactionId,
         callbackUrl: `${shop.url}/return`,

@@ -7,6 +7,9 @@ import {
   RefundResponseSchema,
   ReleaseRequest,
   ReleaseResponseSchema,
+  type CaptureResponse,
+  type RefundResponse,
+  type ReleaseResponse,
 } from '@byrd/contracts';
 import { ApiErrors, CurrentMerchant, type AuthenticatedRequest, type MerchantContext } from '@byrd/platform';
 import { RunOperation } from './run-operation.usecase.js';
@@ -27,7 +30,7 @@ export class OperationsController {
     @Param('transactionId') id: string,
     @Body() body: CaptureRequest,
     @Req() request: AuthenticatedRequest,
-  ) {
+  ): Promise<CaptureResponse> {
     return this.operations.execute(merchant, 'Capture', id, body, requestGuidOf(request));
   }
 
@@ -41,7 +44,7 @@ export class OperationsController {
     @Param('transactionId') id: string,
     @Body() body: RefundRequest,
     @Req() request: AuthenticatedRequest,
-  ) {
+  ): Promise<RefundResponse> {
     return this.operations.execute(merchant, 'Refund', id, body, requestGuidOf(request));
   }
 
@@ -55,7 +58,7 @@ export class OperationsController {
     @Param('transactionId') id: string,
     @Body() body: ReleaseRequest,
     @Req() request: AuthenticatedRequest,
-  ) {
+  ): Promise<ReleaseResponse> {
     return this.operations.execute(merchant, 'Release', id, body, requestGuidOf(request));
   }
 }

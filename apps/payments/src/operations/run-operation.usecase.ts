@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { toDecimalAmount, toIsoAmount, type OperationAmountRequest } from '@byrd/contracts';
+import {
+  toDecimalAmount,
+  toIsoAmount,
+  type CaptureResponse,
+  type OperationAmountRequest,
+  type OperationResponseBase,
+  type RefundResponse,
+  type ReleaseResponse,
+} from '@byrd/contracts';
 import { ApiError, type MerchantContext } from '@byrd/platform';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
 import { ChargebackRepository } from '../chargebacks/chargeback.repository.js';
@@ -41,13 +49,13 @@ export class RunOperation {
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
 
-  async execute(
+  async execute<O extends FollowUpOperation>(
     merchant: MerchantContext,
-    operation: FollowUpOperation,
+    operation: O,
     sourceId: string,
     request: OperationAmountRequest,
     requestId: string,
-  ) {
+  ): Promise<OperationResponses[O]> {
     const { transaction, reserved } = await this.dataSource.transaction(async (manager) => {
       const money = await this.lockMoney(manager, merchant.merchantId, sourceId);
       const { source, root } = money;
@@ -184,10 +192,26 @@ export class RunOperation {
   }
 }
 
+/** What each operation answers (API-FACTS.md "Payments and operations"). */
+export interface OperationResponses {
+  Capture: CaptureResponse;
+  Refund: RefundResponse;
+  Release: ReleaseResponse;
+}
+
 /** The answers of API-FACTS.md "Payments and operations". */
-function presentOperation(operation: FollowUpOperation, transaction: Transaction, source: Transaction) {
+function presentOperation<O extends FollowUpOperation>(
+  operation: O,
+  transaction: Transaction,
+  source: Transaction,
+): OperationResponses[O];
+function presentOperation(
+  operation: FollowUpOperation,
+  transaction: Transaction,
+  source: Transaction,
+): OperationResponses[FollowUpOperation] {
   const money = (iso: number) => toDecimalAmount(iso, source.currency);
-  const base = {
+  const base: OperationResponseBase = {
     code: transaction.code,
     description: transaction.description,
     status: transaction.status,
@@ -208,7 +232,7 @@ function presentOperation(operation: FollowUpOperation, transaction: Transaction
           remainingAmount: money(heldOf(source)),
           isoRemainingAmount: heldOf(source),
         },
-      };
+      } satisfies CaptureResponse;
     case 'Release':
       return {
         ...base,
@@ -219,7 +243,7 @@ function presentOperation(operation: FollowUpOperation, transaction: Transaction
           remainingAmount: money(heldOf(source)),
           isoRemainingAmount: heldOf(source),
         },
-      };
+      } satisfies ReleaseResponse;
     case 'Refund':
       return {
         ...base,
@@ -230,6 +254,6 @@ function presentOperation(operation: FollowUpOperation, transaction: Transaction
           remainingAmount: money(refundableOf(source)),
           isoRemainingAmount: refundableOf(source),
         },
-      };
+      } satisfies RefundResponse;
   }
 }

@@ -1,16 +1,15 @@
-import type { FastifyReply } from 'fastify';
-import { html, sendPage } from './html.js';
+import { html, sendPage, type PageReply } from './html.js';
 
 /** Records what a page sends. */
 function fakeReply() {
   const sent = { status: 0, headers: {} as Record<string, string>, body: '' };
-  const reply = {
+  const reply: PageReply = {
     status: (code: number) => ((sent.status = code), reply),
     type: (value: string) => ((sent.headers['content-type'] = value), reply),
     header: (name: string, value: string) => ((sent.headers[name] = value), reply),
     send: (body: string) => ((sent.body = body), reply),
   };
-  return { reply: reply as unknown as FastifyReply, sent };
+  return { reply, sent };
 }
 
 describe('server-rendered pages', () => {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(value: string): string {
@@ -78,11 +77,19 @@ button.primary{background:#1f6feb;border-color:#1f6feb;color:#fff}
 .ok{color:#1a7f37}.fail{color:#cf222e}
 `;
 
+/** What sending a page needs of an HTTP reply (Fastify's reply is one). */
+export interface PageReply {
+  status(code: number): PageReply;
+  type(contentType: string): PageReply;
+  header(name: string, value: string): PageReply;
+  send(body: string): unknown;
+}
+
 /**
  * Sends a page with a Content-Security-Policy that lets payment pages frame it (frame-ancestors *),
  * allows inline code only with this response's nonce, and nothing else the page does not need.
  */
-export function sendPage(reply: FastifyReply, page: Page): void {
+export function sendPage(reply: PageReply, page: Page): void {
   const nonce = randomBytes(16).toString('base64');
   const sources = page.sources ?? {};
   const csp = [
