@@ -77,9 +77,6 @@ export function describe(code: ReturnCode): string {
   return RETURN_CODES[code].description;
 }
 
-/** Alias of {@link describe} for code that also uses Jest's global `describe`. */
-export const describeReturnCode = describe;
-
 /** The code of an operation that completed as asked. */
 export const SUCCESS_CODE = 'BYRD200' satisfies ReturnCode;
 

@@ -17,6 +17,7 @@ export * from './rpc/rpc-identity.js';
 export * from './health/health.controller.js';
 export * from './http/bootstrap.js';
 export * from './http/docs.js';
+export * from './http/paging.js';
 export * from './platform.module.js';
 export * from './cards/card-checks.js';
 export * from './cards/three-ds-data.js';

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isGuid, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
-import { ApiError, type MerchantContext } from '@byrd/platform';
+import { ApiError, pageOf, type MerchantContext, type Page } from '@byrd/platform';
 import { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 import { WebhookAttemptRow, WebhookRow } from './webhook.entity.js';
-import { pageOf, type Page } from './paging.js';
 import { presentAttempt, presentWebhook } from './webhook.presenter.js';
 
 /** The merchant's webhooks, most recent first, optionally those of one order/transaction/chargeback. */

@@ -29,10 +29,17 @@ import {
   type WebhookAttemptListResponse,
   type WebhookListResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import {
+  ApiErrors,
+  CurrentMerchant,
+  NOT_FOUND,
+  readPage,
+  type MerchantContext,
+  type Page,
+  type RequestHeaders,
+} from '@byrd/platform';
 import { ListAttempts, ListWebhooks } from './webhook-history.usecases.js';
 import { ResendWebhooks } from './resend-webhooks.usecase.js';
-import { readPage, type Page, type RequestHeaders } from './paging.js';
 
 const PagingHeaders = () =>
   applyDecorators(

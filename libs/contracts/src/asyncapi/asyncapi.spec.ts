@@ -4,7 +4,7 @@ import asyncApiSpecs from '@asyncapi/specs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { describeReturnCode } from '../codes.js';
+import { describe as describeCode } from '../codes.js';
 import { ALL_EVENT_NAMES, EVENT_FAMILIES, eventFamily, type EventName } from '../events/catalogue.js';
 import { createEnvelope, parseEnvelope } from '../events/envelope.js';
 import { toDecimalAmount } from '../money.js';
@@ -159,7 +159,7 @@ describe('event payload schemas', () => {
       isoAmount: 1000,
       currency: 'JPY',
       code: 'BYRD200',
-      description: describeReturnCode('BYRD200'),
+      description: describeCode('BYRD200'),
       sourceTransactionId: transactionId,
       paymentMethod: 'card',
       initiatedFrom: 'Server',

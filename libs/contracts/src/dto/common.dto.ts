@@ -89,25 +89,6 @@ export interface PageRequest {
   pageSize: number;
 }
 
-/**
- * Reads `x-page` / `x-page-size` from request headers. Missing or malformed values fall
- * back to page 1 and {@link DEFAULT_PAGE_SIZE}; sizes above {@link MAX_PAGE_SIZE} are capped
- * (headers are often set once per client, so a hard error would break every call).
- */
-export function parsePageHeaders(headers: Record<string, string | string[] | undefined>): PageRequest {
-  const read = (name: string): number | undefined => {
-    const raw = headers[name]; // Node lowercases incoming header names
-    const value = Array.isArray(raw) ? raw[0] : raw;
-    return value !== undefined && /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
-  };
-  const page = read(PaginationHeaders.Page);
-  const pageSize = read(PaginationHeaders.PageSize);
-  return {
-    page: page && page > 0 ? page : 1,
-    pageSize: pageSize && pageSize > 0 ? Math.min(pageSize, MAX_PAGE_SIZE) : DEFAULT_PAGE_SIZE,
-  };
-}
-
 /** Response paging headers for a page of `totalItems` results. */
 export function pageResponseHeaders(request: PageRequest, totalItems: number): Record<string, string> {
   return {
@@ -161,37 +142,9 @@ export class PageQuery {
   pageSize?: number;
 }
 
-/** Path parameter `{orderId}`. */
-export class OrderIdParam {
-  /** Order GUID. */
-  @IsGuid()
-  orderId: string;
-}
-
-/** Path parameter `{transactionId}`. */
-export class TransactionIdParam {
-  /** Transaction GUID. */
-  @IsGuid()
-  transactionId: string;
-}
-
 /** Path parameter `{tokenId}`. */
 export class TokenIdParam {
   /** Token GUID. */
   @IsGuid()
   tokenId: string;
-}
-
-/** Path parameter `{webhookId}`. */
-export class WebhookIdParam {
-  /** Webhook GUID. */
-  @IsGuid()
-  webhookId: string;
-}
-
-/** Path parameter `{id}` (webhook settings, 3DS authentication). */
-export class IdParam {
-  /** GUID. */
-  @IsGuid()
-  id: string;
 }

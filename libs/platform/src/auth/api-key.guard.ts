@@ -13,7 +13,6 @@ import { ApiKeyRegistry } from './api-key.registry.js';
 
 const PUBLIC_ROUTE = 'byrd:public';
 const CHECKOUT_KEY_ROUTE = 'byrd:checkout-key';
-const REQUIRED_SCOPE = 'byrd:scope';
 
 /** Marks a route that needs no API key (health, docs, checkout-key routes that check their own credential). */
 export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
@@ -22,8 +21,6 @@ export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
  * prove access to the order itself (the key belongs to one order). An API key still wins when sent.
  */
 export const AllowCheckoutKey = () => SetMetadata(CHECKOUT_KEY_ROUTE, true);
-/** Restricts a route to keys holding this scope; keys with no scopes listed may do everything. */
-export const RequireScope = (scope: string) => SetMetadata(REQUIRED_SCOPE, scope);
 
 export type AuthenticatedRequest = FastifyRequest & { merchant?: MerchantContext };
 
@@ -57,10 +54,6 @@ export class ApiKeyGuard implements CanActivate {
     const record = await this.registry.resolve(apiKey);
     if (!record) throw new ApiError(ErrorKind.Unauthorized, 'The API key is not valid');
 
-    const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);
-    if (scope && record.scopes.length > 0 && !record.scopes.includes(scope)) {
-      throw new ApiError(ErrorKind.Forbidden, `This API key lacks the "${scope}" scope`);
-    }
     request.merchant = {
       merchantId: record.merchantId,
       merchantName: record.merchantName,

@@ -1,4 +1,4 @@
-import { CreatePaymentRequest, ListTokensQuery, TransactionIdParam } from '@byrd/contracts';
+import { CreatePaymentRequest, ListTokensQuery, TokenIdParam } from '@byrd/contracts';
 import { ApiError } from './api-error.js';
 import { createValidationPipe } from './validation.js';
 
@@ -61,10 +61,10 @@ describe('the global validation pipe', () => {
     expect(
       (
         await refusal(() =>
-          pipe.transform({ transactionId: '\u0000' }, { type: 'param', metatype: TransactionIdParam }),
+          pipe.transform({ tokenId: '\u0000' }, { type: 'param', metatype: TokenIdParam }),
         )
       ).errors![0].field,
-    ).toBe('transactionId');
+    ).toBe('tokenId');
   });
 
   it('passes clean input on to the DTO rules and transforms', async () => {

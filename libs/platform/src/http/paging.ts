@@ -6,12 +6,13 @@ import {
   type FieldError,
   type PageRequest,
 } from '@byrd/contracts';
-import { ApiError } from '@byrd/platform';
+import { ApiError } from '../errors/api-error.js';
 
 export type RequestHeaders = Record<string, string | string[] | undefined>;
 
 /**
- * Reads `x-page` (1-based) and `x-page-size` (default 20). A value that is not a positive integer
+ * Reads `x-page` (1-based) and `x-page-size` (default 20) of a header-paged list (the webhook
+ * service's); the one parser of these headers. A value that is not a positive integer
  * is refused with 400 BYRD900 naming the header; a size above 100 is served as 100 (the answer's
  * `x-page-size` says so).
  */
@@ -33,11 +34,13 @@ export function readPage(headers: RequestHeaders): PageRequest {
   return { page, pageSize };
 }
 
+/** A page of a header-paged list: its items and the x-current-page / x-page-count / ... headers. */
 export interface Page<T> {
   data: T[];
   headers: Record<string, string>;
 }
 
+/** The page of `data` answering `request`, out of `totalItems` in all. */
 export function pageOf<T>(request: PageRequest, data: T[], totalItems: number): Page<T> {
   return { data, headers: pageResponseHeaders(request, totalItems) };
 }
