@@ -1,8 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { RpcSubjects } from '@byrd/contracts';
 import { Rpc } from '@byrd/platform';
-import { GetCheckoutPayment } from './get-checkout-payment.usecase.js';
-import { PayCheckoutOrder } from './pay-checkout-order.usecase.js';
+import { GetPaymentWithCheckoutKey } from './get-payment-with-checkout-key.usecase.js';
+import { PayOrderWithCheckoutKey } from './pay-order-with-checkout-key.usecase.js';
 
 /**
  * The hosted form's backend pays orders here: `rpc.payments.create` (card data: signed by
@@ -12,8 +12,8 @@ import { PayCheckoutOrder } from './pay-checkout-order.usecase.js';
 export class CheckoutRpcHandlers implements OnModuleInit {
   constructor(
     private readonly rpc: Rpc,
-    private readonly payOrder: PayCheckoutOrder,
-    private readonly getPayment: GetCheckoutPayment,
+    private readonly payOrder: PayOrderWithCheckoutKey,
+    private readonly getPayment: GetPaymentWithCheckoutKey,
   ) {}
 
   onModuleInit(): void {

@@ -5,7 +5,11 @@ import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { CardSeal } from '../cards/card-seal.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
-import { PROTOCOL_VERSION, THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
+import {
+  PROTOCOL_VERSION,
+  THREE_DS_PROVIDER,
+  type ThreeDSProvider,
+} from '../three-ds-server/three-ds-provider.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { PaymentAuthorizer, type PendingAuthorization } from './payment-authorizer.js';
@@ -99,7 +103,7 @@ export class CardCharge {
     }
     session.challengeRequired = false;
     Object.assign(session, start.result, { challengeCompletedAt: now });
-    const authorization = this.authorizer.settle(
+    const authorization = this.authorizer.applyAuthentication(
       transaction,
       { ...card, cvv: input.cvv },
       { ...start.result, dsTransactionId: session.dsTransactionId },

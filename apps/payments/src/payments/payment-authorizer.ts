@@ -59,7 +59,7 @@ export class PaymentAuthorizer {
    * is marked in flight and the authorisation to run (after the caller commits) is returned; else
    * the final outcome is applied and null returned.
    */
-  settle(
+  applyAuthentication(
     transaction: Transaction,
     card: PendingAuthorization['card'] | null,
     authentication: AuthenticationResult & { dsTransactionId: string },
@@ -88,8 +88,9 @@ export class PaymentAuthorizer {
 
   /**
    * Runs a written-ahead authorisation (the transaction is committed in flight) to its recorded
-   * outcome. Returns the order's refusal when another attempt holds the order (the transaction is
-   * then recorded Denied, BYRD205, and nothing reached the acquirer), else null.
+   * outcome; a successful one stores the card in the vault when its shopper asked (CardSaver), then
+   * closes the attempt. Returns the order's refusal when another attempt holds the order (the
+   * transaction is then recorded Denied, BYRD205, and nothing reached the acquirer), else null.
    */
   async authorize(transaction: Transaction, pending: PendingAuthorization): Promise<ApiError | null> {
     let refusal: ApiError | null;
@@ -100,7 +101,7 @@ export class PaymentAuthorizer {
       // the attempt ends now holding no money (Error), and the merchant's retry with the same
       // idempotency-key is tried anew, instead of answering an attempt the recovery would only void.
       if (await this.outcomes.record(transaction, acquirerResult('Error')))
-        await this.afterOutcome(transaction, null);
+        await this.closeAttempt(transaction);
       throw error;
     }
     if (refusal) {
@@ -108,19 +109,20 @@ export class PaymentAuthorizer {
       return refusal;
     }
     const result = await this.ask(transaction, pending);
-    if (await this.outcomes.record(transaction, result)) await this.afterOutcome(transaction, pending.card);
+    if (await this.outcomes.record(transaction, result)) {
+      await this.cardSaver.saveIfAsked(transaction, pending.card);
+      await this.closeAttempt(transaction);
+    }
     return null;
   }
 
   /**
-   * What follows a recorded outcome: the order's lock given back when no money is held; on success
-   * the card saved if the shopper asked, and the order's other open attempts voided.
+   * What a recorded outcome means for the attempt's order: its lock given back when no money is
+   * held; on success, the order's other open attempts voided.
    */
-  async afterOutcome(transaction: Transaction, card: PendingAuthorization['card'] | null): Promise<void> {
+  async closeAttempt(transaction: Transaction): Promise<void> {
     if (NO_MONEY_HELD.includes(transaction.status)) return this.orderLock.release(transaction);
-    if (transaction.status !== 'Success') return;
-    if (card) await this.cardSaver.saveIfAsked(transaction, card);
-    await this.openAttempts.voidOthers(transaction);
+    if (transaction.status === 'Success') await this.openAttempts.voidOthers(transaction);
   }
 
   /** The acquirer's answer; a failure or no answer in time is an unknown outcome (TemporaryFailed). */

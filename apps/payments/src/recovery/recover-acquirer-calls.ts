@@ -79,7 +79,7 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
       case 'Payment':
       case 'PreAuth':
         if (!(await this.outcomes.record(transaction, result))) return false;
-        await this.authorizer.afterOutcome(transaction, null);
+        await this.authorizer.closeAttempt(transaction);
         return true;
       case 'Capture':
       case 'Refund':

@@ -14,7 +14,11 @@ import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
-import { THREE_DS_PROVIDER, type AuthenticationResult, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
+import {
+  THREE_DS_PROVIDER,
+  type AuthenticationResult,
+  type ThreeDSProvider,
+} from '../three-ds-server/three-ds-provider.js';
 
 /** What ended a challenge: the shopper's answer, or giving up / running out of time. */
 export type ChallengeEnding = { answer: string } | { abandoned: 'canceled' | 'expired' };
@@ -69,7 +73,7 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
         );
       else result = this.provider.abandoned(transaction.brand!, ending.abandoned);
 
-      const authorization = this.authorizer.settle(transaction, card, {
+      const authorization = this.authorizer.applyAuthentication(transaction, card, {
         ...result,
         dsTransactionId: session.dsTransactionId,
       });

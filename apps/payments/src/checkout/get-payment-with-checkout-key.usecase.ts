@@ -12,7 +12,7 @@ import { presentCheckoutPayment } from './checkout-payment.presenter.js';
  * unknown payment and another order's payment all answer the same BYRD901, revealing nothing.
  */
 @Injectable()
-export class GetCheckoutPayment {
+export class GetPaymentWithCheckoutKey {
   constructor(
     private readonly dataSource: DataSource,
     private readonly rpc: Rpc,

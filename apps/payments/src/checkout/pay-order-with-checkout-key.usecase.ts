@@ -22,7 +22,7 @@ import { presentCheckoutPayment } from './checkout-payment.presenter.js';
  * `initiatedFrom: HostedForm`. With `saveCard` the card is stored in the vault once it succeeds.
  */
 @Injectable()
-export class PayCheckoutOrder {
+export class PayOrderWithCheckoutKey {
   constructor(
     private readonly payer: PayerResolver,
     private readonly createPayment: CreatePayment,
