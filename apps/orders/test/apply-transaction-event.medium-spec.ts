@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import {
+  createEnvelope,
+  transactionOfEventName,
+  type EventEnvelope,
+  type TransactionEventContent,
+  type TransactionEventName,
+} from '@byrd/contracts';
+import {
+  EventConsumers,
+  loadConfig,
+  NatsContext,
+  Outbox,
+  OutboxMessage,
+  PermanentEventError,
+} from '@byrd/platform';
+import { MediumDatabase } from '@byrd/platform/testing';
+import { ordersConfigSchema } from '../src/config.js';
+import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
+import { ApplyTransactionEvent } from '../src/orders/apply-transaction-event.usecase.js';
+import { OrderEventRecorder } from '../src/orders/order-events.js';
+import { Order, OrderTransaction } from '../src/orders/order.entity.js';
+
+/**
+ * ApplyTransactionEvent on a real PostgreSQL with the orders migrations (medium tier): what a
+ * transaction.* event does to an order, its transactions and the order.* events it writes to the
+ * outbox (relay off, so they stay there to be read).
+ */
+describe('ApplyTransactionEvent (medium)', () => {
+  let db: MediumDatabase;
+  let nats: NatsContext;
+  let apply: ApplyTransactionEvent;
+  let merchantId: string;
+
+  beforeAll(async () => {
+    db = await MediumDatabase.create({
+      service: 'orders',
+      entities: ORDERS_ENTITIES,
+      migrations: ORDERS_MIGRATIONS,
+    });
+    const natsUrl = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+    const config = loadConfig(ordersConfigSchema, {
+      DATABASE_URL: db.url,
+      NATS_URL: natsUrl,
+      OUTBOX_RELAY_ENABLED: 'false',
+    });
+    nats = await NatsContext.open({ url: natsUrl, name: 'orders-medium' }, `medium${randomUUID()}.`);
+    const outbox = new Outbox(db.dataSource, nats, config, new EventConsumers(db.dataSource, nats, config));
+    apply = new ApplyTransactionEvent(new OrderEventRecorder(outbox));
+  });
+
+  afterAll(async () => {
+    await nats?.close();
+    await db?.close();
+  });
+
+  beforeEach(() => {
+    merchantId = `merchant-${randomUUID()}`;
+  });
+
+  /** An open order of 25.00 EUR, as CreateOrder stores it. */
+  async function openOrder(changes: Partial<Order> = {}): Promise<Order> {
+    const order = db.dataSource.getRepository(Order).create({
+      id: randomUUID(),
+      merchantId,
+      merchantName: 'Medium',
+      merchantMode: 'sandbox',
+      checkoutKey: randomUUID(),
+      orderRef: 'ref-1',
+      isoAmount: 2500,
+      currency: 'EUR',
+      status: 'created',
+      shopper: null,
+      orderOptions: null,
+      paymentOptions: null,
+      metadata: null,
+      expiresAt: new Date(Date.now() + 3_600_000),
+      paymentId: null,
+      lastTransactionId: null,
+      refundedIsoAmount: 0,
+      paymentLockId: null,
+      paymentLockedAt: null,
+      canceledAt: null,
+      expiredAt: null,
+      ...changes,
+    });
+    return db.dataSource.getRepository(Order).save(order);
+  }
+
+  interface Fact {
+    transactionId?: string;
+    isoAmount?: number;
+    sourceTransactionId?: string | null;
+    /** Omitted from the content, as an older producer would: the event name says it instead. */
+    omit?: ('operationType' | 'status')[];
+  }
+
+  /** Applies the transaction.* event `type` for `order` in one database transaction, as the consumer does. */
+  async function deliver(order: Order, type: TransactionEventName, fact: Fact = {}): Promise<string> {
+    const transactionId = fact.transactionId ?? randomUUID();
+    const named = transactionOfEventName(type);
+    const data: TransactionEventContent = {
+      transactionId,
+      orderId: order.id,
+      orderRef: order.orderRef,
+      status: named.status!,
+      operationType: named.operationType!,
+      amount: ((fact.isoAmount ?? 2500) / 100).toFixed(2),
+      isoAmount: fact.isoAmount ?? 2500,
+      currency: 'EUR',
+      code: 'BYRD200',
+      description: 'Operation successfully completed',
+      sourceTransactionId: fact.sourceTransactionId ?? null,
+      paymentMethod: 'card',
+      initiatedFrom: 'Server',
+    };
+    for (const field of fact.omit ?? []) Reflect.deleteProperty(data, field);
+    const envelope: EventEnvelope = createEnvelope(type, {
+      merchantId: order.merchantId,
+      paymentMethod: 'card',
+      referenceIds: [order.id, transactionId],
+      data,
+    });
+    await db.dataSource.transaction((manager) => apply.execute(envelope, manager));
+    return transactionId;
+  }
+
+  const reload = (order: Order) => db.dataSource.getRepository(Order).findOneByOrFail({ id: order.id });
+  const transactionsOf = (order: Order) =>
+    db.dataSource
+      .getRepository(OrderTransaction)
+      .find({ where: { orderId: order.id }, order: { createdAt: 'ASC' } });
+  /** The order.* events written for the order, oldest first. */
+  async function eventsOf(order: Order): Promise<string[]> {
+    const rows = await db.dataSource
+      .getRepository(OutboxMessage)
+      .createQueryBuilder('m')
+      .where(`m.payload -> 'data' ->> 'orderId' = :orderId`, { orderId: order.id })
+      .andWhere(`m.subject LIKE '%order.%'`)
+      .orderBy('m.seq')
+      .getMany();
+    return rows.map((row) => (row.payload as EventEnvelope).type);
+  }
+
+  it('pays an open order on a successful payment: its transaction, paymentId and order.paid', async () => {
+    const order = await openOrder();
+    const paymentId = await deliver(order, 'transaction.payment.success');
+
+    expect(await reload(order)).toMatchObject({
+      status: 'paid',
+      paymentId,
+      lastTransactionId: paymentId,
+      refundedIsoAmount: 0,
+    });
+    expect(await transactionsOf(order)).toMatchObject([
+      {
+        transactionId: paymentId,
+        operationType: 'Payment',
+        status: 'Success',
+        isoAmount: 2500,
+        paymentMethod: 'card',
+      },
+    ]);
+    expect(await eventsOf(order)).toEqual(['order.paid']);
+  });
+
+  it('keeps a final outcome when a late pending event arrives, and announces nothing again', async () => {
+    const order = await openOrder();
+    const paymentId = await deliver(order, 'transaction.payment.success');
+    await deliver(order, 'transaction.payment.pending', { transactionId: paymentId });
+
+    expect((await reload(order)).status).toBe('paid');
+    expect((await transactionsOf(order))[0].status).toBe('Success');
+    expect(await eventsOf(order)).toEqual(['order.paid']);
+  });
+
+  it('moves a pre-authorised order to pending, paid in part by a capture, then paid in full', async () => {
+    const order = await openOrder();
+    const preAuthId = await deliver(order, 'transaction.preauth.success');
+    expect((await reload(order)).status).toBe('pending');
+
+    await deliver(order, 'transaction.capture.success', { isoAmount: 1000, sourceTransactionId: preAuthId });
+    const firstCapture = await reload(order);
+    expect(firstCapture.status).toBe('paid');
+    await deliver(order, 'transaction.capture.success', { isoAmount: 1500, sourceTransactionId: preAuthId });
+
+    expect(await eventsOf(order)).toEqual(['order.pending', 'order.paid', 'order.partialpaid']);
+    expect((await reload(order)).paymentId).toBe(firstCapture.paymentId);
+  });
+
+  it('refunds in part, then in full (order.partialrefunded, then order.refunded)', async () => {
+    const order = await openOrder();
+    const paymentId = await deliver(order, 'transaction.payment.success');
+    await deliver(order, 'transaction.refund.success', { isoAmount: 1000, sourceTransactionId: paymentId });
+    expect(await reload(order)).toMatchObject({ status: 'paid', refundedIsoAmount: 1000 });
+    await deliver(order, 'transaction.refund.success', { isoAmount: 1500, sourceTransactionId: paymentId });
+
+    expect(await reload(order)).toMatchObject({ status: 'refunded', refundedIsoAmount: 2500 });
+    expect(await eventsOf(order)).toEqual(['order.paid', 'order.partialrefunded', 'order.refunded']);
+  });
+
+  it('reads the operation and status off the event name when the content lacks them', async () => {
+    const order = await openOrder();
+    const paymentId = await deliver(order, 'transaction.payment.success', {
+      omit: ['operationType', 'status'],
+    });
+
+    expect(await transactionsOf(order)).toMatchObject([
+      { transactionId: paymentId, operationType: 'Payment', status: 'Success' },
+    ]);
+    expect((await reload(order)).status).toBe('paid');
+  });
+
+  it('frees the order when the attempt holding its payment lock fails, and announces nothing', async () => {
+    const attempt = randomUUID();
+    const order = await openOrder({ paymentLockId: attempt, paymentLockedAt: new Date() });
+    await deliver(order, 'transaction.payment.pending', { transactionId: attempt });
+    expect((await reload(order)).paymentLockId).toBe(attempt);
+    await deliver(order, 'transaction.payment.failed', { transactionId: attempt });
+
+    expect(await reload(order)).toMatchObject({
+      status: 'created',
+      paymentLockId: null,
+      paymentLockedAt: null,
+    });
+    // Payable again: back to created, which is not announced.
+    expect(await eventsOf(order)).toEqual(['order.pending']);
+  });
+
+  it("refuses for good an event of another merchant's order or without a transaction id", async () => {
+    const order = await openOrder();
+    const other = { ...order, merchantId: `merchant-${randomUUID()}` };
+    await expect(deliver(other, 'transaction.payment.success')).rejects.toBeInstanceOf(PermanentEventError);
+    await expect(deliver(order, 'transaction.payment.success', { transactionId: '' })).rejects.toBeInstanceOf(
+      PermanentEventError,
+    );
+    expect(await transactionsOf(order)).toEqual([]);
+    expect((await reload(order)).status).toBe('created');
+  });
+});
