@@ -14,7 +14,13 @@ import { applyOutcome } from '../transactions/outcome.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
 import { retriedPayment } from '../payments-core/retried-payment.js';
 import { newPayment } from '../payments-core/new-payment.js';
-import { amountToPay, assertOrderAccepts, PayerResolver, preAuthOf, type PaymentActor } from '../payments-core/payer.js';
+import {
+  amountToPay,
+  assertOrderAccepts,
+  PayerResolver,
+  preAuthOf,
+  type PaymentActor,
+} from '../payments-core/payer.js';
 
 export type { PaymentActor };
 
