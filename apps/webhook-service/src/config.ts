@@ -15,8 +15,9 @@ export const webhookConfigSchema = baseConfigSchema
   .extend({
     HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3004),
     /**
-     * One "minute" of the retry schedule of SPEC.md "Limits": after the n-th failed attempt the next
-     * one waits min(n, 60) units. Tests shrink it to run the whole schedule in seconds.
+     * How long one minute of the retry schedule of SPEC.md "Limits" lasts (after the n-th failed
+     * attempt the next one waits min(n, 60) minutes): the code calls it `minuteMs`; the variable
+     * keeps its published name. Tests shrink it to run the whole schedule in seconds.
      */
     WEBHOOK_RETRY_UNIT_MS: ms(1).default(60_000),
     /** A receiver that has not answered within this time has failed the attempt. */

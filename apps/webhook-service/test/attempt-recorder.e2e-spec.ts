@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { AttemptRecorder } from '../src/delivery/attempt-recorder.js';
-import { DeliveryQueue, type AttemptRecord, type DeliveryJob } from '../src/delivery/delivery-queue.js';
+import {
+  DeliveryRepository,
+  type AttemptRecord,
+  type DeliveryJob,
+} from '../src/delivery/delivery.repository.js';
 import { WebhookHarness } from './harness.js';
 
 /**
@@ -80,7 +84,7 @@ describe('attempt recorder', () => {
     const [first, second, third] = [await leasedWebhook(), await leasedWebhook(), await leasedWebhook()];
     const shared = randomUUID();
     // Observed, not replaced: the statements run against the database.
-    const batches = jest.spyOn(h.app.get(DeliveryQueue), 'recordScheduledBatch');
+    const batches = jest.spyOn(h.app.get(DeliveryRepository), 'recordScheduledBatch');
     // The first is written at once; the other two wait for it and go together, and the third reuses
     // the second's attempt id, so their batch fails on the primary key.
     const results = await Promise.allSettled([

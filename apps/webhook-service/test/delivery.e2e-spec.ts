@@ -200,7 +200,7 @@ describe('fan-out and delivery', () => {
     await receiver.waitFor((r) => r.length === 3, 10_000);
     const [webhook] = await h.webhooksOf(event.id);
     const attempts = await h.waitForRow(ATTEMPTS, [webhook.id], (rows) => rows.length === 3);
-    // Unit is 10 ms: the schedule alone would wait 10 ms, then 20 ms.
+    // A retry minute lasts 10 ms here: the schedule alone would wait 10 ms, then 20 ms.
     expect(attempts.map((a) => [a.number, a.status_code, a.retry_delay_ms])).toEqual([
       [1, 503, 1000],
       [2, 429, 40],

@@ -17,7 +17,7 @@ export const TEST_WEBHOOK_ENV: Record<string, string> = {
   WEBHOOK_POLL_MS: '20',
   WEBHOOK_TIMEOUT_MS: '1000',
   WEBHOOK_LEASE_MS: '2000',
-  // Half a retry unit, as by default (30 s to 1 minute): a lone failing webhook keeps its schedule.
+  // Half a retry minute, as by default (30 s to 1 minute): a lone failing webhook keeps its schedule.
   WEBHOOK_BREAKER_COOLDOWN_MS: '5',
 };
 

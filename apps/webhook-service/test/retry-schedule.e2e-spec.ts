@@ -17,7 +17,7 @@ describe('the retry schedule (SPEC.md "Limits")', () => {
     await h?.stop();
   });
 
-  it('retries 50 times after min(n, 60) units, then fails; a resend in between is an extra attempt that changes nothing', async () => {
+  it('retries 50 times after min(n, 60) minutes, then fails; a resend in between is an extra attempt that changes nothing', async () => {
     receiver.answer = () => ({ status: 500, body: 'broken' });
     await h.subscribe({ url: receiver.url });
     const event = await h.publish('transaction.payment.failed', 'card');
@@ -51,7 +51,7 @@ describe('the retry schedule (SPEC.md "Limits")', () => {
     expect(attempts.filter((a) => a.kind === 'resend')).toHaveLength(1);
     expect(scheduled.map((a) => a.number)).toEqual(Array.from({ length: 51 }, (_, i) => i + 1));
     expect(scheduled.every((a) => a.status_code === 500)).toBe(true);
-    // The delay chosen after attempt n is exactly min(n, 60) units; none after the last.
+    // The delay chosen after attempt n is exactly min(n, 60) minutes; none after the last.
     expect(scheduled.map((a) => a.retry_delay_ms)).toEqual([
       ...Array.from({ length: 50 }, (_, i) => Math.min(i + 1, 60) * UNIT_MS),
       null,

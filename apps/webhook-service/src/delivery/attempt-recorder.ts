@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import {
-  DeliveryQueue,
+  DeliveryRepository,
   type AttemptRecord,
   type DeliveryJob,
   type ScheduledOutcome,
-} from './delivery-queue.js';
+} from './delivery.repository.js';
 
 interface PendingRecord {
   job: DeliveryJob;
@@ -29,7 +29,7 @@ export class AttemptRecorder {
   private pending: PendingRecord[] = [];
   private writing = false;
 
-  constructor(private readonly queue: DeliveryQueue) {}
+  constructor(private readonly deliveries: DeliveryRepository) {}
 
   /** Resolves with whether the webhook was moved (false: its lease had been lost). */
   record(job: DeliveryJob, attempt: AttemptRecord, outcome: ScheduledOutcome): Promise<boolean> {
@@ -51,7 +51,7 @@ export class AttemptRecorder {
   private async write(batch: PendingRecord[]): Promise<void> {
     if (batch.length > 1) {
       try {
-        const moved = await this.queue.recordScheduledBatch(batch);
+        const moved = await this.deliveries.recordScheduledBatch(batch);
         for (const record of batch) record.resolve(moved.has(record.job.webhookId));
         return;
       } catch (error) {
@@ -60,7 +60,7 @@ export class AttemptRecorder {
     }
     for (const record of batch) {
       try {
-        record.resolve(await this.queue.recordScheduled(record.job, record.attempt, record.outcome));
+        record.resolve(await this.deliveries.recordScheduled(record.job, record.attempt, record.outcome));
       } catch (error) {
         record.reject(error);
       }

@@ -14,7 +14,7 @@ import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { WebhookHttpSender } from '../egress/http-sender.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
 import { AttemptRecorder } from './attempt-recorder.js';
-import { DeliveryQueue, type AttemptRecord, type DeliveryJob } from './delivery-queue.js';
+import { DeliveryRepository, type AttemptRecord, type DeliveryJob } from './delivery.repository.js';
 import { MAX_ATTEMPTS, nextRetryDelayMs } from './retry-policy.js';
 
 export const USER_AGENT = 'Byrd-Webhooks/1.0';
@@ -53,7 +53,10 @@ function hostOf(url: string): string {
 
 /** The body of a delivery (API-FACTS.md): what every attempt of a webhook POSTs, and `listen` streams. */
 export function deliveryBody(
-  webhook: Pick<DeliveryJob, 'webhookId' | 'event' | 'paymentMethod' | 'settingsId' | 'createdAt' | 'content'> & {
+  webhook: Pick<
+    DeliveryJob,
+    'webhookId' | 'event' | 'paymentMethod' | 'settingsId' | 'createdAt' | 'content'
+  > & {
     attemptId: string;
   },
 ): string {
@@ -86,7 +89,7 @@ export class DeliverWebhook {
   private readonly logger = new Logger(DeliverWebhook.name);
 
   constructor(
-    private readonly queue: DeliveryQueue,
+    private readonly deliveries: DeliveryRepository,
     private readonly recorder: AttemptRecorder,
     private readonly sender: WebhookHttpSender,
     private readonly metrics: WebhookMetrics,
@@ -143,7 +146,7 @@ export class DeliverWebhook {
     this.metrics.attemptDuration.observe({ kind: job.kind }, result.durationMs / 1_000);
 
     if (job.kind === 'resend') {
-      const delivered = await this.queue.recordResend(job, attempt);
+      const delivered = await this.deliveries.recordResend(job, attempt);
       if (delivered) this.delivered(job);
       return { succeeded, retryDelayMs: null };
     }

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
-import { DeliveryQueue, type DeliveryJob } from './delivery-queue.js';
+import { DeliveryRepository, type DeliveryJob } from './delivery.repository.js';
 import { DeliverWebhook, type DeliveryOutcome } from './deliver-webhook.usecase.js';
 import { EndpointScheduler } from './endpoint-scheduler.js';
 
@@ -32,7 +32,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
   private lastDiscovery = 0;
 
   constructor(
-    private readonly queue: DeliveryQueue,
+    private readonly deliveries: DeliveryRepository,
     private readonly deliver: DeliverWebhook,
     private readonly metrics: WebhookMetrics,
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
@@ -77,7 +77,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         if (Date.now() - this.lastDiscovery >= poll) {
           this.lastDiscovery = Date.now();
           const since = this.scheduler.beginDiscovery();
-          this.scheduler.discovered(await this.queue.dueEndpoints(), Date.now(), since);
+          this.scheduler.discovered(await this.deliveries.dueEndpoints(), Date.now(), since);
           this.metrics.openCircuits.set(this.scheduler.openCircuits());
         }
         const free = concurrency - this.running.size;
@@ -100,14 +100,17 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     const lease = this.config.WEBHOOK_LEASE_MS;
     if (Date.now() - this.lastResendCheck >= this.config.WEBHOOK_POLL_MS) {
       this.lastResendCheck = Date.now();
-      const resends = await this.queue.claimResends(Math.min(free, this.config.WEBHOOK_CLAIM_BATCH), lease);
+      const resends = await this.deliveries.claimResends(
+        Math.min(free, this.config.WEBHOOK_CLAIM_BATCH),
+        lease,
+      );
       for (const job of resends) this.start(job);
       free -= resends.length;
       if (free <= 0) return true;
     }
     const allocation = this.scheduler.allocate(Math.min(free, this.config.WEBHOOK_CLAIM_BATCH), Date.now());
     if (allocation.rows.size === 0) return false;
-    const jobs = await this.queue.claimWebhooks(allocation.rows, lease);
+    const jobs = await this.deliveries.claimWebhooks(allocation.rows, lease);
     const got = new Map<string, number>();
     for (const job of jobs) got.set(job.settingsId, (got.get(job.settingsId) ?? 0) + 1);
     let filled = false;

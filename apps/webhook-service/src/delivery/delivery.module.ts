@@ -2,13 +2,13 @@ import { Module } from '@nestjs/common';
 import { EgressModule } from '../egress/egress.module.js';
 import { SecretsModule } from '../secrets/settings-secrets.js';
 import { AttemptRecorder } from './attempt-recorder.js';
-import { DeliveryQueue } from './delivery-queue.js';
+import { DeliveryRepository } from './delivery.repository.js';
 import { DeliverWebhook } from './deliver-webhook.usecase.js';
 import { DeliveryWorker } from './delivery-worker.js';
 
 @Module({
   imports: [EgressModule, SecretsModule],
-  providers: [DeliveryQueue, AttemptRecorder, DeliverWebhook, DeliveryWorker],
+  providers: [DeliveryRepository, AttemptRecorder, DeliverWebhook, DeliveryWorker],
   exports: [DeliveryWorker],
 })
 export class DeliveryModule {}

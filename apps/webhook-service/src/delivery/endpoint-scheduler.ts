@@ -16,7 +16,7 @@ export type CircuitState = 'closed' | 'open' | 'half-open';
 
 /**
  * The cool-down doubles per failed probe, up to this many times the first one: with the defaults
- * (30 s, 10 failures, 1-minute retry unit) at most 10 minutes, always shorter than the retry delay
+ * (30 s, 10 failures, a retry minute of 60 s) at most 10 minutes, always shorter than the retry delay
  * the probing webhook has reached by then, so a lone failing webhook keeps its schedule exactly.
  */
 export const MAX_COOLDOWN_FACTOR = 20;

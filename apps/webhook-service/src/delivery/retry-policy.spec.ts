@@ -2,7 +2,7 @@ import {
   MAX_ATTEMPTS,
   nextRetryDelayMs,
   parseRetryAfter,
-  SCHEDULE_SPAN_UNITS,
+  SCHEDULE_SPAN_MINUTES,
   scheduledDelayMs,
 } from './retry-policy.js';
 
@@ -24,8 +24,8 @@ describe('retry policy (SPEC.md "Limits")', () => {
     expect(nextRetryDelayMs(failed(51), MINUTE)).toBeNull();
     const delays = Array.from({ length: 50 }, (_, i) => nextRetryDelayMs(failed(i + 1), 10));
     expect(delays).toEqual(Array.from({ length: 50 }, (_, i) => (i + 1) * 10));
-    // The whole schedule: 1 + 2 + ... + 50 units.
-    expect(SCHEDULE_SPAN_UNITS).toBe(1_275);
+    // The whole schedule: 1 + 2 + ... + 50 minutes.
+    expect(SCHEDULE_SPAN_MINUTES).toBe(1_275);
   });
 
   it('lengthens the wait for a 429 or a Retry-After, never shortens it', () => {
@@ -43,7 +43,7 @@ describe('retry policy (SPEC.md "Limits")', () => {
         now,
       ),
     ).toBe(30 * MINUTE);
-    // A receiver cannot park a webhook for ever: at most a day's worth of units.
+    // A receiver cannot park a webhook for ever: at most a day.
     expect(nextRetryDelayMs({ number: 1, statusCode: 503, retryAfter: '99999999' }, MINUTE, now)).toBe(
       24 * 60 * MINUTE,
     );

@@ -1,23 +1,26 @@
 /** SPEC.md "Limits": up to 50 retries per webhook, so 51 scheduled attempts in all. */
 export const MAX_RETRIES = 50;
 export const MAX_ATTEMPTS = MAX_RETRIES + 1;
-/** The retry delay grows by one unit per retry, capped at 60 units (one hour). */
-export const DELAY_CAP_UNITS = 60;
-/** A receiver's Retry-After is honoured up to this many units (a day with the default unit). */
-export const RETRY_AFTER_CAP_UNITS = 24 * 60;
+// The schedule counts minutes; how long a minute lasts is `minuteMs` (WEBHOOK_RETRY_UNIT_MS, 60 000
+// by default; tests shrink it to run the whole schedule in seconds).
+
+/** The retry delay grows by one minute per retry, capped at 60 minutes (one hour). */
+export const DELAY_CAP_MINUTES = 60;
+/** A receiver's Retry-After is honoured up to this many minutes (a day). */
+export const RETRY_AFTER_CAP_MINUTES = 24 * 60;
 
 /**
- * How long the whole schedule lasts, in units: the waits after attempts 1 to 50 (1 + 2 + … + 50 =
- * 1 275 units, about 21 hours). A webhook held back longer than this has had the time of all its
+ * How long the whole schedule lasts, in minutes: the waits after attempts 1 to 50 (1 + 2 + … + 50 =
+ * 1 275 minutes, about 21 hours). A webhook held back longer than this has had the time of all its
  * attempts (see ExpireHeldWebhooks).
  */
-export const SCHEDULE_SPAN_UNITS = Array.from({ length: MAX_RETRIES }, (_, i) =>
-  Math.min(i + 1, DELAY_CAP_UNITS),
-).reduce((sum, units) => sum + units, 0);
+export const SCHEDULE_SPAN_MINUTES = Array.from({ length: MAX_RETRIES }, (_, i) =>
+  Math.min(i + 1, DELAY_CAP_MINUTES),
+).reduce((sum, minutes) => sum + minutes, 0);
 
-/** Wait after the n-th failed attempt (1-based): min(n, 60) × unit. */
-export function scheduledDelayMs(failedAttempt: number, unitMs: number): number {
-  return Math.min(failedAttempt, DELAY_CAP_UNITS) * unitMs;
+/** Wait after the n-th failed attempt (1-based): min(n, 60) minutes. */
+export function scheduledDelayMs(failedAttempt: number, minuteMs: number): number {
+  return Math.min(failedAttempt, DELAY_CAP_MINUTES) * minuteMs;
 }
 
 /** `Retry-After` as milliseconds from `now`: delay-seconds or an HTTP date; null when absent or unreadable. */
@@ -46,15 +49,15 @@ const TRANSIENT_4XX = new Set([408, 429]);
 /**
  * Milliseconds to wait before the next scheduled attempt, or null when the last one has been made
  * (the webhook has failed). A 429 doubles the wait and a `Retry-After` raises it to what the
- * receiver asked (up to a day's worth of units); neither ever shortens it.
+ * receiver asked (up to a day); neither ever shortens it.
  */
-export function nextRetryDelayMs(failed: FailedAttempt, unitMs: number, now = Date.now()): number | null {
+export function nextRetryDelayMs(failed: FailedAttempt, minuteMs: number, now = Date.now()): number | null {
   if (failed.number >= MAX_ATTEMPTS) return null;
   const refused = failed.statusCode !== null && failed.statusCode >= 400 && failed.statusCode < 500;
   if (refused && failed.retryOn4xx === false && !TRANSIENT_4XX.has(failed.statusCode!)) return null;
-  let delay = scheduledDelayMs(failed.number, unitMs);
+  let delay = scheduledDelayMs(failed.number, minuteMs);
   if (failed.statusCode === 429) delay *= 2;
   const asked = parseRetryAfter(failed.retryAfter, now);
-  if (asked !== null) delay = Math.max(delay, Math.min(asked, RETRY_AFTER_CAP_UNITS * unitMs));
+  if (asked !== null) delay = Math.max(delay, Math.min(asked, RETRY_AFTER_CAP_MINUTES * minuteMs));
   return delay;
 }

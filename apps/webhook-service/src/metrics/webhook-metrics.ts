@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { ServiceMetrics } from '@byrd/platform';
-import { CLAIMABLE, PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
+import { CLAIMABLE, PENDING_ENDPOINTS_CTE } from '../delivery/delivery.repository.js';
 
 export type AttemptKind = 'scheduled' | 'resend';
 

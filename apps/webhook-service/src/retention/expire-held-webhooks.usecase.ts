@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PeriodicSweep } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
-import { CLAIMABLE, PENDING_ENDPOINTS_CTE } from '../delivery/delivery-queue.js';
-import { SCHEDULE_SPAN_UNITS } from '../delivery/retry-policy.js';
+import { CLAIMABLE, PENDING_ENDPOINTS_CTE } from '../delivery/delivery.repository.js';
+import { SCHEDULE_SPAN_MINUTES } from '../delivery/retry-policy.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
 
 /**
@@ -31,7 +31,7 @@ const EXPIRE_HELD_SQL = `
  * An endpoint's open circuit holds its webhooks back without using up their attempts (a probe goes
  * at most every 20 cool-downs), so a receiver that never comes back would keep them pending for
  * ever. This sweep gives them the outcome their schedule would have had: a webhook that has waited
- * for its next attempt longer than the whole schedule lasts (1 275 retry units, about 21 hours)
+ * for its next attempt longer than the whole schedule lasts (1 275 retry minutes, about 21 hours)
  * fails, without another attempt. A webhook following its schedule, even one stretched by a
  * receiver's Retry-After, is never due that long. Runs at the retention sweep's interval.
  */
@@ -53,7 +53,7 @@ export class ExpireHeldWebhooks extends PeriodicSweep {
 
   /** Fails every webhook held back past its schedule, batch by batch; returns how many. */
   async execute(): Promise<number> {
-    const spanMs = SCHEDULE_SPAN_UNITS * this.config.WEBHOOK_RETRY_UNIT_MS;
+    const spanMs = SCHEDULE_SPAN_MINUTES * this.config.WEBHOOK_RETRY_UNIT_MS;
     const bySetting = new Map<string, number>();
     let total = 0;
     while (!this.stopping) {

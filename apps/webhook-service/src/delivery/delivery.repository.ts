@@ -231,8 +231,12 @@ const RECORD_RESEND_SQL = `
   )
   SELECT (SELECT count(*)::int FROM done) AS done, (SELECT count(*)::int FROM delivered) AS delivered`;
 
+/**
+ * The webhooks table as the delivery worker sees it: claims due webhooks and resends under a lease,
+ * and records what each attempt did (a repository over SQL, not an in-memory queue).
+ */
 @Injectable()
-export class DeliveryQueue {
+export class DeliveryRepository {
   constructor(
     private readonly dataSource: DataSource,
     private readonly secrets: SettingsSecrets,
