@@ -10,8 +10,8 @@ import {
 import { ApiErrors, Public } from '@byrd/platform';
 import { CHECKOUT_API_ERRORS, CheckoutKey, GuidParam, orderNotFound } from '../common/checkout-access.js';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard.js';
-import { CancelCheckoutOrder } from './cancel-order.usecase.js';
-import { GetCheckoutOrder } from './get-checkout-order.usecase.js';
+import { RequestCheckoutCancel } from './request-checkout-cancel.usecase.js';
+import { GetCheckoutOrderView } from './get-checkout-order-view.usecase.js';
 
 /** The hosted form's order calls; the checkout key in `x-checkout-key` is the credential. */
 @ApiTags('checkout')
@@ -22,8 +22,8 @@ import { GetCheckoutOrder } from './get-checkout-order.usecase.js';
 @Controller('checkout/api/v2/orders')
 export class CheckoutOrdersController {
   constructor(
-    private readonly getOrder: GetCheckoutOrder,
-    private readonly cancelOrder: CancelCheckoutOrder,
+    private readonly getOrder: GetCheckoutOrderView,
+    private readonly cancelOrder: RequestCheckoutCancel,
   ) {}
 
   @Get(':orderId')

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
-import { CancelCheckoutOrder } from './cancel-order.usecase.js';
+import { RequestCheckoutCancel } from './request-checkout-cancel.usecase.js';
 import { CheckoutOrdersController } from './checkout-orders.controller.js';
-import { GetCheckoutOrder } from './get-checkout-order.usecase.js';
+import { GetCheckoutOrderView } from './get-checkout-order-view.usecase.js';
 
 @Module({
   controllers: [CheckoutOrdersController],
-  providers: [GetCheckoutOrder, CancelCheckoutOrder],
-  exports: [GetCheckoutOrder],
+  providers: [GetCheckoutOrderView, RequestCheckoutCancel],
+  exports: [GetCheckoutOrderView],
 })
 export class CheckoutOrdersModule {}

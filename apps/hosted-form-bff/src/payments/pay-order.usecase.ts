@@ -7,7 +7,7 @@ import {
 } from '@byrd/contracts';
 import { ApiError, notFoundAs, Rpc } from '@byrd/platform';
 import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
-import { GetCheckoutOrder } from '../orders/get-checkout-order.usecase.js';
+import { GetCheckoutOrderView } from '../orders/get-checkout-order-view.usecase.js';
 import { toCheckoutPaymentView } from './checkout-payment-view.js';
 
 /** Card authorisations with 3DS can take longer than a plain read. */
@@ -21,7 +21,7 @@ const PAYMENT_RPC_TIMEOUT_MS = 30_000;
 export class PayCheckoutOrder {
   constructor(
     private readonly rpc: Rpc,
-    private readonly orders: GetCheckoutOrder,
+    private readonly orders: GetCheckoutOrderView,
   ) {}
 
   async execute(

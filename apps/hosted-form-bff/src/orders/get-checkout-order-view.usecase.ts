@@ -7,7 +7,7 @@ import { toCheckoutOrderView } from './checkout-order-view.js';
 
 /** `GET /checkout/api/v2/orders/{orderId}`: the order as the page renders it. */
 @Injectable()
-export class GetCheckoutOrder {
+export class GetCheckoutOrderView {
   constructor(
     private readonly rpc: Rpc,
     private readonly merchants: MerchantDirectory,

@@ -9,7 +9,7 @@ import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js
  * other (or one a payment holds) is refused with BYRD205, 422.
  */
 @Injectable()
-export class CancelCheckoutOrder {
+export class RequestCheckoutCancel {
   constructor(private readonly rpc: Rpc) {}
 
   async execute(access: CheckoutAccess): Promise<CheckoutCancelResult> {
