@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { MerchantMode } from '@byrd/contracts';
-import { ApiError, ErrorKind, queryPrepared } from '@byrd/platform';
+import { queryPrepared, Refusal } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import {
   acquirerResult,
@@ -157,11 +157,7 @@ export class SandboxAcquirer implements Acquirer {
 
   private refuseLive(mode: MerchantMode): void {
     if (!this.supports(mode)) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
-        'No live acquirer is configured on this platform; use a sandbox key',
-        { code: 'BYRD291' },
-      );
+      throw Refusal.noAcquirer('No live acquirer is configured on this platform; use a sandbox key');
     }
   }
 }

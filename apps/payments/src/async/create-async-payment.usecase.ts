@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, Refusal } from '@byrd/platform';
 import { applyOutcome } from '../transactions/outcome.js';
 import { retriedPayment } from '../payments-core/retried-payment.js';
 import { newPayment } from '../payments-core/new-payment.js';
@@ -74,11 +74,7 @@ export class CreateAsyncPayment {
     const isoAmount = amountToPay(request, payer.order);
     assertOrderAccepts(payer.order, type);
     if (!this.provider.supports(payer.mode)) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
-        'No live processor is configured for async methods; use a sandbox key',
-        { code: 'BYRD291' },
-      );
+      throw Refusal.noAcquirer('No live processor is configured for async methods; use a sandbox key');
     }
 
     const transaction = this.newTransaction(type, request, payer, isoAmount, requestId, idempotencyKey);

@@ -10,7 +10,7 @@ import {
   type TransactionResponse,
   type TransactionStatus,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, Refusal } from '@byrd/platform';
 import { OrderLock } from '../payments-core/order-lock.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -32,14 +32,14 @@ function outcomeOf(transaction: Transaction, simulation: AsyncPaymentSimulation,
   switch (simulation) {
     case 'pay':
       if (transaction.expiresAt <= now) {
-        throw rejected(
+        throw Refusal.notAllowed(
           `Transaction ${transaction.id} expired at ${transaction.expiresAt.toISOString()} and can no longer be paid; simulate expire`,
         );
       }
       return { status: 'Success', code: 'BYRD200' };
     case 'refuse':
       if (transaction.paymentMethod !== 'mbway') {
-        throw rejected(
+        throw Refusal.notAllowed(
           'Only an MB WAY request can be refused; a Multibanco reference can only expire unpaid',
         );
       }
@@ -47,10 +47,6 @@ function outcomeOf(transaction: Transaction, simulation: AsyncPaymentSimulation,
     case 'expire':
       return { status: 'Denied', code: 'BYRD205' };
   }
-}
-
-function rejected(message: string): ApiError {
-  return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205' });
 }
 
 /**
@@ -150,11 +146,11 @@ export class SettleAsyncPayment {
 
 function assertPending(transaction: Transaction): void {
   if (!isAsyncPaymentType(transaction.paymentMethod)) {
-    throw rejected(
+    throw Refusal.notAllowed(
       `Transaction ${transaction.id} is a ${transaction.paymentMethod} payment; only multibanco and mbway payments wait for the shopper`,
     );
   }
   if (transaction.status !== 'Processing') {
-    throw rejected(`Transaction ${transaction.id} is ${transaction.status}, no longer pending`);
+    throw Refusal.notAllowed(`Transaction ${transaction.id} is ${transaction.status}, no longer pending`);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isGuid, type ChargebackAction, type ChargebackResponse } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, Refusal } from '@byrd/platform';
 import { Chargeback } from './chargeback.entity.js';
 import { ChargebackEventRecorder } from './chargeback-events.js';
 import { ACTION_STATUS, canMove, CHARGEBACK_TRANSITIONS } from './chargeback-status.js';
@@ -32,11 +32,9 @@ export class MoveChargeback {
       if (!chargeback) throw missing();
       if (!canMove(chargeback.status, to)) {
         const next = CHARGEBACK_TRANSITIONS[chargeback.status];
-        throw new ApiError(
-          ErrorKind.BusinessRule,
+        throw Refusal.notAllowed(
           `Chargeback ${chargebackId} is ${chargeback.status} and cannot become ${to}; ` +
             (next.length ? `it can become ${next.join(', ')}` : 'it is final'),
-          { code: 'BYRD205' },
         );
       }
       chargeback.status = to;

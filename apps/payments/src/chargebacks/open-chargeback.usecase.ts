@@ -8,7 +8,7 @@ import {
   type ChargebackResponse,
   type OpenChargebackRequest,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, Refusal } from '@byrd/platform';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { Chargeback } from './chargeback.entity.js';
 import { ChargebackEventRecorder } from './chargeback-events.js';
@@ -53,10 +53,8 @@ export class OpenChargeback {
         lock: { mode: 'pessimistic_write' },
       });
       if (!CHARGEABLE_OPERATIONS.includes(transaction.operationType) || transaction.status !== 'Success') {
-        throw new ApiError(
-          ErrorKind.BusinessRule,
+        throw Refusal.notAllowed(
           `Transaction ${transaction.id} is a ${transaction.status} ${transaction.operationType}; only a successful payment or capture can be charged back`,
-          { code: 'BYRD205' },
         );
       }
       const disputable = await this.disputableAmount(manager, transaction, preAuth);
@@ -110,10 +108,8 @@ export class OpenChargeback {
     const money = (isoAmount: number) =>
       `${toDecimalAmount(isoAmount, transaction.currency)} ${transaction.currency}`;
     if (disputable <= 0) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
+      throw Refusal.notAllowed(
         `Nothing of transaction ${transaction.id} is left to charge back: it is refunded or already disputed`,
-        { code: 'BYRD205' },
       );
     }
     if (request.amount == null && request.isoAmount == null) return disputable;
@@ -122,10 +118,8 @@ export class OpenChargeback {
       throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
     if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
     if (amount.isoAmount > disputable) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
+      throw Refusal.notAllowed(
         `${money(amount.isoAmount)} exceeds the ${money(disputable)} of transaction ${transaction.id} that can still be charged back`,
-        { code: 'BYRD205' },
       );
     }
     return amount.isoAmount;

@@ -1,13 +1,7 @@
-import type { ReturnCode } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { Refusal } from '@byrd/platform';
 import type { Transaction } from '../transactions/transaction.entity.js';
 
 export type FollowUpOperation = 'Capture' | 'Refund' | 'Release';
-
-/** A refused operation: 422 with the return code a payments client expects. */
-function refuse(message: string, code: ReturnCode = 'BYRD205'): ApiError {
-  return new ApiError(ErrorKind.BusinessRule, message, { code });
-}
 
 /** What is still held by a pre-authorisation (neither captured nor released). */
 export function heldOf(preAuth: Transaction): number {
@@ -45,46 +39,49 @@ export function checkOperation(
   chargedBack: ChargedBack = { source: 0, root: 0 },
 ): number {
   if (source.status !== 'Success') {
-    throw refuse(
+    throw Refusal.notAllowed(
       `Transaction ${source.id} is ${source.status}; only a successful transaction can be ${pastTense(operation)}`,
     );
   }
   switch (operation) {
     case 'Capture': {
-      if (source.operationType !== 'PreAuth') throw refuse('Only a pre-authorisation can be captured');
+      if (source.operationType !== 'PreAuth')
+        throw Refusal.notAllowed('Only a pre-authorisation can be captured');
       const held = heldOf(source);
       if (held === 0)
-        throw refuse('Nothing is left to capture: the pre-authorisation was fully captured or released');
+        throw Refusal.notAllowed(
+          'Nothing is left to capture: the pre-authorisation was fully captured or released',
+        );
       return within(requested ?? held, held, 'capture');
     }
     case 'Release': {
-      if (source.operationType !== 'PreAuth') throw refuse('Only a pre-authorisation can be released');
+      if (source.operationType !== 'PreAuth')
+        throw Refusal.notAllowed('Only a pre-authorisation can be released');
       if (source.capturedIsoAmount > 0)
-        throw refuse('A captured pre-authorisation cannot be released; refund it instead');
+        throw Refusal.notAllowed('A captured pre-authorisation cannot be released; refund it instead');
       const held = heldOf(source);
-      if (held === 0) throw refuse('The pre-authorisation was already released');
+      if (held === 0) throw Refusal.notAllowed('The pre-authorisation was already released');
       return within(requested ?? held, held, 'release');
     }
     case 'Refund': {
       if (source.operationType === 'Refund' || source.operationType === 'Release') {
-        throw refuse('Only a payment, a capture or a captured pre-authorisation can be refunded');
+        throw Refusal.notAllowed('Only a payment, a capture or a captured pre-authorisation can be refunded');
       }
       const refundable = Math.min(
         refundableOf(source) - chargedBack.source,
         refundableOf(root) - chargedBack.root,
       );
       if (source.operationType === 'PreAuth' && source.capturedIsoAmount === 0) {
-        throw refuse('Nothing was captured on this pre-authorisation; release it instead');
+        throw Refusal.notAllowed('Nothing was captured on this pre-authorisation; release it instead');
       }
       if (refundable <= 0) {
         const why = chargedBack.source > 0 || chargedBack.root > 0 ? 'refunded or charged back' : 'refunded';
-        throw refuse(`The payment is already fully ${why}`, 'BYRD230');
+        throw Refusal.alreadyRefunded(`The payment is already fully ${why}`);
       }
       const amount = requested ?? refundable;
       if (amount > refundable) {
-        throw refuse(
+        throw Refusal.refundExceedsBalance(
           `The refund amount exceeds the remaining balance (${refundable} minor units)`,
-          'BYRD231',
         );
       }
       return amount;
@@ -93,7 +90,8 @@ export function checkOperation(
 }
 
 function within(amount: number, limit: number, verb: string): number {
-  if (amount > limit) throw refuse(`Cannot ${verb} more than the ${limit} minor units still held`);
+  if (amount > limit)
+    throw Refusal.notAllowed(`Cannot ${verb} more than the ${limit} minor units still held`);
   return amount;
 }
 

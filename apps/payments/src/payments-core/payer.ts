@@ -8,7 +8,7 @@ import {
   type OrderSummary,
   type PaymentType,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc, type MerchantContext } from '@byrd/platform';
+import { ApiError, type MerchantContext, Refusal, Rpc } from '@byrd/platform';
 
 /** Who is paying: a merchant's backend (API key) or a browser holding an order's checkout key. */
 export type PaymentActor = { merchant: MerchantContext } | { checkoutKey: string };
@@ -47,19 +47,13 @@ export class PayerResolver {
       });
     }
     if (order && !OPEN_ORDER_STATUSES.includes(order.status)) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
-        `Order ${order.orderId} is ${order.status} and cannot be paid`,
-        { code: 'BYRD205' },
-      );
+      throw Refusal.notAllowed(`Order ${order.orderId} is ${order.status} and cannot be paid`);
     }
     // Refused early, before any 3DS: the lock itself is taken right before the acquirer is asked
     // (PaymentAuthorizer), and only that decides between attempts racing past this check.
     if (order?.paymentLocked) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
+      throw Refusal.notAllowed(
         `Order ${order.orderId} has another payment in progress, or it is already paid`,
-        { code: 'BYRD205' },
       );
     }
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
@@ -72,10 +66,8 @@ export class PayerResolver {
 export function assertOrderAccepts(order: OrderSummary | null, method: PaymentType): void {
   const allowed = order?.allowedPaymentMethods ?? [];
   if (allowed.length > 0 && !allowed.includes(method)) {
-    throw new ApiError(
-      ErrorKind.BusinessRule,
+    throw Refusal.methodNotAccepted(
       `Order ${order!.orderId} does not accept ${method}; it accepts ${allowed.join(', ')}`,
-      { code: 'BYRD292' },
     );
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiError, checkCard, ErrorKind, type CheckedCard } from '@byrd/platform';
+import { checkCard, type CheckedCard, Refusal } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { CardSeal } from '../cards/card-seal.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
@@ -56,13 +56,7 @@ export class CardCharge {
   /** Refuses early what no acquirer here can take (live keys on the sandbox). */
   assertAcquirerFor(transaction: Pick<Transaction, 'merchantMode'>): void {
     if (!this.acquirer.supports(transaction.merchantMode)) {
-      throw new ApiError(
-        ErrorKind.BusinessRule,
-        'No live acquirer is configured on this platform; use a sandbox key',
-        {
-          code: 'BYRD291',
-        },
-      );
+      throw Refusal.noAcquirer('No live acquirer is configured on this platform; use a sandbox key');
     }
   }
 

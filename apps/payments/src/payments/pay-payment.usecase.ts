@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { isGuid, type CompletePaymentRequest, type PaymentResponse } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, Refusal } from '@byrd/platform';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
@@ -52,9 +52,7 @@ export class PayPayment {
         transaction.status !== 'Created' ||
         transaction.maskedCardNumber
       ) {
-        throw new ApiError(ErrorKind.BusinessRule, `Payment ${transaction.id} is not waiting for a card`, {
-          code: 'BYRD205',
-        });
+        throw Refusal.notAllowed(`Payment ${transaction.id} is not waiting for a card`);
       }
       const started: ChargeStarted = card
         ? await this.charge.start(transaction, card)

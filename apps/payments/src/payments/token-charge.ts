@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RpcSubjects, type RequestTransactionMode } from '@byrd/contracts';
-import { ApiError, ErrorKind, Rpc } from '@byrd/platform';
+import { Refusal, Rpc } from '@byrd/platform';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionRepository } from '../transactions/transaction.repository.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
@@ -35,9 +35,7 @@ export class TokenCharge {
       tokenId,
     });
     if (card.isExpired) {
-      throw new ApiError(ErrorKind.BusinessRule, `Token ${tokenId} is expired (${card.expiration})`, {
-        code: 'BYRD240',
-      });
+      throw Refusal.cardExpired(`Token ${tokenId} is expired (${card.expiration})`);
     }
     if (card.verificationId) await this.assertVerified(tokenId, card.verificationId);
     Object.assign(transaction, { tokenId, transactionMode: mode });
@@ -55,8 +53,6 @@ export class TokenCharge {
       verification?.status === 'Created'
         ? 'its cardholder has not completed the 3D Secure verification yet'
         : 'its 3D Secure verification failed; tokenize the card again';
-    throw new ApiError(ErrorKind.BusinessRule, `Token ${tokenId} cannot be charged: ${why}`, {
-      code: 'BYRD205',
-    });
+    throw Refusal.notAllowed(`Token ${tokenId} cannot be charged: ${why}`);
   }
 }

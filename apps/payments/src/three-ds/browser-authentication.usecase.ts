@@ -6,7 +6,7 @@ import type {
   ThreeDSPreAuthRequest,
   ThreeDSPreAuthResponse,
 } from '@byrd/contracts';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { ApiError, Refusal } from '@byrd/platform';
 import { AuthenticationSessions, type SessionWithPayment } from './authentication-sessions.js';
 import { decodeChallengeResponse, decodeMethodData } from './emv-messages.js';
 import { ThreeDSLinks } from './three-ds-links.js';
@@ -65,12 +65,10 @@ export class BrowserAuthentication {
   async postAuth(id: string): Promise<ThreeDSPostAuthResponse> {
     const { session, transaction } = await this.sessions.current(id);
     if (session.status === 'Created') {
-      throw new ApiError(ErrorKind.Conflict, 'The shopper has not answered the 3DS challenge yet', {
-        code: 'BYRD201',
-      });
+      throw Refusal.awaitingShopper('The shopper has not answered the 3DS challenge yet');
     }
     if (transaction.status === 'Created' || transaction.status === 'Processing') {
-      throw new ApiError(ErrorKind.Conflict, 'The payment is being processed', { code: 'BYRD201' });
+      throw Refusal.awaitingShopper('The payment is being processed');
     }
     return presentPostAuth(session, transaction);
   }

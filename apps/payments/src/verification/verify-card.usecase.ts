@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RpcSubjects, type CardVerificationStarted, type VerifyCardRpcRequest } from '@byrd/contracts';
-import { ApiError, ErrorKind, insertAtomically, Rpc } from '@byrd/platform';
+import { insertAtomically, Refusal, Rpc } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { CardCharge } from '../payments/card-charge.js';
@@ -36,9 +36,7 @@ export class VerifyCard {
       tokenId: request.tokenId,
     });
     if (card.isExpired) {
-      throw new ApiError(ErrorKind.BusinessRule, `The card expired in ${card.expiration}`, {
-        code: 'BYRD240',
-      });
+      throw Refusal.cardExpired(`The card expired in ${card.expiration}`);
     }
     const now = new Date();
     const transaction = newPayment({
