@@ -1,28 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { PeriodicSweep } from '@byrd/platform';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { RunOperation } from '../operations/run-operation.usecase.js';
 import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
 import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
-import { Transaction } from '../transactions/transaction.entity.js';
+import type { Transaction } from '../transactions/transaction.entity.js';
+import { TransactionRepository } from '../transactions/transaction.repository.js';
 
 const BATCH_SIZE = 50;
-
-/**
- * Claims due rows: in flight past the delay. Claiming moves `acquirer_pending_since` to now (a lease),
- * so other replicas skip them for another delay while this one asks the acquirer; SKIP LOCKED keeps
- * concurrent sweeps from waiting on each other.
- */
-const CLAIM = `
-  UPDATE transactions SET acquirer_pending_since = now()
-   WHERE id IN (SELECT id FROM transactions
-                 WHERE acquirer_pending_since < now() - make_interval(secs => $1::double precision / 1000)
-                 ORDER BY acquirer_pending_since
-                 LIMIT ${BATCH_SIZE}
-                 FOR UPDATE SKIP LOCKED)
-  RETURNING id`;
 
 /**
  * Settles acquirer calls cut off before their answer was recorded: the process died between the
@@ -36,7 +22,7 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
   protected readonly sweepName = 'Acquirer recovery sweep';
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionRepository,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
     private readonly outcomes: AcquirerOutcomeRecorder,
@@ -52,13 +38,12 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
 
   /** One sweep; returns how many calls it settled. */
   async execute(): Promise<number> {
-    const claimed = await this.dataSource.query<{ id: string }[]>(CLAIM, [
+    const ids = await this.transactions.claimCallsInFlight(
       this.config.ACQUIRER_RECOVERY_AFTER_MS,
-    ]);
-    // node-postgres answers an UPDATE … RETURNING as [rows, count] through TypeORM's query().
-    const ids = (Array.isArray(claimed[0]) ? claimed[0] : claimed) as { id: string }[];
+      BATCH_SIZE,
+    );
     let settled = 0;
-    for (const { id } of ids) {
+    for (const id of ids) {
       try {
         if (await this.settle(id)) settled++;
       } catch (error) {
@@ -70,7 +55,7 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
   }
 
   private async settle(id: string): Promise<boolean> {
-    const transaction = await this.dataSource.getRepository(Transaction).findOneByOrFail({ id });
+    const transaction = await this.transactions.byId(id);
     if (!transaction.acquirerPendingSince) return false;
     const result = await this.outcomeOf(transaction);
     if (result.outcome === 'TemporaryFailed') return false; // still unknown: ask again after the delay

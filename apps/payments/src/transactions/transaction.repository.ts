@@ -60,6 +60,33 @@ export class TransactionRepository {
     );
   }
 
+  /** A transaction known to exist. */
+  byId(id: string): Promise<Transaction> {
+    return this.dataSource.getRepository(Transaction).findOneByOrFail({ id });
+  }
+
+  /**
+   * Claims up to `limit` acquirer calls still in flight `dueAfterMs` after they were sent (or last
+   * claimed), oldest first, and returns their ids. Claiming moves `acquirer_pending_since` to now (a
+   * lease), so other replicas skip them for another delay; SKIP LOCKED keeps concurrent sweeps from
+   * waiting on each other.
+   */
+  async claimCallsInFlight(dueAfterMs: number, limit: number): Promise<string[]> {
+    const claimed = await this.dataSource.query<{ id: string }[]>(
+      `UPDATE transactions SET acquirer_pending_since = now()
+        WHERE id IN (SELECT id FROM transactions
+                      WHERE acquirer_pending_since < now() - make_interval(secs => $1::double precision / 1000)
+                      ORDER BY acquirer_pending_since
+                      LIMIT $2
+                      FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [dueAfterMs, limit],
+    );
+    // node-postgres answers an UPDATE … RETURNING as [rows, count] through TypeORM's query().
+    const rows = (Array.isArray(claimed[0]) ? claimed[0] : claimed) as { id: string }[];
+    return rows.map((row) => row.id);
+  }
+
   /** A token's 3DS card verification (the vault keeps its id), or null. */
   verification(id: string): Promise<Transaction | null> {
     return this.dataSource.getRepository(Transaction).findOneBy({ id, operationType: 'Verification' });

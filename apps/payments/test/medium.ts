@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { EventConsumers, loadConfig, NatsContext, Outbox, Rpc, RpcIdentity } from '@byrd/platform';
+import { MediumDatabase } from '@byrd/platform/testing';
+import { Chargeback } from '../src/chargebacks/chargeback.entity.js';
+import { paymentsConfigSchema, type PaymentsConfig } from '../src/config.js';
+import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
+import { newPayment } from '../src/payments-core/new-payment.js';
+import { applyOutcome } from '../src/transactions/outcome.js';
+import { Transaction } from '../src/transactions/transaction.entity.js';
+import { TransactionRepository } from '../src/transactions/transaction.repository.js';
+
+type Balances = Partial<Pick<Transaction, 'capturedIsoAmount' | 'refundedIsoAmount' | 'releasedIsoAmount'>>;
+
+/**
+ * Payments' medium tier: a fresh migrated payments database (MediumDatabase), the config, and the
+ * platform pieces use cases take (outbox with its relay off, so events stay as rows to read; an RPC
+ * client on the real broker that these tests never call), plus rows to start from.
+ */
+export class PaymentsMedium {
+  readonly transactions: TransactionRepository;
+
+  private constructor(
+    readonly db: MediumDatabase,
+    readonly config: PaymentsConfig,
+    private readonly nats: NatsContext,
+  ) {
+    this.transactions = new TransactionRepository(db.dataSource);
+  }
+
+  static async start(): Promise<PaymentsMedium> {
+    const db = await MediumDatabase.create({
+      service: 'payments',
+      entities: PAYMENTS_ENTITIES,
+      migrations: PAYMENTS_MIGRATIONS,
+    });
+    const natsUrl = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+    const config = loadConfig(paymentsConfigSchema, {
+      DATABASE_URL: db.url,
+      NATS_URL: natsUrl,
+      OUTBOX_RELAY_ENABLED: 'false',
+    });
+    const nats = await NatsContext.open({ url: natsUrl, name: 'payments-medium' }, `medium${randomUUID()}.`);
+    return new PaymentsMedium(db, config, nats);
+  }
+
+  get dataSource() {
+    return this.db.dataSource;
+  }
+
+  outbox(): Outbox {
+    const { dataSource, nats, config } = this;
+    return new Outbox(dataSource, nats, config, new EventConsumers(dataSource, nats, config));
+  }
+
+  rpc(): Rpc {
+    return new Rpc(this.nats, 'payments', RpcIdentity.fromConfig('payments', this.config));
+  }
+
+  async close(): Promise<void> {
+    await this.nats.close();
+    await this.db.close();
+  }
+
+  /** A settled (Success) payment or pre-authorisation of `isoAmount` euro cents, with its balances. */
+  async settled(
+    merchantId: string,
+    operationType: 'Payment' | 'PreAuth',
+    isoAmount: number,
+    balances: Balances = {},
+  ): Promise<Transaction> {
+    const now = new Date();
+    const transaction = newPayment({
+      payer: { merchantId, mode: 'sandbox', order: null, initiatedFrom: 'Server' },
+      request: { currency: 'EUR' },
+      isoAmount,
+      paymentMethod: 'card',
+      isPreAuth: operationType === 'PreAuth',
+      acquirer: 'SIMULATED',
+      requestId: randomUUID(),
+      expiresAt: new Date(now.getTime() + 3_600_000),
+      now,
+    });
+    applyOutcome(transaction, 'Success', 'BYRD200');
+    return this.insert(Object.assign(transaction, balances));
+  }
+
+  /** A successful capture of `preAuth` recorded earlier (the caller counts it on the pre-auth). */
+  capturedEarlier(preAuth: Transaction, isoAmount: number): Promise<Transaction> {
+    return this.insert(
+      Object.assign(new Transaction(), {
+        ...preAuth,
+        id: randomUUID(),
+        operationType: 'Capture',
+        sourceTransactionId: preAuth.id,
+        isoAmount,
+        capturedIsoAmount: 0,
+        refundedIsoAmount: 0,
+        releasedIsoAmount: 0,
+        isPreAuth: false,
+        fingerprint: randomUUID(),
+      }),
+    );
+  }
+
+  async insert(transaction: Transaction): Promise<Transaction> {
+    await this.dataSource.transaction((manager) => this.transactions.insert(manager, transaction));
+    return transaction;
+  }
+
+  async chargeback(
+    transaction: Transaction,
+    isoAmount: number,
+    state: Pick<Chargeback, 'status' | 'resolution'>,
+  ): Promise<void> {
+    const now = new Date();
+    await this.dataSource.getRepository(Chargeback).insert({
+      id: randomUUID(),
+      merchantId: transaction.merchantId,
+      transactionId: transaction.id,
+      orderId: null,
+      paymentMethod: 'card',
+      isoAmount,
+      currency: 'EUR',
+      reason: null,
+      createdAt: now,
+      updatedAt: now,
+      ...state,
+    });
+  }
+
+  reload(id: string): Promise<Transaction> {
+    return this.dataSource.getRepository(Transaction).findOneByOrFail({ id });
+  }
+}
