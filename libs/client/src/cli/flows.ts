@@ -46,7 +46,18 @@ const CHALLENGE_CARD = '5555341244441115';
 const DENIED_CARD = '4000000000000002';
 const ERROR_CARD = '4000000000000119';
 const TIMEOUT_CARD = '5201282999005515';
-const card = (number: string) => ({ number, expiration: '12/30', cvv: '123', holder: 'Byrd Trigger' });
+/** MM/YY two years ahead of today: a sandbox card that is never expired, whatever the date. */
+function futureExpiration(now = new Date()): string {
+  const month = String(now.getUTCMonth() + 1).padStart(2, '0');
+  return `${month}/${String((now.getUTCFullYear() + 2) % 100).padStart(2, '0')}`;
+}
+
+const card = (number: string) => ({
+  number,
+  expiration: futureExpiration(),
+  cvv: '123',
+  holder: 'Byrd Trigger',
+});
 const SHOPPER_RETURN_URL = 'https://example.com/byrd-trigger/return';
 
 const ref = (what: string) => `trigger-${what}-${randomUUID().slice(0, 8)}`;
