@@ -18,6 +18,7 @@ export * from './health/health.controller.js';
 export * from './http/bootstrap.js';
 export * from './http/docs.js';
 export * from './http/paging.js';
+export * from './http/guid-param.js';
 export * from './platform.module.js';
 export * from './cards/card-checks.js';
 export * from './cards/three-ds-data.js';

@@ -10,14 +10,13 @@ import {
   CreateTokenRequest,
   CreateTokenResponseSchema,
   ListTokensQuery,
-  TokenIdParam,
   TokenListResponseSchema,
   TokenResponseSchema,
   type CreateTokenResponse,
   type TokenListResponse,
   type TokenResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import { ApiErrors, CurrentMerchant, GuidParam, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { CreateToken } from './create-token.usecase.js';
 import { DeleteToken, GetToken, ListTokens } from './token-queries.usecases.js';
 
@@ -60,7 +59,7 @@ export class TokensController {
   @ApiErrors(NOT_FOUND)
   read(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param() { tokenId }: TokenIdParam,
+    @Param('tokenId', GuidParam.invalid('tokenId')) tokenId: string,
   ): Promise<TokenResponse> {
     return this.getToken.execute(merchant.merchantId, tokenId);
   }
@@ -70,7 +69,10 @@ export class TokensController {
   @ApiOperation({ summary: 'Delete a token: the stored card is erased' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors(NOT_FOUND)
-  remove(@CurrentMerchant() merchant: MerchantContext, @Param() { tokenId }: TokenIdParam): Promise<void> {
+  remove(
+    @CurrentMerchant() merchant: MerchantContext,
+    @Param('tokenId', GuidParam.invalid('tokenId')) tokenId: string,
+  ): Promise<void> {
     return this.deleteToken.execute(merchant.merchantId, tokenId);
   }
 }

@@ -1,4 +1,4 @@
-import { createParamDecorator, type ExecutionContext, type PipeTransform } from '@nestjs/common';
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { CHECKOUT_KEY_HEADER, isGuid } from '@byrd/contracts';
 import { ApiError, ErrorKind, type ErrorCodes } from '@byrd/platform';
@@ -30,16 +30,6 @@ export const CheckoutKey = createParamDecorator((_: unknown, context: ExecutionC
   if (!isGuid(value)) throw orderNotFound();
   return value.toLowerCase();
 });
-
-/** Path ids are GUIDs; anything else names nothing, so it is not found (as the gateway answers). */
-export class GuidParam implements PipeTransform<string, string> {
-  constructor(private readonly notFound: () => ApiError) {}
-
-  transform(value: string): string {
-    if (!isGuid(value)) throw this.notFound();
-    return value.toLowerCase();
-  }
-}
 
 /** The request id Fastify pinned on the request (the caller's `x-request-id` when sane). */
 export const RequestId = createParamDecorator((_: unknown, context: ExecutionContext): string =>

@@ -7,8 +7,8 @@ import {
   type CheckoutCancelResult,
   type CheckoutOrderView,
 } from '@byrd/contracts';
-import { ApiErrors, Public } from '@byrd/platform';
-import { CHECKOUT_API_ERRORS, CheckoutKey, GuidParam, orderNotFound } from '../common/checkout-access.js';
+import { ApiErrors, GuidParam, Public } from '@byrd/platform';
+import { CHECKOUT_API_ERRORS, CheckoutKey, orderNotFound } from '../common/checkout-access.js';
 import { RateLimitGuard } from '../rate-limit/rate-limit.guard.js';
 import { RequestCheckoutCancel } from './request-checkout-cancel.usecase.js';
 import { GetCheckoutOrderView } from './get-checkout-order-view.usecase.js';

@@ -6,14 +6,8 @@ import {
   CheckoutPaymentViewSchema,
   type CheckoutPaymentView,
 } from '@byrd/contracts';
-import { ApiErrors, Public } from '@byrd/platform';
-import {
-  CHECKOUT_API_ERRORS,
-  CheckoutKey,
-  GuidParam,
-  orderNotFound,
-  RequestId,
-} from '../common/checkout-access.js';
+import { ApiErrors, GuidParam, Public } from '@byrd/platform';
+import { CHECKOUT_API_ERRORS, CheckoutKey, orderNotFound, RequestId } from '../common/checkout-access.js';
 import { RateLimitGuard, RateLimited } from '../rate-limit/rate-limit.guard.js';
 import { GetCheckoutPayment, paymentNotFound } from './get-payment.usecase.js';
 import { PayCheckoutOrder } from './pay-order.usecase.js';

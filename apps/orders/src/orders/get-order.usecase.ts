@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { isGuid } from '@byrd/contracts';
 import { ApiError } from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
 import { Order, OrderTransaction } from './order.entity.js';
@@ -13,11 +12,9 @@ export class GetOrder {
     @Inject(ORDERS_CONFIG) private readonly config: OrdersConfig,
   ) {}
 
-  /** Another merchant's order answers exactly like a missing one (no existence leak). */
+  /** `orderId` is a GUID (GuidParam). Another merchant's order answers exactly like a missing one. */
   async execute(merchantId: string, orderId: string) {
-    const order = isGuid(orderId)
-      ? await this.dataSource.getRepository(Order).findOneBy({ id: orderId, merchantId })
-      : null;
+    const order = await this.dataSource.getRepository(Order).findOneBy({ id: orderId, merchantId });
     if (!order) throw ApiError.notFound(`Order ${orderId}`);
     const transactions = await this.dataSource
       .getRepository(OrderTransaction)

@@ -7,7 +7,7 @@ import {
   type OrderDetailsResponse,
   type OrderResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import { ApiErrors, CurrentMerchant, GuidParam, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { CreateOrder } from './create-order.usecase.js';
 import { GetOrder } from './get-order.usecase.js';
 
@@ -38,7 +38,7 @@ export class OrdersController {
   @ApiErrors(NOT_FOUND)
   read(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('orderId') orderId: string,
+    @Param('orderId', GuidParam.notFound('Order')) orderId: string,
   ): Promise<OrderDetailsResponse> {
     return this.getOrder.execute(merchant.merchantId, orderId);
   }

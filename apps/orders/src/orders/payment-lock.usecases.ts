@@ -26,7 +26,9 @@ export class LockOrderForPayment {
         throw Refusal.notAllowed(`Order ${order.id} is ${order.status} and cannot be paid`);
       }
       if (order.expiresAt.getTime() <= Date.now()) {
-        throw Refusal.notAllowed(`Order ${order.id} expired at ${order.expiresAt.toISOString()} and cannot be paid`);
+        throw Refusal.notAllowed(
+          `Order ${order.id} expired at ${order.expiresAt.toISOString()} and cannot be paid`,
+        );
       }
       order.paymentLockId = request.transactionId;
       order.paymentLockedAt = new Date();

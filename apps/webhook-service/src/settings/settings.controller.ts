@@ -9,7 +9,7 @@ import {
   type WebhookSettingsListResponse,
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import { ApiErrors, CurrentMerchant, GuidParam, NOT_FOUND, type MerchantContext } from '@byrd/platform';
 import { CreateSettings, DeleteSettings, GetSettings, ListSettings } from './settings.usecases.js';
 
 @ApiTags('webhook settings')
@@ -49,7 +49,7 @@ export class SettingsController {
   @ApiErrors(NOT_FOUND)
   read(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('id') id: string,
+    @Param('id', GuidParam.notFound('Webhook settings')) id: string,
   ): Promise<WebhookSettingsResponse> {
     return this.getSettings.execute(merchant, id);
   }
@@ -60,7 +60,7 @@ export class SettingsController {
   @ApiErrors(NOT_FOUND)
   remove(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('id') id: string,
+    @Param('id', GuidParam.notFound('Webhook settings')) id: string,
   ): Promise<DeleteWebhookSettingsResponse> {
     return this.deleteSettings.execute(merchant, id);
   }

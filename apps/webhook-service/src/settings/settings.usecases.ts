@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, IsNull } from 'typeorm';
 import {
-  isGuid,
   type CreateWebhookSettingsRequest,
   type DeleteWebhookSettingsResponse,
   type WebhookSettingsListResponse,
@@ -58,11 +57,14 @@ export class CreateSettings {
   }
 }
 
-/** A live setting of the merchant, or 404 (another merchant's id answers exactly like a missing one). */
+/**
+ * A live setting of the merchant, or 404 (another merchant's id answers exactly like a missing one);
+ * `id` is a GUID (GuidParam).
+ */
 export async function findSettings(dataSource: DataSource, merchantId: string, id: string) {
-  const row = isGuid(id)
-    ? await dataSource.getRepository(WebhookSettingsRow).findOneBy({ id, merchantId, deletedAt: IsNull() })
-    : null;
+  const row = await dataSource
+    .getRepository(WebhookSettingsRow)
+    .findOneBy({ id, merchantId, deletedAt: IsNull() });
   if (!row) throw ApiError.notFound(`Webhook settings ${id}`);
   return row;
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { isGuid, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
+import type { PageRequest, WebhookAttempt, WebhookRecord } from '@byrd/contracts';
 import { ApiError, pageOf, type MerchantContext, type Page } from '@byrd/platform';
 import { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
@@ -32,13 +32,13 @@ export class ListWebhooks {
   }
 }
 
-/** The merchant's webhook or 404 (another merchant's id answers like a missing one). */
+/** The merchant's webhook or 404 (another merchant's id answers like a missing one); `id` is a GUID (GuidParam). */
 export async function findWebhook(
   dataSource: DataSource,
   merchantId: string,
   id: string,
 ): Promise<WebhookRow> {
-  const row = isGuid(id) ? await dataSource.getRepository(WebhookRow).findOneBy({ id, merchantId }) : null;
+  const row = await dataSource.getRepository(WebhookRow).findOneBy({ id, merchantId });
   if (!row) throw ApiError.notFound(`Webhook ${id}`);
   return row;
 }

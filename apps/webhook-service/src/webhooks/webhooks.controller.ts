@@ -32,6 +32,7 @@ import {
 import {
   ApiErrors,
   CurrentMerchant,
+  GuidParam,
   NOT_FOUND,
   readPage,
   type MerchantContext,
@@ -102,7 +103,7 @@ export class WebhooksController {
   @ApiErrors(NOT_FOUND)
   async attempts(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('webhookId') webhookId: string,
+    @Param('webhookId', GuidParam.notFound('Webhook')) webhookId: string,
     @Headers() headers: RequestHeaders,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<WebhookAttemptListResponse> {

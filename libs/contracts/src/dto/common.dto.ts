@@ -1,6 +1,6 @@
 import { IsOptional, Max, Min, IsInt } from 'class-validator';
 import { describe, type ReturnCode } from '../codes.js';
-import { IsGuid, ToInteger } from '../decorators.js';
+import { ToInteger } from '../decorators.js';
 import type { ActionType } from '../enums.js';
 
 /** One invalid field of a rejected request. */
@@ -140,11 +140,4 @@ export class PageQuery {
   @Min(1)
   @Max(MAX_PAGE_SIZE)
   pageSize?: number;
-}
-
-/** Path parameter `{tokenId}`. */
-export class TokenIdParam {
-  /** Token GUID. */
-  @IsGuid()
-  tokenId: string;
 }

@@ -1,4 +1,4 @@
-import { CreatePaymentRequest, ListTokensQuery, TokenIdParam } from '@byrd/contracts';
+import { CreatePaymentRequest, ListTokensQuery } from '@byrd/contracts';
 import { ApiError } from './api-error.js';
 import { createValidationPipe } from './validation.js';
 
@@ -59,11 +59,8 @@ describe('the global validation pipe', () => {
       ).errors,
     ).toEqual([{ field: 'transactionId', message: expect.stringMatching(/surrogate/) }]);
     expect(
-      (
-        await refusal(() =>
-          pipe.transform({ tokenId: '\u0000' }, { type: 'param', metatype: TokenIdParam }),
-        )
-      ).errors![0].field,
+      (await refusal(() => pipe.transform({ tokenId: '\u0000' }, { type: 'param', metatype: Object })))
+        .errors![0].field,
     ).toBe('tokenId');
   });
 
