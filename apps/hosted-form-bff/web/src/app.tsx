@@ -6,6 +6,7 @@ import {
   hostedFormLanguageTag,
   type PaymentMethod,
   type ResolvedHostedFormConfigs,
+  OPEN_ORDER_STATUSES,
 } from '@byrd/contracts/browser';
 import { announce } from './announce.js';
 import { ApiError, createCheckoutApi, type CheckoutApi } from './api.js';
@@ -25,8 +26,6 @@ import { applyTheme } from './theme.js';
 /** Methods this page can take, in the order the BFF lists them. */
 type FormMethod = 'card' | 'multibanco' | 'mbway';
 const FORM_METHODS: readonly PaymentMethod[] = ['card', 'multibanco', 'mbway'];
-/** Orders in these states can be paid when the BFF lists methods for them. */
-const PAYABLE = new Set(['created', 'pending']);
 /** Long enough to read "Payment successful" before the merchant's page loads. */
 const LEAVE_DELAY_MS = 900;
 
@@ -132,7 +131,7 @@ function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Load
     );
   const redirectUrl = askedAllowed ? asked : isHttpUrl(order.redirectUrl) ? order.redirectUrl : '';
   const methods = order.paymentMethods.filter((method) => FORM_METHODS.includes(method));
-  if (!PAYABLE.has(order.status) || methods.length === 0) {
+  if (!OPEN_ORDER_STATUSES.includes(order.status) || methods.length === 0) {
     const returnUrl = redirectUrl
       ? redirectTarget(redirectUrl, { orderId: order.orderId, status: order.status })
       : null;
