@@ -16,6 +16,13 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
+/** GET /health/ready: each dependency's state (database only for a service that has one). */
+export interface ReadinessBody {
+  status: 'ok' | 'unavailable';
+  database?: 'up' | 'down';
+  nats: 'up' | 'down';
+}
+
 /**
  * Liveness says the process runs; readiness says it can serve: PostgreSQL (for a service with a
  * database) and NATS both answer.
@@ -30,19 +37,19 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  live() {
+  live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @HttpCode(200)
-  async ready() {
+  async ready(): Promise<ReadinessBody> {
     const checks = await Promise.allSettled([
       this.dataSource ? withTimeout(this.dataSource.query('SELECT 1'), 'PostgreSQL') : null,
       withTimeout(this.nats.nc.rtt(), 'NATS'),
     ]);
     const [database, nats] = checks.map((c) => (c.status === 'fulfilled' ? 'up' : 'down'));
-    const body = {
+    const body: ReadinessBody = {
       status: database === 'up' && nats === 'up' ? 'ok' : 'unavailable',
       ...(this.dataSource ? { database } : {}),
       nats,
