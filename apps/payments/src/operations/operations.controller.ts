@@ -11,7 +11,13 @@ import {
   type RefundResponse,
   type ReleaseResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, type AuthenticatedRequest, type MerchantContext } from '@byrd/platform';
+import {
+  ApiErrors,
+  CurrentMerchant,
+  type AuthenticatedRequest,
+  type MerchantContext,
+  GuidParam,
+} from '@byrd/platform';
 import { RunOperation } from './run-operation.usecase.js';
 import { requestGuidOf } from '../transactions/request-id.js';
 
@@ -27,7 +33,7 @@ export class OperationsController {
   @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
   capture(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('transactionId') id: string,
+    @Param('transactionId', GuidParam.notFound('Transaction')) id: string,
     @Body() body: CaptureRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<CaptureResponse> {
@@ -41,7 +47,7 @@ export class OperationsController {
   @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205', 'BYRD230', 'BYRD231'] })
   refund(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('transactionId') id: string,
+    @Param('transactionId', GuidParam.notFound('Transaction')) id: string,
     @Body() body: RefundRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<RefundResponse> {
@@ -55,7 +61,7 @@ export class OperationsController {
   @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
   release(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('transactionId') id: string,
+    @Param('transactionId', GuidParam.notFound('Transaction')) id: string,
     @Body() body: ReleaseRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<ReleaseResponse> {

@@ -16,6 +16,7 @@ import {
   type ErrorCodes,
   idempotencyKeyOf,
   type AuthenticatedRequest,
+  GuidParam,
 } from '@byrd/platform';
 import { CreatePayment, type PaymentActor } from './create-payment.usecase.js';
 import { PayPayment } from './pay-payment.usecase.js';
@@ -73,7 +74,7 @@ export class PaymentsController {
   pay(
     @Req() request: AuthenticatedRequest,
     @Query() query: CreatePaymentQuery,
-    @Param('transactionId') transactionId: string,
+    @Param('transactionId', GuidParam.notFound('Payment')) transactionId: string,
     @Body() body: CompletePaymentRequest,
   ): Promise<PaymentResponse> {
     return this.payPayment.execute(actorOf(request, query), transactionId, body);

@@ -7,7 +7,7 @@ import {
   type ChargebackAction,
   type ChargebackResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiErrors, CurrentMerchant, type MerchantContext, GuidParam } from '@byrd/platform';
 import { GetChargeback } from '../chargebacks/get-chargeback.usecase.js';
 import { MoveChargeback } from '../chargebacks/move-chargeback.usecase.js';
 import { OpenChargeback } from '../chargebacks/open-chargeback.usecase.js';
@@ -43,7 +43,7 @@ export class SandboxChargebacksController {
   @ApiErrors({ 404: ['BYRD901'] })
   read(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('chargebackId') chargebackId: string,
+    @Param('chargebackId', GuidParam.notFound('Chargeback')) chargebackId: string,
   ): Promise<ChargebackResponse> {
     return this.getChargeback.execute(merchant.merchantId, chargebackId);
   }
@@ -58,7 +58,7 @@ export class SandboxChargebacksController {
   @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
   move(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('chargebackId') chargebackId: string,
+    @Param('chargebackId', GuidParam.notFound('Chargeback')) chargebackId: string,
     @Param('action', new ParseActionPipe(CHARGEBACK_ACTIONS)) action: ChargebackAction,
   ): Promise<ChargebackResponse> {
     return this.moveChargeback.execute(merchant.merchantId, chargebackId, action);

@@ -6,7 +6,7 @@ import {
   type AsyncPaymentSimulation,
   type TransactionResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiErrors, CurrentMerchant, type MerchantContext, GuidParam } from '@byrd/platform';
 import { SettleAsyncPayment } from '../async/settle-async-payment.usecase.js';
 import { ParseActionPipe } from './one-of.pipe.js';
 import { SANDBOX_ONLY, SandboxOnlyGuard } from './sandbox-only.guard.js';
@@ -27,7 +27,7 @@ export class SandboxPaymentsController {
   @ApiErrors({ ...SANDBOX_ONLY, 404: ['BYRD901'], 422: ['BYRD205'] })
   simulate(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('transactionId') transactionId: string,
+    @Param('transactionId', GuidParam.notFound('Transaction')) transactionId: string,
     @Param('action', new ParseActionPipe(ASYNC_PAYMENT_SIMULATIONS)) action: AsyncPaymentSimulation,
   ): Promise<TransactionResponse> {
     return this.settle.execute(merchant.merchantId, transactionId, action);

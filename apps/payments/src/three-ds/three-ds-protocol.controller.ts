@@ -11,7 +11,7 @@ import {
   type ThreeDSPostAuthResponse,
   type ThreeDSPreAuthResponse,
 } from '@byrd/contracts';
-import { ApiErrors, NOT_FOUND, Public } from '@byrd/platform';
+import { ApiErrors, NOT_FOUND, Public, GuidParam } from '@byrd/platform';
 import { BrowserAuthentication } from './browser-authentication.usecase.js';
 
 /**
@@ -32,7 +32,7 @@ export class ThreeDSProtocolController {
   @ApiOkResponse({ type: ThreeDSPreAuthAnswer })
   @ApiErrors(NOT_FOUND)
   async preAuth(
-    @Param('id') id: string,
+    @Param('id', GuidParam.notFound('3DS authentication')) id: string,
     @Body() body: ThreeDSPreAuthRequest,
   ): Promise<DataEnvelope<ThreeDSPreAuthResponse>> {
     return { data: await this.authentication.preAuth(id, body) };
@@ -45,7 +45,7 @@ export class ThreeDSProtocolController {
   @ApiOkResponse({ type: ThreeDSAuthAnswer })
   @ApiErrors(NOT_FOUND)
   async auth(
-    @Param('id') id: string,
+    @Param('id', GuidParam.notFound('3DS authentication')) id: string,
     @Body() body: ThreeDSAuthRequest,
   ): Promise<DataEnvelope<ThreeDSAuthResponse>> {
     return { data: await this.authentication.auth(id, body) };
@@ -61,7 +61,9 @@ export class ThreeDSProtocolController {
   @ApiOkResponse({ type: ThreeDSPostAuthAnswer })
   // 409 BYRD201: the shopper has not answered the challenge, or the payment is still running (the SDK retries).
   @ApiErrors({ 404: ['BYRD901'], 409: ['BYRD201'] })
-  async postAuth(@Param('id') id: string): Promise<DataEnvelope<ThreeDSPostAuthResponse>> {
+  async postAuth(
+    @Param('id', GuidParam.notFound('3DS authentication')) id: string,
+  ): Promise<DataEnvelope<ThreeDSPostAuthResponse>> {
     return { data: await this.authentication.postAuth(id) };
   }
 }

@@ -7,7 +7,7 @@ import {
   type TransactionListResponse,
   type TransactionResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import { ApiErrors, CurrentMerchant, NOT_FOUND, type MerchantContext, GuidParam } from '@byrd/platform';
 import { QueryTransactions } from './query-transactions.usecase.js';
 
 @ApiTags('transactions')
@@ -23,7 +23,7 @@ export class TransactionsController {
   @ApiErrors(NOT_FOUND)
   read(
     @CurrentMerchant() merchant: MerchantContext,
-    @Param('transactionId') transactionId: string,
+    @Param('transactionId', GuidParam.notFound('Transaction')) transactionId: string,
   ): Promise<TransactionResponse> {
     return this.transactions.one(merchant.merchantId, transactionId);
   }
