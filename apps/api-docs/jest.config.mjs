@@ -1,2 +1,3 @@
 import { jestConfig } from '../../jest.base.mjs';
-export default jestConfig();
+// The process test waits for a cold start on a busy machine.
+export default jestConfig({ testTimeout: 60_000 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { SERVICE_NAME, type ApiDocsConfig } from './config.js';
@@ -82,7 +82,8 @@ function registerDocs(app: FastifyInstance, documents: PublicDocumentCache): voi
 export function buildApp(config: ApiDocsConfig): FastifyInstance {
   const app = Fastify({
     logger: { level: config.logLevel, base: { pid: process.pid, service: SERVICE_NAME } },
-    disableRequestLogging: true,
+    // One line per answered request, written below (health and metrics probes left out).
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
       const sent = request.headers['x-request-id'];
       return typeof sent === 'string' && REQUEST_ID_PATTERN.test(sent) ? sent : randomUUID();

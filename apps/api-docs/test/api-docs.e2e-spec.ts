@@ -281,7 +281,7 @@ describe('api-docs: the public API as one OpenAPI document', () => {
     const exited = once(child, 'exit');
     try {
       let ready = 0;
-      for (let attempt = 0; attempt < 100 && ready !== 200; attempt += 1) {
+      for (let attempt = 0; attempt < 300 && ready !== 200; attempt += 1) {
         ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
           (r) => r.status,
           () => 0,
