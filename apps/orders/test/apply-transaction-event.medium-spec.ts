@@ -14,7 +14,7 @@ import {
   OutboxMessage,
   PermanentEventError,
 } from '@byrd/platform';
-import { MediumDatabase } from '@byrd/platform/testing';
+import { MediumDatabase, TEST_NATS_URL } from '@byrd/platform/testing';
 import { ordersConfigSchema } from '../src/config.js';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
 import { ApplyTransactionEvent } from '../src/orders/apply-transaction-event.usecase.js';
@@ -38,13 +38,12 @@ describe('ApplyTransactionEvent (medium)', () => {
       entities: ORDERS_ENTITIES,
       migrations: ORDERS_MIGRATIONS,
     });
-    const natsUrl = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
     const config = loadConfig(ordersConfigSchema, {
       DATABASE_URL: db.url,
-      NATS_URL: natsUrl,
+      NATS_URL: TEST_NATS_URL,
       OUTBOX_RELAY_ENABLED: 'false',
     });
-    nats = await NatsContext.open({ url: natsUrl, name: 'orders-medium' }, `medium${randomUUID()}.`);
+    nats = await NatsContext.open({ url: TEST_NATS_URL, name: 'orders-medium' }, `medium${randomUUID()}.`);
     const outbox = new Outbox(db.dataSource, nats, config, new EventConsumers(db.dataSource, nats, config));
     apply = new ApplyTransactionEvent(new OrderEventRecorder(outbox));
   });

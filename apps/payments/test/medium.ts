@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventConsumers, loadConfig, NatsContext, Outbox, Rpc, RpcIdentity } from '@byrd/platform';
-import { MediumDatabase } from '@byrd/platform/testing';
+import { MediumDatabase, TEST_NATS_URL } from '@byrd/platform/testing';
 import { Chargeback } from '../src/chargebacks/chargeback.entity.js';
 import { paymentsConfigSchema, type PaymentsConfig } from '../src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
@@ -33,13 +33,15 @@ export class PaymentsMedium {
       entities: PAYMENTS_ENTITIES,
       migrations: PAYMENTS_MIGRATIONS,
     });
-    const natsUrl = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
     const config = loadConfig(paymentsConfigSchema, {
       DATABASE_URL: db.url,
-      NATS_URL: natsUrl,
+      NATS_URL: TEST_NATS_URL,
       OUTBOX_RELAY_ENABLED: 'false',
     });
-    const nats = await NatsContext.open({ url: natsUrl, name: 'payments-medium' }, `medium${randomUUID()}.`);
+    const nats = await NatsContext.open(
+      { url: TEST_NATS_URL, name: 'payments-medium' },
+      `medium${randomUUID()}.`,
+    );
     return new PaymentsMedium(db, config, nats);
   }
 

@@ -18,7 +18,8 @@ const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const STALE_AFTER_MS = 2 * 3_600_000;
 let staleSwept = false;
 let databasesSwept = false;
-const NATS_URL = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+/** The NATS server every test tier uses (TEST_NATS_URL, else NATS_URL, else the local one). */
+export const TEST_NATS_URL = process.env.TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
 export interface TestMerchant {
   merchantId: string;
@@ -47,7 +48,7 @@ export class TestEnvironment {
 
   static async create(): Promise<TestEnvironment> {
     const id = newRunId();
-    const nats = await NatsContext.open({ url: NATS_URL, name: `test-${id}` }, `${id}.`);
+    const nats = await NatsContext.open({ url: TEST_NATS_URL, name: `test-${id}` }, `${id}.`);
     if (!staleSwept) {
       staleSwept = true;
       await sweepStaleRuns(nats);
@@ -78,7 +79,7 @@ export class TestEnvironment {
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: '0',
       DATABASE_URL: await this.database(service),
-      NATS_URL,
+      NATS_URL: TEST_NATS_URL,
       NATS_SUBJECT_PREFIX: `${this.id}.`,
       EVENTS_STREAM: this.streamName,
       API_KEYS_BUCKET: `API_KEYS_${this.id}`,
