@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { MerchantMode } from '@byrd/contracts';
-import { queryPrepared, Refusal } from '@byrd/platform';
+import { GroupCommit, queryPrepared, Refusal } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import {
   acquirerResult,
@@ -40,11 +40,13 @@ interface LedgerRow {
   fresh: boolean;
 }
 
-interface Waiting {
-  values: [reference: string, operation: string, outcome: Recorded, isoAmount: number, currency: string];
-  resolve: (row: LedgerRow) => void;
-  reject: (error: unknown) => void;
-}
+type LedgerEntry = [
+  reference: string,
+  operation: string,
+  outcome: Recorded,
+  isoAmount: number,
+  currency: string,
+];
 
 /**
  * The test gateway's acquirer: test cards and amount rules decide every outcome, and, like a real
@@ -52,16 +54,18 @@ interface Waiting {
  * written on its own, never in the caller's transaction), so a repeated request never authorises
  * twice and a caller that lost the answer can look it up. A "timeout" is an authorisation the issuer
  * approved whose answer never came back: the caller hears TemporaryFailed, the ledger says Success.
- * Requests that arrive while a ledger write runs are written together next (group commit), so the
+ * Requests that arrive while a ledger write runs are written together next (`GroupCommit`), so the
  * simulated acquirer costs the payments database about one statement per batch, not per payment.
  * SANDBOX_ACQUIRER_DELAY_MS holds every answer after it is recorded (crash and recovery drills).
  */
 @Injectable()
 export class SandboxAcquirer implements Acquirer {
   readonly name = 'SIMULATED';
-  /** Requests waiting for the ledger write in flight to finish: written together next (group commit). */
-  private queue: Waiting[] = [];
-  private writing = false;
+  /** Requests arriving while the ledger write in flight runs are written together next (group commit). */
+  private readonly ledger = new GroupCommit<LedgerEntry, LedgerRow>((batch) => this.writeBatch(batch), {
+    maxBatch: 256,
+    maxInFlight: 1,
+  });
 
   constructor(
     private readonly dataSource: DataSource,
@@ -116,43 +120,29 @@ export class SandboxAcquirer implements Acquirer {
     decided: AcquirerOutcome,
   ): Promise<AcquirerResult> {
     const recorded: Recorded = decided === 'TemporaryFailed' ? 'Success' : decided;
-    const row = await new Promise<LedgerRow>((resolve, reject) => {
-      this.queue.push({
-        values: [request.reference, request.operation, recorded, request.isoAmount, request.currency],
-        resolve,
-        reject,
-      });
-      this.writeQueued();
-    });
+    const row = await this.ledger.submit([
+      request.reference,
+      request.operation,
+      recorded,
+      request.isoAmount,
+      request.currency,
+    ]);
     if (this.config.SANDBOX_ACQUIRER_DELAY_MS > 0) await sleep(this.config.SANDBOX_ACQUIRER_DELAY_MS);
     if (row.fresh && decided === 'TemporaryFailed') return acquirerResult('TemporaryFailed');
     return answerOf(row);
   }
 
-  /** Writes what queued up while the previous write ran, in one statement; then the next batch. */
-  private writeQueued(): void {
-    if (this.writing || this.queue.length === 0) return;
-    this.writing = true;
-    const batch = this.queue.splice(0);
-    this.writeBatch(batch)
-      .catch((error: unknown) => batch.forEach((waiting) => waiting.reject(error)))
-      .finally(() => {
-        this.writing = false;
-        this.writeQueued();
-      });
-  }
-
-  private async writeBatch(batch: Waiting[]): Promise<void> {
-    const column = (i: number) => batch.map((waiting) => waiting.values[i]);
+  /** One answer per entry, in order; a reference twice in one batch is fresh only the first time. */
+  private async writeBatch(batch: LedgerEntry[]): Promise<LedgerRow[]> {
+    const column = (i: number) => batch.map((entry) => entry[i]);
     const rows = await queryPrepared<LedgerRow>(this.dataSource, RECORD, [0, 1, 2, 3, 4].map(column));
     const byReference = new Map(rows.map((row) => [row.reference, row]));
-    for (const waiting of batch) {
-      const reference = waiting.values[0];
+    return batch.map(([reference]) => {
       const row = byReference.get(reference)!;
-      waiting.resolve(row);
       // The same reference twice in one batch: only the first was recorded by this request.
       byReference.set(reference, { ...row, fresh: false });
-    }
+      return row;
+    });
   }
 
   private refuseLive(mode: MerchantMode): void {

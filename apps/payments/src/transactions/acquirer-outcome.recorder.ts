@@ -1,32 +1,67 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { queryPrepared, traceparentOf } from '@byrd/platform';
+import { GroupCommit, queryReplanned, traceparentOf } from '@byrd/platform';
 import type { AcquirerResult } from '../acquirer/acquirer.js';
 import { applyOutcome } from './outcome.js';
 import { Transaction } from './transaction.entity.js';
 import { TransactionEventRecorder } from './transaction-event-recorder.js';
 
 /**
- * Records the acquirer's answer to a written-ahead payment and its event in ONE statement, and only
- * while the row still waits for it: of a live request and the recovery settling the same row, the
+ * Records acquirers' answers to written-ahead payments and their events in ONE statement, each only
+ * while its row still waits for it: of a live request and the recovery settling the same row, the
  * first to record wins and the other reads what it recorded. An unknown outcome (TemporaryFailed) is
- * recorded and announced but keeps the row waiting, so the recovery settles it later.
+ * recorded and announced but keeps the row waiting, so the recovery settles it later. Answers that
+ * arrive together are recorded together (group commit); the same transaction twice in one batch is
+ * recorded as it first arrived, and the second finds it recorded. Planned for each batch
+ * (`queryReplanned`): a generic plan made while the table was small scans all of it ever after.
  */
 const RECORD = `
-  WITH done AS (
-    UPDATE transactions
-       SET status = $2, code = $3, description = $4, updated_at = $5, acquirer_pending_since = $6
-     WHERE id = $1 AND acquirer_pending_since IS NOT NULL
-    RETURNING id)
-  INSERT INTO outbox (id, subject, payload, traceparent) SELECT $7, $8, $9, $10 FROM done
+  WITH input AS (
+    SELECT DISTINCT ON (id) *
+      FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+                  $7::uuid[], $8::text[], $9::jsonb[], $10::text[]) WITH ORDINALITY
+        AS i(id, status, code, description, updated_at, pending_since, event_id, subject, payload,
+             traceparent, arrival)
+     ORDER BY id, arrival),
+  done AS (
+    UPDATE transactions t
+       SET status = i.status, code = i.code, description = i.description, updated_at = i.updated_at,
+           acquirer_pending_since = i.pending_since
+      FROM input i
+     WHERE t.id = ANY ($1::uuid[]) AND t.id = i.id AND t.acquirer_pending_since IS NOT NULL
+    RETURNING i.event_id)
+  INSERT INTO outbox (id, subject, payload, traceparent)
+  SELECT i.event_id, i.subject, i.payload, i.traceparent FROM input i JOIN done USING (event_id)
+   ORDER BY i.arrival
   RETURNING id`;
+
+/** One outcome to record: the statement's parameters, a column each. */
+type OutcomeRow = [
+  id: string,
+  status: string,
+  code: string,
+  description: string,
+  updatedAt: Date,
+  pendingSince: Date | null,
+  eventId: string,
+  subject: string,
+  payload: string,
+  traceparent: string | null,
+];
+
+/** Outcomes recorded together at most, and batches written at once. */
+const BATCH = { maxBatch: 64, maxInFlight: 2 };
 
 @Injectable()
 export class AcquirerOutcomeRecorder {
+  private readonly batches: GroupCommit<OutcomeRow, boolean>;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: TransactionEventRecorder,
-  ) {}
+  ) {
+    this.batches = new GroupCommit((rows) => this.recordBatch(rows), BATCH);
+  }
 
   /** Returns false (and reloads the transaction) when someone else recorded an outcome first. */
   async record(transaction: Transaction, result: AcquirerResult): Promise<boolean> {
@@ -34,7 +69,7 @@ export class AcquirerOutcomeRecorder {
     transaction.updatedAt = new Date();
     if (result.outcome !== 'TemporaryFailed') transaction.acquirerPendingSince = null;
     const event = this.events.envelopeOf(transaction);
-    const recorded = await queryPrepared(this.dataSource, RECORD, [
+    const recorded = await this.batches.submit([
       transaction.id,
       transaction.status,
       transaction.code,
@@ -46,7 +81,7 @@ export class AcquirerOutcomeRecorder {
       JSON.stringify(event),
       traceparentOf(),
     ]);
-    if (recorded.length > 0) {
+    if (recorded) {
       this.events.flush();
       return true;
     }
@@ -55,5 +90,12 @@ export class AcquirerOutcomeRecorder {
       await this.dataSource.getRepository(Transaction).findOneByOrFail({ id: transaction.id }),
     );
     return false;
+  }
+
+  private async recordBatch(rows: OutcomeRow[]): Promise<boolean[]> {
+    const columns = rows[0].map((_, column) => rows.map((row) => row[column]));
+    const recorded = await queryReplanned<{ id: string }>(this.dataSource, RECORD, columns);
+    const events = new Set(recorded.map(({ id }) => id));
+    return rows.map((row) => events.has(row[6]));
   }
 }

@@ -1,4 +1,5 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import { GroupCommit } from './group-commit.js';
 import { queryPrepared } from './prepared.js';
 
 export interface RowToInsert {
@@ -40,16 +41,42 @@ function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): In
   return plan;
 }
 
+/** Concurrent `insertAtomically` calls of one data source, queued by statement shape. */
+const groups = new WeakMap<DataSource, Map<string, GroupCommit<Gathered, void>>>();
+/** Calls written together at most; a statement's parameters stay far below PostgreSQL's 65 535. */
+const MAX_GROUP = 32;
+/** Grouped statements of one shape running at once (of the pool's connections). */
+const GROUPS_IN_FLIGHT = 2;
+
 /**
  * Inserts several rows (e.g. a transaction, its 3DS session and its outbox event) in ONE statement:
  * atomic like a transaction, without BEGIN/COMMIT round trips or a connection held idle in
  * transaction between them. Foreign keys between the rows are checked at the end of the statement.
- * The statement is prepared once per connection (named), so PostgreSQL does not parse and plan a
- * multi-row CTE on every request.
+ * The statement is prepared once per connection (named, one per shape and number of calls), so
+ * PostgreSQL does not parse and plan a multi-row CTE on every request.
+ *
+ * Calls of the same shape that arrive while others are being written go together in the next
+ * statement (group commit, `GroupCommit`): one round trip and one commit for many requests under
+ * load, none added alone. Each call still resolves only once its own rows are committed, and a call
+ * the database refuses fails alone (its group is written again call by call).
  */
 export async function insertAtomically(dataSource: DataSource, rows: RowToInsert[]): Promise<void> {
-  const { sql, params } = statementFor(dataSource, rows, '');
-  await queryPrepared(dataSource, sql, params);
+  const call = gather(dataSource, rows, '');
+  let byShape = groups.get(dataSource);
+  if (!byShape) groups.set(dataSource, (byShape = new Map<string, GroupCommit<Gathered, void>>()));
+  let group = byShape.get(call.shape);
+  if (!group) {
+    group = new GroupCommit<Gathered, void>(
+      async (calls) => {
+        const { sql, params } = statementOf(calls);
+        await queryPrepared(dataSource, sql, params);
+        return calls.map(() => undefined);
+      },
+      { maxBatch: MAX_GROUP, maxInFlight: GROUPS_IN_FLIGHT },
+    );
+    byShape.set(call.shape, group);
+  }
+  await group.submit(call);
 }
 
 /**
@@ -58,18 +85,31 @@ export async function insertAtomically(dataSource: DataSource, rows: RowToInsert
  * common case and a conflict means "already there" (a card the vault already holds).
  */
 export async function insertUnlessConflict(dataSource: DataSource, row: RowToInsert): Promise<boolean> {
-  const { sql, params } = statementFor(dataSource, [row], ' ON CONFLICT DO NOTHING RETURNING 1 AS inserted');
+  const { sql, params } = statementOf([
+    gather(dataSource, [row], ' ON CONFLICT DO NOTHING RETURNING 1 AS inserted'),
+  ]);
   return (await queryPrepared(dataSource, sql, params)).length === 1;
 }
 
-/** The statement inserting `rows` (followed by `suffix`) and its parameters. */
-function statementFor(dataSource: DataSource, rows: RowToInsert[], suffix: string) {
-  const params: unknown[] = [];
-  // The shape (tables, and which columns take their default) names the statement; its text is
-  // built once per shape, so a request only gathers values.
+/** One call's rows: their tables, which columns take their default, and the values of the others. */
+interface Gathered {
+  /** Tables, defaulted columns and suffix: calls of one shape share a statement. */
+  shape: string;
+  plans: InsertPlan[];
+  defaulted: boolean[][];
+  /** Per row, the values of the columns not defaulted. */
+  values: unknown[][];
+  suffix: string;
+}
+
+function gather(dataSource: DataSource, rows: RowToInsert[], suffix: string): Gathered {
   let shape = suffix;
-  const defaulted: boolean[][] = rows.map(({ target, entity }) => {
-    const plan = planOf(dataSource, target);
+  const plans = rows.map(({ target }) => planOf(dataSource, target));
+  const values: unknown[][] = [];
+  const defaulted: boolean[][] = rows.map(({ entity }, row) => {
+    const plan = plans[row];
+    const given: unknown[] = [];
+    values.push(given);
     shape += `${plan.table}:`;
     return plan.columns.map((column) => {
       const value = column.value(entity);
@@ -78,30 +118,41 @@ function statementFor(dataSource: DataSource, rows: RowToInsert[], suffix: strin
         shape += '0';
         return true;
       }
-      params.push(value);
+      given.push(value);
       shape += '1';
       return false;
     });
   });
-  let sql = statements.get(shape);
+  return { shape, plans, defaulted, values, suffix };
+}
+
+/** The statement inserting the rows of calls of one shape, and its parameters. */
+function statementOf(calls: Gathered[]) {
+  const [first] = calls;
+  const params: unknown[] = [];
+  for (let row = 0; row < first.plans.length; row++) {
+    for (const call of calls) params.push(...call.values[row]);
+  }
+  // The text is built once per shape and number of calls, so a request only gathers values.
+  const key = `${calls.length}|${first.shape}`;
+  let sql = statements.get(key);
   if (!sql) {
-    sql =
-      buildStatement(
-        rows.map(({ target }) => planOf(dataSource, target)),
-        defaulted,
-      ) + suffix;
-    statements.set(shape, sql);
+    sql = buildStatement(first.plans, first.defaulted, calls.length) + first.suffix;
+    statements.set(key, sql);
   }
   return { sql, params };
 }
 
 const statements = new Map<string, string>();
 
-function buildStatement(plans: InsertPlan[], defaulted: boolean[][]): string {
+function buildStatement(plans: InsertPlan[], defaulted: boolean[][], calls: number): string {
   let index = 0;
   const inserts = plans.map((plan, row) => {
-    const placeholders = plan.columns.map((_, i) => (defaulted[row][i] ? 'DEFAULT' : `$${++index}`));
-    return `INSERT INTO "${plan.table}" (${plan.columns.map((c) => `"${c.name}"`).join(', ')}) VALUES (${placeholders.join(', ')})`;
+    const values = Array.from({ length: calls }, () => {
+      const placeholders = plan.columns.map((_, i) => (defaulted[row][i] ? 'DEFAULT' : `$${++index}`));
+      return `(${placeholders.join(', ')})`;
+    });
+    return `INSERT INTO "${plan.table}" (${plan.columns.map((c) => `"${c.name}"`).join(', ')}) VALUES ${values.join(', ')}`;
   });
   const [last, ...first] = inserts.reverse();
   return first.length

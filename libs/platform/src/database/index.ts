@@ -4,3 +4,4 @@ export * from './data-source.js';
 export * from './columns.js';
 export * from './atomic-insert.js';
 export * from './prepared.js';
+export * from './group-commit.js';

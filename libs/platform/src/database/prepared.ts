@@ -29,3 +29,18 @@ export async function queryPrepared<R extends QueryResultRow = QueryResultRow>(
   const result = await pool.query<R>({ name: statementName(sql), text: sql, values });
   return result.rows;
 }
+
+/**
+ * Runs a statement unprepared, on the data source's pool: PostgreSQL plans it for these values and
+ * the table as it is now. For a statement whose best plan depends on its input's size (a batch
+ * joined to a table by `= ANY` of an array), where a prepared statement's cached generic plan, made
+ * while the table was small, would keep scanning the whole table once it has grown.
+ */
+export async function queryReplanned<R extends QueryResultRow = QueryResultRow>(
+  dataSource: DataSource,
+  sql: string,
+  values: unknown[],
+): Promise<R[]> {
+  const pool = (dataSource.driver as PostgresDriver).master as Pool;
+  return (await pool.query<R>(sql, values)).rows;
+}

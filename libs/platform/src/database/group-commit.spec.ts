@@ -1,0 +1,81 @@
+import { GroupCommit } from './group-commit.js';
+
+/** A write whose batches the test finishes by hand, to hold items in flight. */
+class HeldWrites {
+  readonly batches: number[][] = [];
+  private readonly pending: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  refuse = new Set<number>();
+
+  readonly write = (batch: number[]): Promise<string[]> => {
+    this.batches.push(batch);
+    return new Promise<void>((resolve, reject) => this.pending.push({ resolve, reject })).then(() => {
+      const refused = batch.find((item) => this.refuse.has(item));
+      if (refused !== undefined) throw new Error(`refused ${refused}`);
+      return batch.map((item) => `written ${item}`);
+    });
+  };
+
+  /** Lets the oldest unfinished write finish (and the microtasks after it run). */
+  async finishNext(): Promise<void> {
+    this.pending.shift()!.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('GroupCommit', () => {
+  it('writes an item alone at once, and those arriving meanwhile together next', async () => {
+    const writes = new HeldWrites();
+    const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
+    const first = group.submit(1);
+    const rest = [2, 3, 4].map((item) => group.submit(item));
+    expect(writes.batches).toEqual([[1]]);
+    await writes.finishNext();
+    await expect(first).resolves.toBe('written 1');
+    expect(writes.batches).toEqual([[1], [2, 3, 4]]);
+    await writes.finishNext();
+    await expect(Promise.all(rest)).resolves.toEqual(['written 2', 'written 3', 'written 4']);
+  });
+
+  it('keeps to the most items per write and writes at once', async () => {
+    const writes = new HeldWrites();
+    const group = new GroupCommit(writes.write, { maxBatch: 2, maxInFlight: 2 });
+    const all = [1, 2, 3, 4, 5, 6, 7].map((item) => group.submit(item));
+    expect(writes.batches).toEqual([[1], [2]]);
+    await writes.finishNext();
+    expect(writes.batches).toEqual([[1], [2], [3, 4]]);
+    await writes.finishNext();
+    await writes.finishNext();
+    expect(writes.batches).toEqual([[1], [2], [3, 4], [5, 6], [7]]);
+    await writes.finishNext();
+    await writes.finishNext();
+    await expect(Promise.all(all)).resolves.toHaveLength(7);
+  });
+
+  it('writes a failed batch again item by item: only the refused item fails, the rest are written', async () => {
+    const writes = new HeldWrites();
+    writes.refuse.add(3);
+    const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
+    const first = group.submit(1);
+    const batch = Promise.allSettled([2, 3, 4].map((item) => group.submit(item)));
+    await writes.finishNext();
+    await first;
+    await writes.finishNext(); // [2, 3, 4] fails as a whole
+    expect(writes.batches.slice(2)).toEqual([[2], [3], [4]]);
+    for (let i = 0; i < 3; i++) await writes.finishNext();
+    const settled = await batch;
+    expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((settled[1] as PromiseRejectedResult).reason).toEqual(new Error('refused 3'));
+  });
+
+  it('goes on writing after a failure', async () => {
+    const writes = new HeldWrites();
+    writes.refuse.add(1);
+    const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
+    const refused = group.submit(1);
+    await writes.finishNext();
+    await expect(refused).rejects.toThrow('refused 1');
+    const next = group.submit(2);
+    await writes.finishNext();
+    await expect(next).resolves.toBe('written 2');
+  });
+});

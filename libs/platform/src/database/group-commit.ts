@@ -1,0 +1,59 @@
+export interface GroupCommitOptions {
+  /** Most items one write carries. */
+  maxBatch: number;
+  /** Writes running at once; items arriving meanwhile wait and go together in the next one. */
+  maxInFlight: number;
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (result: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: items that arrive while writes are running are written together next, as one
+ * statement, so under load one round trip and one commit carry many requests, and alone an item is
+ * written at once (no added wait). Every caller still waits for its own item's write to commit.
+ *
+ * `write` gets a batch and answers one result per item, in order. It must be one statement (atomic):
+ * when a batch of several fails, nothing of it was written, and its items are written again one by
+ * one, so an item the database refuses fails only its own caller.
+ */
+export class GroupCommit<I, O> {
+  private readonly queue: Waiting<I, O>[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly write: (batch: I[]) => Promise<O[]>,
+    private readonly options: GroupCommitOptions,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.maxBatch);
+      this.inFlight += 1;
+      void this.run(batch).finally(() => {
+        this.inFlight -= 1;
+        this.next();
+      });
+    }
+  }
+
+  private async run(batch: Waiting<I, O>[]): Promise<void> {
+    try {
+      const results = await this.write(batch.map((waiting) => waiting.item));
+      batch.forEach((waiting, i) => waiting.resolve(results[i]));
+    } catch (error) {
+      if (batch.length === 1) return batch[0].reject(error);
+      await Promise.all(batch.map((waiting) => this.run([waiting])));
+    }
+  }
+}
