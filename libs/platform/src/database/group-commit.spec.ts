@@ -15,38 +15,64 @@ class HeldWrites {
     });
   };
 
-  /** Lets the oldest unfinished write finish (and the microtasks after it run). */
+  /** Lets the oldest unfinished write finish (and the turn after it run). */
   async finishNext(): Promise<void> {
     this.pending.shift()!.resolve();
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
+const endOfTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 describe('GroupCommit', () => {
-  it('writes an item alone at once, and those arriving meanwhile together next', async () => {
+  it('writes the items of one turn together, and those arriving during the write together next', async () => {
     const writes = new HeldWrites();
     const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
-    const first = group.submit(1);
-    const rest = [2, 3, 4].map((item) => group.submit(item));
+    const first = [1, 2].map((item) => group.submit(item));
+    expect(writes.batches).toEqual([]);
+    await endOfTurn();
+    expect(writes.batches).toEqual([[1, 2]]);
+    const rest = [3, 4, 5].map((item) => group.submit(item));
+    await endOfTurn();
+    expect(writes.batches).toEqual([[1, 2]]);
+    await writes.finishNext();
+    await expect(Promise.all(first)).resolves.toEqual(['written 1', 'written 2']);
+    expect(writes.batches).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
+    await writes.finishNext();
+    await expect(Promise.all(rest)).resolves.toEqual(['written 3', 'written 4', 'written 5']);
+  });
+
+  it('writes an item alone at the end of its turn', async () => {
+    const writes = new HeldWrites();
+    const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
+    const alone = group.submit(1);
+    await endOfTurn();
     expect(writes.batches).toEqual([[1]]);
     await writes.finishNext();
-    await expect(first).resolves.toBe('written 1');
-    expect(writes.batches).toEqual([[1], [2, 3, 4]]);
-    await writes.finishNext();
-    await expect(Promise.all(rest)).resolves.toEqual(['written 2', 'written 3', 'written 4']);
+    await expect(alone).resolves.toBe('written 1');
   });
 
   it('keeps to the most items per write and writes at once', async () => {
     const writes = new HeldWrites();
     const group = new GroupCommit(writes.write, { maxBatch: 2, maxInFlight: 2 });
     const all = [1, 2, 3, 4, 5, 6, 7].map((item) => group.submit(item));
-    expect(writes.batches).toEqual([[1], [2]]);
+    await endOfTurn();
+    expect(writes.batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     await writes.finishNext();
-    expect(writes.batches).toEqual([[1], [2], [3, 4]]);
+    expect(writes.batches).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     await writes.finishNext();
     await writes.finishNext();
-    expect(writes.batches).toEqual([[1], [2], [3, 4], [5, 6], [7]]);
-    await writes.finishNext();
+    expect(writes.batches).toEqual([[1, 2], [3, 4], [5, 6], [7]]);
     await writes.finishNext();
     await expect(Promise.all(all)).resolves.toHaveLength(7);
   });
@@ -55,12 +81,10 @@ describe('GroupCommit', () => {
     const writes = new HeldWrites();
     writes.refuse.add(3);
     const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
-    const first = group.submit(1);
     const batch = Promise.allSettled([2, 3, 4].map((item) => group.submit(item)));
-    await writes.finishNext();
-    await first;
+    await endOfTurn();
     await writes.finishNext(); // [2, 3, 4] fails as a whole
-    expect(writes.batches.slice(2)).toEqual([[2], [3], [4]]);
+    expect(writes.batches.slice(1)).toEqual([[2], [3], [4]]);
     for (let i = 0; i < 3; i++) await writes.finishNext();
     const settled = await batch;
     expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -72,9 +96,11 @@ describe('GroupCommit', () => {
     writes.refuse.add(1);
     const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
     const refused = group.submit(1);
+    await endOfTurn();
     await writes.finishNext();
     await expect(refused).rejects.toThrow('refused 1');
     const next = group.submit(2);
+    await endOfTurn();
     await writes.finishNext();
     await expect(next).resolves.toBe('written 2');
   });

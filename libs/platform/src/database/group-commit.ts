@@ -12,9 +12,10 @@ interface Waiting<I, O> {
 }
 
 /**
- * Group commit: items that arrive while writes are running are written together next, as one
- * statement, so under load one round trip and one commit carry many requests, and alone an item is
- * written at once (no added wait). Every caller still waits for its own item's write to commit.
+ * Group commit: items submitted in the same turn of the event loop, or while the writes in flight
+ * run, are written together next, as one statement, so under load one round trip and one commit
+ * carry many requests; alone, an item waits only for the end of the turn (`setImmediate`, no timer).
+ * Every caller still waits for its own item's write to commit.
  *
  * `write` gets a batch and answers one result per item, in order. It must be one statement (atomic):
  * when a batch of several fails, nothing of it was written, and its items are written again one by
@@ -23,6 +24,7 @@ interface Waiting<I, O> {
 export class GroupCommit<I, O> {
   private readonly queue: Waiting<I, O>[] = [];
   private inFlight = 0;
+  private flushScheduled = false;
 
   constructor(
     private readonly write: (batch: I[]) => Promise<O[]>,
@@ -32,7 +34,13 @@ export class GroupCommit<I, O> {
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.next();
+      if (this.flushScheduled) return;
+      // At the end of this turn: the other requests whose I/O this turn handles join the batch.
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.next();
+      });
     });
   }
 
