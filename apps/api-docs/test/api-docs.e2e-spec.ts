@@ -161,6 +161,8 @@ describe('api-docs: the public API as one OpenAPI document', () => {
     const html = await page.text();
     for (const asset of html.matchAll(/(?:src|href)="([^"]+)"/g)) {
       const loaded = await fetch(`${url}${asset[1]}`);
+      // Read to the end: a body left unread keeps its connection busy, and the app's close waits on it.
+      await loaded.arrayBuffer();
       expect({ asset: asset[1], status: loaded.status }).toEqual({ asset: asset[1], status: 200 });
     }
     const bundle = await fetch(`${url}/docs/swagger-ui-bundle.js`);
