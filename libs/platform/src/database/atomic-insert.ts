@@ -1,4 +1,5 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { GroupCommit } from './group-commit.js';
 import { queryPrepared } from './prepared.js';
 
@@ -9,7 +10,12 @@ export interface RowToInsert {
 
 interface InsertPlan {
   table: string;
-  columns: { name: string; value: (entity: ObjectLiteral) => unknown }[];
+  columns: {
+    name: string;
+    /** The PostgreSQL type its values are sent as in an array (`unnest`); null when they cannot be. */
+    arrayOf: string | null;
+    value: (entity: ObjectLiteral) => unknown;
+  }[];
 }
 
 const plans = new WeakMap<DataSource, Map<EntityTarget<ObjectLiteral>, InsertPlan>>();
@@ -26,6 +32,7 @@ function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): In
         .filter((column) => !column.isGenerated)
         .map((column) => ({
           name: column.databaseName,
+          arrayOf: arrayElementType(dataSource, column),
           value: (entity: ObjectLiteral) => {
             const raw = column.getEntityValue(entity) as unknown;
             const transformer = column.transformer;
@@ -41,10 +48,21 @@ function planOf(dataSource: DataSource, target: EntityTarget<ObjectLiteral>): In
   return plan;
 }
 
+/**
+ * A column's type as an array element: its own type, but text for the character types (an array
+ * of `character` would cut every value to one character; PostgreSQL casts text to the column's own
+ * length on insert). Array columns cannot be sent inside an array (unnest would flatten them).
+ */
+function arrayElementType(dataSource: DataSource, column: ColumnMetadata): string | null {
+  if (column.isArray) return null;
+  const type = dataSource.driver.normalizeType(column);
+  return type === 'character' || type === 'character varying' ? 'text' : type;
+}
+
 /** Concurrent `insertAtomically` calls of one data source, queued by statement shape. */
 const groups = new WeakMap<DataSource, Map<string, GroupCommit<Gathered, void>>>();
-/** Calls written together at most; a statement's parameters stay far below PostgreSQL's 65 535. */
-const MAX_GROUP = 32;
+/** Calls written together at most. */
+const MAX_GROUP = 64;
 /** Grouped statements of one shape running at once (of the pool's connections). */
 const GROUPS_IN_FLIGHT = 2;
 
@@ -52,13 +70,13 @@ const GROUPS_IN_FLIGHT = 2;
  * Inserts several rows (e.g. a transaction, its 3DS session and its outbox event) in ONE statement:
  * atomic like a transaction, without BEGIN/COMMIT round trips or a connection held idle in
  * transaction between them. Foreign keys between the rows are checked at the end of the statement.
- * The statement is prepared once per connection (named, one per shape and number of calls), so
- * PostgreSQL does not parse and plan a multi-row CTE on every request.
+ * The statement is prepared once per connection (named), so PostgreSQL does not parse and plan a
+ * multi-row CTE on every request.
  *
- * Calls of the same shape that arrive while others are being written go together in the next
- * statement (group commit, `GroupCommit`): one round trip and one commit for many requests under
- * load, none added alone. Each call still resolves only once its own rows are committed, and a call
- * the database refuses fails alone (its group is written again call by call).
+ * Calls of the same shape made in the same turn, or while others are being written, go together in
+ * the next statement (group commit, `GroupCommit`): one round trip and one commit for many requests
+ * under load. Each call still resolves only once its own rows are committed, and a call the database
+ * refuses for its rows fails alone (its group is written again call by call).
  */
 export async function insertAtomically(dataSource: DataSource, rows: RowToInsert[]): Promise<void> {
   const call = gather(dataSource, rows, '');
@@ -72,11 +90,18 @@ export async function insertAtomically(dataSource: DataSource, rows: RowToInsert
         await queryPrepared(dataSource, sql, params);
         return calls.map(() => undefined);
       },
-      { maxBatch: MAX_GROUP, maxInFlight: GROUPS_IN_FLIGHT },
+      { maxBatch: groupable(call) ? MAX_GROUP : 1, maxInFlight: GROUPS_IN_FLIGHT },
     );
     byShape.set(call.shape, group);
   }
   await group.submit(call);
+}
+
+/** Whether calls of this shape can be sent as arrays (no array column among the values). */
+function groupable(call: Gathered): boolean {
+  return call.plans.every((plan, row) =>
+    plan.columns.every((column, i) => call.defaulted[row][i] || column.arrayOf !== null),
+  );
 }
 
 /**
@@ -126,18 +151,24 @@ function gather(dataSource: DataSource, rows: RowToInsert[], suffix: string): Ga
   return { shape, plans, defaulted, values, suffix };
 }
 
-/** The statement inserting the rows of calls of one shape, and its parameters. */
+/**
+ * The statement inserting the rows of calls of one shape, and its parameters. Alone, a call's rows
+ * go as VALUES; calls written together go as one array per column (`unnest`), so every group of a
+ * shape shares one prepared statement whatever its size.
+ */
 function statementOf(calls: Gathered[]) {
   const [first] = calls;
+  const grouped = calls.length > 1;
   const params: unknown[] = [];
   for (let row = 0; row < first.plans.length; row++) {
-    for (const call of calls) params.push(...call.values[row]);
+    if (!grouped) params.push(...first.values[row]);
+    else first.values[row].forEach((_, k) => params.push(calls.map((call) => call.values[row][k])));
   }
-  // The text is built once per shape and number of calls, so a request only gathers values.
-  const key = `${calls.length}|${first.shape}`;
+  // The text is built once per shape, so a request only gathers values.
+  const key = `${grouped ? 'grouped' : 'alone'}|${first.shape}`;
   let sql = statements.get(key);
   if (!sql) {
-    sql = buildStatement(first.plans, first.defaulted, calls.length) + first.suffix;
+    sql = buildStatement(first.plans, first.defaulted, grouped) + first.suffix;
     statements.set(key, sql);
   }
   return { sql, params };
@@ -145,14 +176,15 @@ function statementOf(calls: Gathered[]) {
 
 const statements = new Map<string, string>();
 
-function buildStatement(plans: InsertPlan[], defaulted: boolean[][], calls: number): string {
+function buildStatement(plans: InsertPlan[], defaulted: boolean[][], grouped: boolean): string {
   let index = 0;
   const inserts = plans.map((plan, row) => {
-    const values = Array.from({ length: calls }, () => {
-      const placeholders = plan.columns.map((_, i) => (defaulted[row][i] ? 'DEFAULT' : `$${++index}`));
-      return `(${placeholders.join(', ')})`;
-    });
-    return `INSERT INTO "${plan.table}" (${plan.columns.map((c) => `"${c.name}"`).join(', ')}) VALUES ${values.join(', ')}`;
+    const given = plan.columns.filter((_, i) => !defaulted[row][i]);
+    const names = given.map((c) => `"${c.name}"`).join(', ');
+    if (!grouped)
+      return `INSERT INTO "${plan.table}" (${names}) VALUES (${given.map(() => `$${++index}`).join(', ')})`;
+    const arrays = given.map((c) => `$${++index}::${c.arrayOf}[]`);
+    return `INSERT INTO "${plan.table}" (${names}) SELECT * FROM unnest(${arrays.join(', ')})`;
   });
   const [last, ...first] = inserts.reverse();
   return first.length

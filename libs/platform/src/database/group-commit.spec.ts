@@ -5,12 +5,14 @@ class HeldWrites {
   readonly batches: number[][] = [];
   private readonly pending: { resolve: () => void; reject: (error: Error) => void }[] = [];
   refuse = new Set<number>();
+  connectionLost = false;
 
   readonly write = (batch: number[]): Promise<string[]> => {
     this.batches.push(batch);
     return new Promise<void>((resolve, reject) => this.pending.push({ resolve, reject })).then(() => {
+      if (this.connectionLost) throw new Error('Connection terminated unexpectedly');
       const refused = batch.find((item) => this.refuse.has(item));
-      if (refused !== undefined) throw new Error(`refused ${refused}`);
+      if (refused !== undefined) throw Object.assign(new Error(`refused ${refused}`), { code: '23505' });
       return batch.map((item) => `written ${item}`);
     });
   };
@@ -77,18 +79,37 @@ describe('GroupCommit', () => {
     await expect(Promise.all(all)).resolves.toHaveLength(7);
   });
 
-  it('writes a failed batch again item by item: only the refused item fails, the rest are written', async () => {
+  it('writes a batch refused for its rows again item by item, in order: only the refused item fails', async () => {
     const writes = new HeldWrites();
     writes.refuse.add(3);
     const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
     const batch = Promise.allSettled([2, 3, 4].map((item) => group.submit(item)));
     await endOfTurn();
-    await writes.finishNext(); // [2, 3, 4] fails as a whole
-    expect(writes.batches.slice(1)).toEqual([[2], [3], [4]]);
-    for (let i = 0; i < 3; i++) await writes.finishNext();
+    await writes.finishNext(); // [2, 3, 4] is refused as a whole
+    expect(writes.batches).toEqual([[2, 3, 4], [2]]);
+    await writes.finishNext();
+    expect(writes.batches).toEqual([[2, 3, 4], [2], [3]]);
+    await writes.finishNext();
+    await writes.finishNext();
+    expect(writes.batches).toEqual([[2, 3, 4], [2], [3], [4]]);
     const settled = await batch;
     expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect((settled[1] as PromiseRejectedResult).reason).toEqual(new Error('refused 3'));
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({
+      message: 'refused 3',
+      code: '23505',
+    });
+  });
+
+  it('fails a whole batch, without writing it again, when the failure is not its rows', async () => {
+    const writes = new HeldWrites();
+    writes.connectionLost = true;
+    const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });
+    const batch = Promise.allSettled([1, 2, 3].map((item) => group.submit(item)));
+    await endOfTurn();
+    await writes.finishNext();
+    const settled = await batch;
+    expect(settled.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(writes.batches).toEqual([[1, 2, 3]]);
   });
 
   it('goes on writing after a failure', async () => {

@@ -18,8 +18,10 @@ interface Waiting<I, O> {
  * Every caller still waits for its own item's write to commit.
  *
  * `write` gets a batch and answers one result per item, in order. It must be one statement (atomic):
- * when a batch of several fails, nothing of it was written, and its items are written again one by
- * one, so an item the database refuses fails only its own caller.
+ * when a batch of several is refused for its data (`refusesRows`), nothing of it was written, and its
+ * items are written again one by one, in the order they arrived, so an item the database refuses
+ * fails only its own caller. Any other failure (the connection, the server) fails the whole batch as
+ * it is: the statement may even have committed, and writing it again would not be the same.
  */
 export class GroupCommit<I, O> {
   private readonly queue: Waiting<I, O>[] = [];
@@ -60,8 +62,18 @@ export class GroupCommit<I, O> {
       const results = await this.write(batch.map((waiting) => waiting.item));
       batch.forEach((waiting, i) => waiting.resolve(results[i]));
     } catch (error) {
-      if (batch.length === 1) return batch[0].reject(error);
-      await Promise.all(batch.map((waiting) => this.run([waiting])));
+      if (batch.length === 1 || !refusesRows(error)) return batch.forEach((waiting) => waiting.reject(error));
+      for (const waiting of batch) await this.run([waiting]);
     }
   }
+}
+
+/**
+ * Whether PostgreSQL refused the statement for the rows it carried (SQLSTATE classes 22, data
+ * exception, and 23, integrity constraint violation): nothing was written, and the rows of other
+ * callers may well be fine alone.
+ */
+export function refusesRows(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
