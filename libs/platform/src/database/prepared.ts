@@ -25,9 +25,7 @@ export async function queryPrepared<R extends QueryResultRow = QueryResultRow>(
   sql: string,
   values: unknown[],
 ): Promise<R[]> {
-  const pool = (dataSource.driver as PostgresDriver).master as Pool;
-  const result = await pool.query<R>({ name: statementName(sql), text: sql, values });
-  return result.rows;
+  return (await poolOf(dataSource).query<R>({ name: statementName(sql), text: sql, values })).rows;
 }
 
 /**
@@ -41,6 +39,10 @@ export async function queryReplanned<R extends QueryResultRow = QueryResultRow>(
   sql: string,
   values: unknown[],
 ): Promise<R[]> {
-  const pool = (dataSource.driver as PostgresDriver).master as Pool;
-  return (await pool.query<R>(sql, values)).rows;
+  return (await poolOf(dataSource).query<R>(sql, values)).rows;
+}
+
+/** The pg pool under a TypeORM data source: plain queries without TypeORM's per-query work. */
+function poolOf(dataSource: DataSource): Pool {
+  return (dataSource.driver as PostgresDriver).master as Pool;
 }
