@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { MerchantMode } from '@byrd/contracts';
-import { GroupCommit, queryPrepared, Refusal } from '@byrd/platform';
+import { columnsOf, GroupCommit, queryPrepared, Refusal } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import {
   acquirerResult,
@@ -134,8 +134,7 @@ export class SandboxAcquirer implements Acquirer {
 
   /** One answer per entry, in order; a reference twice in one batch is fresh only the first time. */
   private async writeBatch(batch: LedgerEntry[]): Promise<LedgerRow[]> {
-    const column = (i: number) => batch.map((entry) => entry[i]);
-    const rows = await queryPrepared<LedgerRow>(this.dataSource, RECORD, [0, 1, 2, 3, 4].map(column));
+    const rows = await queryPrepared<LedgerRow>(this.dataSource, RECORD, columnsOf(batch));
     const byReference = new Map(rows.map((row) => [row.reference, row]));
     return batch.map(([reference]) => {
       const row = byReference.get(reference)!;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { GroupCommit, queryReplanned, traceparentOf } from '@byrd/platform';
+import { columnsOf, GroupCommit, queryReplanned, traceparentOf } from '@byrd/platform';
 import type { AcquirerResult } from '../acquirer/acquirer.js';
 import { applyOutcome } from './outcome.js';
 import { Transaction } from './transaction.entity.js';
@@ -93,8 +93,7 @@ export class AcquirerOutcomeRecorder {
   }
 
   private async recordBatch(rows: OutcomeRow[]): Promise<boolean[]> {
-    const columns = rows[0].map((_, column) => rows.map((row) => row[column]));
-    const recorded = await queryReplanned<{ id: string }>(this.dataSource, RECORD, columns);
+    const recorded = await queryReplanned<{ id: string }>(this.dataSource, RECORD, columnsOf(rows));
     const events = new Set(recorded.map(({ id }) => id));
     return rows.map((row) => events.has(row[6]));
   }

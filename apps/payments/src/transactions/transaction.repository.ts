@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { isGuid } from '@byrd/contracts';
+import { queryReplanned } from '@byrd/platform';
 import { ofMerchant, Transaction } from './transaction.entity.js';
 
 /** The money a follow-up operation moves: its source, and the payment or pre-auth that holds it. */
@@ -72,7 +73,8 @@ export class TransactionRepository {
    * waiting on each other.
    */
   async claimCallsInFlight(dueAfterMs: number, limit: number): Promise<string[]> {
-    const claimed = await this.dataSource.query<{ id: string }[]>(
+    const claimed = await queryReplanned<{ id: string }>(
+      this.dataSource,
       `UPDATE transactions SET acquirer_pending_since = now()
         WHERE id IN (SELECT id FROM transactions
                       WHERE acquirer_pending_since < now() - make_interval(secs => $1::double precision / 1000)
@@ -82,9 +84,7 @@ export class TransactionRepository {
        RETURNING id`,
       [dueAfterMs, limit],
     );
-    // node-postgres answers an UPDATE … RETURNING as [rows, count] through TypeORM's query().
-    const rows = (Array.isArray(claimed[0]) ? claimed[0] : claimed) as { id: string }[];
-    return rows.map((row) => row.id);
+    return claimed.map((row) => row.id);
   }
 
   /** A token's 3DS card verification (the vault keeps its id), or null. */

@@ -1,6 +1,6 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
-import { GroupCommit } from './group-commit.js';
+import { columnsOf, GroupCommit } from './group-commit.js';
 import { queryPrepared } from './prepared.js';
 
 export interface RowToInsert {
@@ -162,7 +162,7 @@ function statementOf(calls: Gathered[]) {
   const params: unknown[] = [];
   for (let row = 0; row < first.plans.length; row++) {
     if (!grouped) params.push(...first.values[row]);
-    else first.values[row].forEach((_, k) => params.push(calls.map((call) => call.values[row][k])));
+    else params.push(...columnsOf(calls.map((call) => call.values[row])));
   }
   // The text is built once per shape, so a request only gathers values.
   const key = `${grouped ? 'grouped' : 'alone'}|${first.shape}`;

@@ -77,3 +77,11 @@ export function refusesRows(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }
+
+/**
+ * A batch's rows of values as one array per column: the parameters of a statement that reads
+ * them with `unnest($1::type[], $2::type[], …)`.
+ */
+export function columnsOf(rows: readonly (readonly unknown[])[]): unknown[][] {
+  return rows[0].map((_, column) => rows.map((row) => row[column]));
+}
