@@ -4,7 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import { classTransformerMetadataStorage, ErrorBodySchema, errorCodesMarkdown } from '@byrd/contracts';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
@@ -13,7 +13,7 @@ import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
 import { completeDocument } from './docs.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
-import { traceRequests } from '../tracing/http-tracing.js';
+import { observeRequests } from './observe-requests.js';
 import { flushTraces, startTracing } from '../tracing/tracing.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -56,7 +56,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     done();
   });
   countRequests(fastify, app.get(ServiceMetrics));
-  traceRequests(fastify);
+  observeRequests(fastify, PinoLogger.root);
 
   const document = SwaggerModule.createDocument(
     app,

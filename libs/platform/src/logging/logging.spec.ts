@@ -1,10 +1,9 @@
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { QueryFailedError } from 'typeorm';
-import { REDACT_PATHS, serializeError } from './logging.js';
+import { createLogger, serializeError } from './logging.js';
 
 describe('log redaction', () => {
-  it('never writes a card number, a CVV or an API key, wherever they sit', () => {
+  function capture() {
     const lines: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
@@ -12,18 +11,40 @@ describe('log redaction', () => {
         done();
       },
     });
-    const logger = pino({ redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } }, sink);
+    return { logger: createLogger('test', 'info', 'json', sink), output: () => lines.join('') };
+  }
 
+  it('never writes a card number, a CVV or an API key, wherever they sit', () => {
+    const { logger, output } = capture();
     logger.info({ card: { number: '5448280000000007', cvv: '123' } }, 'payment');
     logger.info({ body: { Card: { number: '4242424242424242', cvv: '999' } } }, 'token');
-    logger.info({ request: { payment: { card: { number: '4000000000003220' } } } }, 'nested');
+    logger.info({ a: { b: { c: { d: { e: { card: { number: '4000000000003220' } } } } } } }, 'deep');
+    logger.info({ number: '5105105105105100', cvv: 321 }, 'top level');
     logger.info({ req: { headers: { 'x-api-key': '6f1c2d4e-0000-4000-8000-000000000001' } } }, 'headers');
+    logger.info({ headers: { authorization: 'Basic c2VjcmV0' } }, 'headers elsewhere');
+    logger.child({ payment: { pan: '4111111111111111' } }).info('child bindings');
+    logger.info('interpolated %j', { card: { number: '4012888888881881' } });
+    const circular: Record<string, unknown> = { card: { number: '4000056655665556' } };
+    circular.self = circular;
+    logger.info({ circular }, 'circular');
 
-    const output = lines.join('');
-    expect(output).not.toMatch(/5448280000000007|4242424242424242|4000000000003220/);
-    expect(output).not.toMatch(/"cvv":"\d+"/);
-    expect(output).not.toContain('6f1c2d4e-0000-4000-8000-000000000001');
-    expect(output).toContain('[REDACTED]');
+    const logged = output();
+    expect(logged).not.toMatch(/5448280000000007|4242424242424242|4000000000003220|5105105105105100/);
+    expect(logged).not.toMatch(/4111111111111111|4012888888881881|4000056655665556/);
+    expect(logged).not.toMatch(/"cvv":"?\d+/);
+    expect(logged).not.toContain('6f1c2d4e-0000-4000-8000-000000000001');
+    expect(logged).not.toContain('c2VjcmV0');
+    // Censored in place: the line still says what was there.
+    for (const key of ['card', 'Card', 'number', 'cvv', 'pan', 'authorization']) {
+      expect(logged).toContain(`"${key}":"[REDACTED]"`);
+    }
+  });
+
+  it("leaves the logged objects as they were: the caller's card is not censored", () => {
+    const { logger } = capture();
+    const payment = { card: { number: '5448280000000007' } };
+    logger.info({ payment }, 'payment');
+    expect(payment.card.number).toBe('5448280000000007');
   });
 });
 
