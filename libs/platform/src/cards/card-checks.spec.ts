@@ -48,6 +48,10 @@ describe('checkCard', () => {
     expect(
       fieldsOf(() => checkCard({ number: '4242424242424242', expiration: '12/30', cvv: '1234' }, now)),
     ).toEqual(['card.cvv']);
+    for (const cvv of [null, '12a', '١٢٣']) {
+      const input = { number: '4242424242424242', expiration: '12/30', cvv: cvv as string };
+      expect(fieldsOf(() => checkCard(input, now))).toEqual(['card.cvv']);
+    }
   });
 
   it('accepts a card expiring this month', () => {

@@ -1,4 +1,3 @@
-import valid from 'card-validator';
 import {
   CARD_EXPIRY_MAX_YEARS_AHEAD,
   cardExpiryProblem,
@@ -6,6 +5,7 @@ import {
   type CardExpiryProblem,
 } from '@byrd/contracts';
 import { ApiError, type FieldError } from '../errors/index.js';
+import { verifyCardNumber } from './card-number.js';
 
 /** credit-card-type names (used by card-validator) → the gateway's brand values. */
 const BRANDS: Record<string, CardBrand> = {
@@ -56,7 +56,7 @@ export function maskCardNumber(number: string): string {
 export function checkCard(card: CardInput, now = new Date(), fieldPrefix = 'card'): CheckedCard {
   const number = card.number.replace(/[\s-]/g, '');
   const errors: FieldError[] = [];
-  const verification = valid.number(number, { maxLength: 19 });
+  const verification = verifyCardNumber(number, 19);
   const brand = verification.card ? BRANDS[verification.card.type] : undefined;
   if (!verification.isValid) {
     errors.push({
@@ -74,7 +74,8 @@ export function checkCard(card: CardInput, now = new Date(), fieldPrefix = 'card
 
   if (card.cvv !== undefined && brand) {
     const size = verification.card?.code.size ?? 3;
-    if (!new RegExp(`^\\d{${size}}$`).test(card.cvv)) {
+    // Typed as a string, but the JSON may say null: refused like any other wrong CVV.
+    if (typeof card.cvv !== 'string' || card.cvv.length !== size || !/^\d+$/.test(card.cvv)) {
       errors.push({ field: `${fieldPrefix}.cvv`, message: `must be ${size} digits for ${brand}` });
     }
   }
