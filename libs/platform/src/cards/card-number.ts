@@ -5,15 +5,17 @@ import luhn10 from 'card-validator/dist/luhn-10.js';
 /**
  * credit-card-type's longest BIN pattern has 8 digits (Troy's 65083700-65083704), so a number's
  * brand is that of its first 8 digits. The library clones every matching brand's configuration on
- * each call (~12 µs a payment); the answers per prefix are kept instead, a bounded number of them
- * (BINs are not card data: PCI DSS allows showing the first 8 digits).
+ * each call (~12 µs a payment); the answers per prefix are kept instead, a bounded number of them.
+ * Only for numbers of 16 digits or more, whose first 8 PCI DSS lets anyone see; a shorter number's
+ * first 8 with the masked form we keep (first 6, last 4) would be most of it.
  */
 const BRAND_PREFIX_DIGITS = 8;
+const KEPT_FROM_LENGTH = 16;
 const MAX_PREFIXES = 10_000;
 const brandsByPrefix = new Map<string, CreditCardType[]>();
 
 function brandsOf(digits: string): CreditCardType[] {
-  if (digits.length < BRAND_PREFIX_DIGITS) return creditCardType(digits);
+  if (digits.length < KEPT_FROM_LENGTH) return creditCardType(digits);
   const prefix = digits.slice(0, BRAND_PREFIX_DIGITS);
   let brands = brandsByPrefix.get(prefix);
   if (!brands) {

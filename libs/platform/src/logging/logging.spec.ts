@@ -21,7 +21,10 @@ describe('log redaction', () => {
     logger.info({ a: { b: { c: { d: { e: { card: { number: '4000000000003220' } } } } } } }, 'deep');
     logger.info({ number: '5105105105105100', cvv: 321 }, 'top level');
     logger.info({ req: { headers: { 'x-api-key': '6f1c2d4e-0000-4000-8000-000000000001' } } }, 'headers');
-    logger.info({ headers: { authorization: 'Basic c2VjcmV0' } }, 'headers elsewhere');
+    logger.info(
+      { headers: { authorization: 'Basic c2VjcmV0', 'x-api-key': '6f1c2d4e-0000-4000-8000-000000000002' } },
+      'headers elsewhere',
+    );
     logger.child({ payment: { pan: '4111111111111111' } }).info('child bindings');
     logger.info('interpolated %j', { card: { number: '4012888888881881' } });
     const circular: Record<string, unknown> = { card: { number: '4000056655665556' } };
@@ -32,12 +35,23 @@ describe('log redaction', () => {
     expect(logged).not.toMatch(/5448280000000007|4242424242424242|4000000000003220|5105105105105100/);
     expect(logged).not.toMatch(/4111111111111111|4012888888881881|4000056655665556/);
     expect(logged).not.toMatch(/"cvv":"?\d+/);
-    expect(logged).not.toContain('6f1c2d4e-0000-4000-8000-000000000001');
+    expect(logged).not.toMatch(/6f1c2d4e-0000-4000-8000-00000000000[12]/);
     expect(logged).not.toContain('c2VjcmV0');
     // Censored in place: the line still says what was there.
     for (const key of ['card', 'Card', 'number', 'cvv', 'pan', 'authorization']) {
       expect(logged).toContain(`"${key}":"[REDACTED]"`);
     }
+  });
+
+  it('writes a placeholder, never throws, for an object that cannot be serialised', () => {
+    const { logger, output } = capture();
+    const hostile = {
+      toJSON() {
+        throw new Error('no');
+      },
+    };
+    expect(() => logger.info({ hostile }, 'hostile')).not.toThrow();
+    expect(output()).toContain('"hostile":"[unable to serialize]"');
   });
 
   it("leaves the logged objects as they were: the caller's card is not censored", () => {

@@ -30,9 +30,11 @@ const CENSOR = '[REDACTED]';
 const censorSensitive = (key: string, value: unknown): unknown => (SENSITIVE_KEYS.has(key) ? CENSOR : value);
 
 /**
- * pino's own stringify (JSON.stringify, safe-stable-stringify for circular objects), censoring by
- * key at every depth. pino's `redact` with wildcard paths (`*.*.card`) clones per path and cost
- * ~25 µs per line, a tenth of a payment's CPU; a replacer costs ~2 µs and misses no depth.
+ * pino's own stringify (JSON.stringify, safe-stable-stringify for circular objects, a placeholder
+ * when even that fails: a log call never throws), censoring by key at every depth. pino's `redact`
+ * with wildcard paths (`*.*.card`) clones per path and cost ~25 µs per line, a tenth of a payment's
+ * CPU; a replacer costs ~2 µs and misses no depth. It sees what `toJSON` returns: a class whose
+ * `toJSON` prints a card into a string would escape it (none of ours has a `toJSON`).
  */
 type StringifySafe = (value: unknown, replacer: typeof censorSensitive) => string;
 
@@ -40,7 +42,11 @@ function censoringStringify(value: unknown, stringifySafe: StringifySafe): strin
   try {
     return JSON.stringify(value, censorSensitive);
   } catch {
-    return stringifySafe(value, censorSensitive);
+    try {
+      return stringifySafe(value, censorSensitive);
+    } catch {
+      return '"[unable to serialize]"';
+    }
   }
 }
 
@@ -158,15 +164,20 @@ export function serializeError(error: unknown): unknown {
   };
 }
 
+let serviceLogger: Logger | undefined;
+
 /**
  * nestjs-pino over the service's logger. Its pino-http middleware is not mounted (`forRoutes: []`):
  * the request context and the line per request come from Fastify hooks (`observeRequests`), which
  * cost a fraction of a child logger and a serialised request per request.
  */
 export function loggerParams(serviceName: string, level: string, format: 'json' | 'pretty' = 'json'): Params {
+  // nestjs-pino keeps the first root logger of the process; a process running several apps (tests)
+  // builds no more (a `pretty` one would start a worker thread each).
+  serviceLogger ??= createLogger(serviceName, level, format);
   return {
     pinoHttp: {
-      logger: createLogger(serviceName, level, format),
+      logger: serviceLogger,
       autoLogging: false,
       wrapSerializers: false,
     },
