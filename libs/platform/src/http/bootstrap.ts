@@ -50,11 +50,6 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   app.useLogger(app.get(Logger));
   acceptEmptyJsonBodies(app);
   const fastify = app.getHttpAdapter().getInstance();
-  // Every answer names its request, so a merchant can quote it to support.
-  fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  });
   countRequests(fastify, app.get(ServiceMetrics));
   observeRequests(fastify, PinoLogger.root);
 

@@ -17,10 +17,11 @@ type ObservedRequest = FastifyRequest & { [SPAN]?: Span; [CONTEXT]?: Context };
 
 /**
  * What operators see of each HTTP request: a server span, child of the caller's `traceparent` when
- * it sent one (the answer carries the request's own `traceparent`, so a merchant can quote the
- * trace as well as the request id), and one log line when it is answered. Both live in one context,
- * entered at the first hook: Fastify carries it through the body's parsing (an AsyncResource of the
- * request's) into the handler, so every line the handler writes names the request and its trace.
+ * it sent one, and one log line when it is answered. Every answer names its request
+ * (`x-request-id`) and its trace (`traceparent`), so a merchant can quote either to support. Span
+ * and log fields live in one context, entered at the first hook: Fastify carries it through the
+ * body's parsing (an AsyncResource of the request's) into the handler, so every line the handler
+ * writes names the request and its trace.
  */
 export function observeRequests(fastify: FastifyInstance, logger: Logger): void {
   fastify.addHook('onRequest', (request: ObservedRequest, reply, done) => {
@@ -35,6 +36,7 @@ export function observeRequests(fastify: FastifyInstance, logger: Logger): void 
     });
     request[SPAN] = span;
     request[CONTEXT] = requestContext;
+    void reply.header('x-request-id', request.id);
     const traceparent = traceparentOf(span);
     if (traceparent) void reply.header('traceparent', traceparent);
     context.with(requestContext, done);
