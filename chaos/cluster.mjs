@@ -4,7 +4,7 @@
 // The edge routes to the balancers. Deaths nobody asked for are counted: they are findings.
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
-import { serviceNodeOptions } from '@byrd/deploy/node-options.mjs';
+import { serviceProcessEnv } from '@byrd/deploy/node-options.mjs';
 import { freePort, httpStatus } from './lib/net.mjs';
 import { serviceMain } from './lib/stack.mjs';
 import { TARGET_ROOT, pollUntil, sleep } from './lib/util.mjs';
@@ -29,7 +29,7 @@ export class Replica {
     this.port ||= await freePort();
     this.expectedDeath = false;
     this.process = this.group.startNode(this.name, serviceMain(this.service), {
-      env: { NODE_OPTIONS: serviceNodeOptions(''), ...this.env, HTTP_PORT: String(this.port) },
+      env: { ...serviceProcessEnv(''), ...this.env, HTTP_PORT: String(this.port) },
       cwd: join(TARGET_ROOT, 'apps', this.service),
     });
   }

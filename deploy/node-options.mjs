@@ -1,5 +1,6 @@
-// Node.js flags every service runs with, in every place that starts one: the image
-// (docker/Dockerfile sets the same NODE_OPTIONS; a chart test keeps them equal), the chart
+// Node.js flags and process settings every service runs with, in every place that starts one: the
+// image (docker/Dockerfile sets the same NODE_OPTIONS and MALLOC_ARENA_MAX; a chart test keeps them
+// equal), the chart
 // (`nodeOptions`, plus the heap limit its memory limit implies), `npm start` (deploy/local/start.mjs),
 // the benchmarks (bench/core/stack.ts) and the chaos run (chaos/lib/stack.mjs).
 //
@@ -7,6 +8,14 @@
 // less often) kept 64 MB of the payments service's peak RSS in the young generation for a GC share
 // the benchmark could not tell apart from 16 MB's within its noise (issue 17's memory goal: < 200 MB).
 export const SERVICE_NODE_OPTIONS = '--max-semi-space-size=16';
+
+/**
+ * glibc's malloc keeps up to 8 arenas per core, one taken by each thread that allocates (libuv's
+ * pool, V8's GC helpers), and each holds on to its freed pages. Two arenas took 6–8 MB off the
+ * webhook service's peak RSS (192–193 MB against 199–200 MB, `npm run bench -- webhooks`) at the same
+ * CPU per delivery (issue 17's memory goal: < 200 MB). The image is Debian's (glibc), as this is.
+ */
+export const SERVICE_MALLOC_ARENA_MAX = '2';
 
 /** The young generation the chart sets aside for those flags (three semi-spaces' worth). */
 export const YOUNG_GENERATION_MIB = 48;
@@ -36,4 +45,15 @@ export function serviceNodeOptions(
   return [inherited, SERVICE_NODE_OPTIONS, `--max-old-space-size=${oldSpaceMiB(limitMiB)}`]
     .filter(Boolean)
     .join(' ');
+}
+
+/**
+ * The environment a service process gets beside its own configuration: NODE_OPTIONS as above and
+ * glibc's MALLOC_ARENA_MAX, as the image sets them.
+ */
+export function serviceProcessEnv(inherited = process.env.NODE_OPTIONS, limitMiB = DEFAULT_MEMORY_LIMIT_MIB) {
+  return {
+    NODE_OPTIONS: serviceNodeOptions(inherited, limitMiB),
+    MALLOC_ARENA_MAX: SERVICE_MALLOC_ARENA_MAX,
+  };
 }

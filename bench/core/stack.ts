@@ -40,15 +40,16 @@ export async function startService(
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): Promise<Listening> {
-  const { serviceNodeOptions } = (await import(
-    pathToFileURL(join(target.root, 'deploy/node-options.mjs')).href
-  )) as {
+  // The measured commit's own settings (a commit from before serviceProcessEnv had flags only).
+  const settings = (await import(pathToFileURL(join(target.root, 'deploy/node-options.mjs')).href)) as {
     serviceNodeOptions(own: string): string;
+    serviceProcessEnv?(own: string): Record<string, string>;
   };
+  const processEnv = settings.serviceProcessEnv?.('') ?? { NODE_OPTIONS: settings.serviceNodeOptions('') };
   const managed = group.startNode(service, serviceMain(service), {
-    // The services' Node flags and heap limit, as a pod of the chart's defaults and npm start get
-    // them (env may set its own).
-    env: { NODE_OPTIONS: serviceNodeOptions(''), ...env },
+    // The services' Node flags, heap limit and malloc arenas, as a pod of the chart's defaults and
+    // npm start get them (env may set its own).
+    env: { ...processEnv, ...env },
     nodeArgs,
     cwd: join(target.root, 'apps', service),
   });

@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TARGET_ROOT, fail } from './util.mjs';
 import { freePort, waitForHttp } from './net.mjs';
-import { serviceNodeOptions } from '@byrd/deploy/node-options.mjs';
+import { serviceProcessEnv } from '@byrd/deploy/node-options.mjs';
 
 const routesFile = () => join(TARGET_ROOT, 'deploy/routes.json');
 const edgeScript = () => join(TARGET_ROOT, 'deploy/local/edge.mjs');
@@ -30,7 +30,7 @@ export async function startService(group, service, env, { nodeArgs = [] } = {}) 
   const managed = group.startNode(service, serviceMain(service), {
     // The services' Node flags and heap limit, as a pod of the chart's defaults and npm start get
     // them (env may set its own).
-    env: { NODE_OPTIONS: serviceNodeOptions(''), ...env, HTTP_PORT: String(port) },
+    env: { ...serviceProcessEnv(''), ...env, HTTP_PORT: String(port) },
     nodeArgs,
     cwd: join(TARGET_ROOT, 'apps', service),
   });

@@ -94,8 +94,8 @@ test('the runtime runs as a numeric non-root user, node as PID 1 (exec form), no
   assert.equal(workdir, '/app/apps/${APP}', 'dist/main.js and dist/migrate.js resolve from the app folder');
 });
 
-test('the image runs the services with the Node flags npm start and the benchmarks use', async () => {
-  const { SERVICE_NODE_OPTIONS } = await import(join(ROOT, 'deploy/node-options.mjs'));
+test('the image runs the services with the Node flags and malloc arenas npm start and the benchmarks use', async () => {
+  const { SERVICE_NODE_OPTIONS, SERVICE_MALLOC_ARENA_MAX } = await import(join(ROOT, 'deploy/node-options.mjs'));
   const env = Object.fromEntries(
     runtime.instructions
       .filter((i) => i.getKeyword() === 'ENV')
@@ -103,6 +103,7 @@ test('the image runs the services with the Node flags npm start and the benchmar
       .map((p) => [p.getName(), p.getValue()]),
   );
   assert.equal(env.NODE_OPTIONS, SERVICE_NODE_OPTIONS, 'docker/Dockerfile and deploy/node-options.mjs agree');
+  assert.equal(env.MALLOC_ARENA_MAX, SERVICE_MALLOC_ARENA_MAX, 'and on malloc arenas');
   const values = parse(readFileSync(join(ROOT, 'charts/byrd/values.yaml'), 'utf8'));
   assert.equal(values.nodeOptions, SERVICE_NODE_OPTIONS, 'the chart (which adds the heap limit) agrees too');
 });

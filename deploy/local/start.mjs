@@ -42,7 +42,7 @@ import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { serviceNodeOptions } from '../node-options.mjs';
+import { serviceProcessEnv } from '../node-options.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ROUTES_FILE = join(ROOT, 'deploy/routes.json');
@@ -777,7 +777,7 @@ function startServices(services, config) {
       THREE_DS_SDK_URL: `${config.edgeUrl}/3ds/sdk.js`,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
       LOG_FORMAT: process.env.LOG_FORMAT ?? 'pretty',
-      NODE_OPTIONS: serviceNodeOptions(),
+      ...serviceProcessEnv(),
       ...(secrets[service.name] ?? {}),
       RPC_SIGNING_KEY: secrets.rpcIdentities[service.name].privateKey,
       RPC_TRUSTED_CALLERS: trustedCallers,
