@@ -1,8 +1,7 @@
 // Node.js flags and process settings every service runs with, in every place that starts one: the
 // image (docker/Dockerfile sets the same NODE_OPTIONS and MALLOC_ARENA_MAX; a chart test keeps them
-// equal), the chart
-// (`nodeOptions`, plus the heap limit its memory limit implies), `npm start` (deploy/local/start.mjs),
-// the benchmarks (bench/core/stack.ts) and the chaos run (chaos/lib/stack.mjs).
+// equal), the chart (`nodeOptions`, plus the heap limit its memory limit implies), `npm start`
+// (deploy/local/start.mjs), the benchmarks (bench/core/stack.ts) and the chaos run (chaos/lib).
 //
 // --max-semi-space-size=16: two 16 MB semi-spaces of young generation. 32 MB ones (tried to scavenge
 // less often) kept 64 MB of the payments service's peak RSS in the young generation for a GC share
@@ -10,10 +9,11 @@
 export const SERVICE_NODE_OPTIONS = '--max-semi-space-size=16';
 
 /**
- * glibc's malloc keeps up to 8 arenas per core, one taken by each thread that allocates (libuv's
- * pool, V8's GC helpers), and each holds on to its freed pages. Two arenas took 6–8 MB off the
- * webhook service's peak RSS (192–193 MB against 199–200 MB, `npm run bench -- webhooks`) at the same
- * CPU per delivery (issue 17's memory goal: < 200 MB). The image is Debian's (glibc), as this is.
+ * glibc's malloc keeps up to 8 arenas per core: threads that allocate at the same time (libuv's
+ * pool, V8's GC helpers) get arenas of their own, and each holds on to its freed pages. Two arenas
+ * took 6–10 MB off the webhook service's peak RSS (189.5–193.3 MB against 198.6–200.1, three runs of
+ * `npm run bench -- webhooks` each) at the same CPU per delivery (issue 17's memory goal: < 200 MB).
+ * The image is Debian's (glibc); elsewhere (musl, macOS) the variable does nothing.
  */
 export const SERVICE_MALLOC_ARENA_MAX = '2';
 
