@@ -306,6 +306,104 @@ describe('acquirer calls cut off are recovered', () => {
     expect(charges).toEqual([{ id: retried.body.transactionId }]);
   });
 
+  it('kill -9 with a capture in flight: the retry with its idempotency-key answers that capture, never a second one', async () => {
+    const preAuth = await h.pay(FRICTIONLESS, { amount: '100.00', isPreAuth: true });
+    expect(preAuth.body.status).toBe('Success');
+    const preAuthId: string = preAuth.body.transactionId;
+    replica = await startSlowReplica({ IDEMPOTENCY_LEASE_MS: '1000' });
+    const key = `capture-${randomUUID()}`;
+    const cutOff = h
+      .call(
+        replica.url,
+        'POST',
+        `/api/v2/capture/${preAuthId}`,
+        { amount: '60.00' },
+        { 'idempotency-key': key },
+      )
+      .catch((error: unknown) => error);
+    // The acquirer has captured (its ledger says so) and our row is in flight: now the process dies.
+    const [captured] = await waitFor('the acquirer to capture', () =>
+      db
+        .query<{ reference: string }[]>(
+          `SELECT l.reference FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
+            WHERE t.source_transaction_id = $1 AND t.operation_type = 'Capture' AND l.outcome = 'Success'`,
+          [preAuthId],
+        )
+        .then((rows) => rows.length > 0 && rows),
+    );
+    replica.child.kill('SIGKILL');
+    await replica.exited();
+    replica = undefined;
+    await cutOff;
+
+    // Once the dead request's lease ran out, the retry is answered with the capture it started: not
+    // a second capture of 60.00 (which the 40.00 still held would refuse, 422).
+    const retried = await waitFor('the key to be free again', async () => {
+      const answer = await h.request(
+        'POST',
+        `/api/v2/capture/${preAuthId}`,
+        { amount: '60.00' },
+        { 'idempotency-key': key },
+      );
+      return answer.status !== 409 && answer;
+    });
+    expect(retried.status).toBe(200);
+    expect(retried.body.transactionId).toBe(captured.reference);
+    expect(['Processing', 'Success']).toContain(retried.body.status);
+
+    await waitFor('the recovery', async () => (await row(captured.reference))?.status === 'Success');
+    expect((await row(preAuthId)) as any).toMatchObject({ captured_iso_amount: '6000' });
+    const captures = await db.query(
+      `SELECT id FROM transactions WHERE source_transaction_id = $1 AND operation_type = 'Capture'`,
+      [preAuthId],
+    );
+    expect(captures).toEqual([{ id: captured.reference }]);
+  });
+
+  it('a refund whose answer was lost: retries with its idempotency-key, ten at once, refund the money once', async () => {
+    const payment = await h.pay(FRICTIONLESS, { amount: '100.00' });
+    expect(payment.body.status).toBe('Success');
+    const paymentId: string = payment.body.transactionId;
+    const key = `refund-${randomUUID()}`;
+    const refund = (body: Record<string, unknown>) =>
+      h.request('POST', `/api/v2/refund/${paymentId}`, body, { 'idempotency-key': key });
+    const first = await refund({ amount: '35.00' });
+    expect(first.status).toBe(200);
+    expect(first.body.status).toBe('Success');
+    // What a process killed after the commit leaves: the refund, but no stored answer for the key.
+    await db.query(`DELETE FROM idempotency_keys WHERE key = $1`, [key]);
+
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        waitFor('an answer other than 409', async () => {
+          const answer = await refund({ amount: '35.00' });
+          return answer.status !== 409 && answer;
+        }),
+      ),
+    );
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ transactionId: first.body.transactionId, status: 'Success' });
+      expect(answer.body.sourceTransaction.isoRefundedAmount).toBe(3500);
+    }
+    const refunds = await db.query(
+      `SELECT id FROM transactions WHERE source_transaction_id = $1 AND operation_type = 'Refund'`,
+      [paymentId],
+    );
+    expect(refunds).toEqual([{ id: first.body.transactionId }]);
+    const [{ refunded }] = await db.query<{ refunded: string }[]>(
+      `SELECT refunded_iso_amount AS refunded FROM transactions WHERE id = $1`,
+      [paymentId],
+    );
+    expect(refunded).toBe('3500');
+
+    // The same key for another amount is refused, as the key's stored answer would have been.
+    await db.query(`DELETE FROM idempotency_keys WHERE key = $1`, [key]);
+    const other = await refund({ amount: '40.00' });
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('BYRD900');
+  });
+
   it('a capture whose answer was lost keeps its amount reserved until the recovery records it', async () => {
     const preAuth = await h.pay(FRICTIONLESS, { amount: '100.00', isPreAuth: true });
     expect(preAuth.body.status).toBe('Success');

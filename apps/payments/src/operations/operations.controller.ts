@@ -17,6 +17,7 @@ import {
   type AuthenticatedRequest,
   type MerchantContext,
   GuidParam,
+  idempotencyKeyOf,
 } from '@byrd/platform';
 import { RunOperation } from './run-operation.usecase.js';
 import { requestGuidOf } from '../transactions/request-id.js';
@@ -37,7 +38,14 @@ export class OperationsController {
     @Body() body: CaptureRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<CaptureResponse> {
-    return this.operations.execute(merchant, 'Capture', id, body, requestGuidOf(request));
+    return this.operations.execute(
+      merchant,
+      'Capture',
+      id,
+      body,
+      requestGuidOf(request),
+      idempotencyKeyOf(request),
+    );
   }
 
   @Post('refund/:transactionId')
@@ -51,7 +59,14 @@ export class OperationsController {
     @Body() body: RefundRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<RefundResponse> {
-    return this.operations.execute(merchant, 'Refund', id, body, requestGuidOf(request));
+    return this.operations.execute(
+      merchant,
+      'Refund',
+      id,
+      body,
+      requestGuidOf(request),
+      idempotencyKeyOf(request),
+    );
   }
 
   @Post('release/:transactionId')
@@ -65,6 +80,13 @@ export class OperationsController {
     @Body() body: ReleaseRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<ReleaseResponse> {
-    return this.operations.execute(merchant, 'Release', id, body, requestGuidOf(request));
+    return this.operations.execute(
+      merchant,
+      'Release',
+      id,
+      body,
+      requestGuidOf(request),
+      idempotencyKeyOf(request),
+    );
   }
 }

@@ -10,11 +10,11 @@ import {
   type RefundResponse,
   type ReleaseResponse,
 } from '@byrd/contracts';
-import { ApiError, type MerchantContext } from '@byrd/platform';
+import { ApiError, Refusal, type MerchantContext } from '@byrd/platform';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
 import { ChargebackRepository } from '../chargebacks/chargeback.repository.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
-import { OrderLock } from '../payments-core/order-lock.js';
+import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
 import { markInFlight, withTimeout } from '../payments/payment-authorizer.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -55,15 +55,19 @@ export class RunOperation {
     sourceId: string,
     request: OperationAmountRequest,
     requestId: string,
+    idempotencyKey?: string,
   ): Promise<OperationResponses[O]> {
-    const { transaction, reserved } = await this.dataSource.transaction(async (manager) => {
+    const started = await this.dataSource.transaction(async (manager) => {
       const money = await this.lockMoney(manager, merchant.merchantId, sourceId);
       const { source, root } = money;
+      const requested = this.requestedAmount(request, source.currency);
+      const earlier = await this.earlierOperation(manager, operation, source, requested, idempotencyKey);
+      if (earlier) return { earlier, source };
       const amount = checkOperation(
         operation,
         source,
         root,
-        this.requestedAmount(request, source.currency),
+        requested,
         operation === 'Refund' ? await this.chargedBack(manager, money) : undefined,
       );
       const now = new Date();
@@ -83,14 +87,18 @@ export class RunOperation {
         saveCardReference: null,
         savedTokenId: null,
         initiatedFrom: 'Server',
+        // This request's own key (not the source's): a retry of it finds this operation.
+        idempotencyKey: idempotencyKey ?? null,
         createdAt: now,
         updatedAt: now,
       });
       markInFlight(transaction, now);
       await this.transactions.insert(manager, transaction);
       await this.moveBalances(manager, operation, money, amount);
-      return { transaction, reserved: source };
+      return { earlier: null, transaction, reserved: source };
     });
+    if (started.earlier) return presentOperation(operation, started.earlier, started.source);
+    const { transaction, reserved } = started;
 
     const result = await withTimeout(
       this.acquirer.followUp({
@@ -140,6 +148,37 @@ export class RunOperation {
     // A fully released pre-authorisation holds no money: its order is payable again.
     if (released) await this.orderLock.release(source);
     return source;
+  }
+
+  /**
+   * The operation an earlier request with this idempotency-key created and committed on this source.
+   * That request died or failed before answering (else the key would replay its answer): its amount
+   * may be at the acquirer, settled by the recovery or moved already, so the retry answers it as it
+   * stands instead of moving the money again (a second capture or refund of it would be refused, or
+   * worse, allowed). One that moved nothing (declined, failed) is tried again; the same key with
+   * another amount is refused, as the key's stored answer would be.
+   */
+  private async earlierOperation(
+    manager: EntityManager,
+    operation: FollowUpOperation,
+    source: Transaction,
+    requested: number | undefined,
+    idempotencyKey: string | undefined,
+  ): Promise<Transaction | null> {
+    if (!idempotencyKey) return null;
+    const earlier = await this.transactions.operationOfKey(manager, {
+      merchantId: source.merchantId,
+      idempotencyKey,
+      sourceId: source.id,
+      operationType: operation,
+    });
+    if (!earlier || NO_MONEY_HELD.includes(earlier.status)) return null;
+    if (requested !== undefined && requested !== earlier.isoAmount) {
+      throw Refusal.idempotencyKeyReused(
+        `This idempotency-key was already used for a ${operation.toLowerCase()} of ${earlier.isoAmount} minor units of ${source.id}`,
+      );
+    }
+    return earlier;
   }
 
   private async lockMoney(manager: EntityManager, merchantId: string, sourceId: string) {

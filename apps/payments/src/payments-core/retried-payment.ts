@@ -1,4 +1,4 @@
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource, IsNull, MoreThan } from 'typeorm';
 import { IDEMPOTENCY_RETENTION_MS } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
@@ -29,6 +29,8 @@ export async function retriedPayment(
     where: {
       merchantId,
       idempotencyKey,
+      // A payment, not a capture or refund whose own request used the same key.
+      sourceTransactionId: IsNull(),
       createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
     },
     order: { createdAt: 'DESC' },

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, MoreThan, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { isGuid } from '@byrd/contracts';
-import { queryReplanned } from '@byrd/platform';
+import { IDEMPOTENCY_RETENTION_MS, queryReplanned } from '@byrd/platform';
 import { ofMerchant, Transaction } from './transaction.entity.js';
 
 /** The money a follow-up operation moves: its source, and the payment or pre-auth that holds it. */
@@ -34,6 +34,32 @@ export class TransactionRepository {
     const root = await this.lock(manager, rootId);
     const source = rootId === found.id ? root : await this.lock(manager, found.id);
     return { source, root };
+  }
+
+  /**
+   * The latest operation of this kind on `sourceId` that a request with this idempotency-key created
+   * within the key's retention, or null. Read under the source's lock (`lockMoneyOf`), so a retry
+   * racing the request it repeats sees its row once it committed.
+   */
+  async operationOfKey(
+    manager: EntityManager,
+    key: {
+      merchantId: string;
+      idempotencyKey: string;
+      sourceId: string;
+      operationType: Transaction['operationType'];
+    },
+  ): Promise<Transaction | null> {
+    return manager.findOne(Transaction, {
+      where: {
+        merchantId: key.merchantId,
+        idempotencyKey: key.idempotencyKey,
+        sourceTransactionId: key.sourceId,
+        operationType: key.operationType,
+        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+      },
+      order: { createdAt: 'DESC' },
+    });
   }
 
   /** Locks a transaction known to exist. */
