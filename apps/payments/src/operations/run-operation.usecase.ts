@@ -36,6 +36,8 @@ import {
  * 2. the acquirer is asked with no lock held, under the operation's own transaction id;
  * 3. a second DB transaction records the answer with its event, and gives the reserved amount back
  *    if the operation failed. A crash before 3 leaves the row in flight for RecoverAcquirerCalls.
+ * A retry with the `idempotency-key` of a request that got as far as 1 is answered with its operation
+ * (found in step 1, under the same locks) instead of running another.
  */
 @Injectable()
 export class RunOperation {
