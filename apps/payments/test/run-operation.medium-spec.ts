@@ -180,4 +180,44 @@ describe('RunOperation (medium)', () => {
     expect(await refusal(theirs)).toMatchObject({ kind: ErrorKind.NotFound });
     expect(await refusal(execute('Capture', 'not-a-guid'))).toMatchObject({ kind: ErrorKind.NotFound });
   });
+
+  describe('a retry with the idempotency-key of a request that committed its operation', () => {
+    const withKey = (operation: FollowUpOperation, sourceId: string, key: string, isoAmount?: number) =>
+      run.execute(
+        merchant(),
+        operation,
+        sourceId,
+        isoAmount === undefined ? {} : { isoAmount },
+        randomUUID(),
+        key,
+      );
+
+    it('ten at once with one key, and no stored answer between them: one refund, every answer its own', async () => {
+      const payment = await settled('Payment', 10000);
+      const key = `refund-${randomUUID()}`;
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => withKey('Refund', payment.id, key, 3500)),
+      );
+      const refunds = await operationsOn(payment.id);
+      expect(refunds).toHaveLength(1);
+      expect(refunds[0]).toMatchObject({ idempotencyKey: key, status: 'Success' });
+      for (const answer of answers) expect(answer.transactionId).toBe(refunds[0].id);
+      expect((await medium.reload(payment.id)).refundedIsoAmount).toBe(3500);
+    });
+
+    it('one that moved nothing (declined) is tried again; another amount under the key is refused', async () => {
+      const payment = await settled('Payment', 10000);
+      const declinedKey = `refund-${randomUUID()}`;
+      const declined = await withKey('Refund', payment.id, declinedKey, 3000);
+      expect(declined.status).toBe('Denied');
+      const again = await withKey('Refund', payment.id, declinedKey, 3000);
+      expect(again.transactionId).not.toBe(declined.transactionId);
+
+      const key = `refund-${randomUUID()}`;
+      expect((await withKey('Refund', payment.id, key, 3500)).status).toBe('Success');
+      expect(await refusal(withKey('Refund', payment.id, key, 4000))).toMatchObject({ code: 'BYRD900' });
+      expect(await operationsOn(payment.id)).toHaveLength(3);
+      expect((await medium.reload(payment.id)).refundedIsoAmount).toBe(3500);
+    });
+  });
 });

@@ -105,9 +105,17 @@ describe('delivery workers as processes', () => {
 
     const [other] = await rows(`SELECT * FROM webhooks WHERE event_id = $1`, [meanwhile.id]);
     expect(receiver.of(other.id)).toHaveLength(1);
-    const done = await rows(`SELECT status, attempt_count FROM webhooks WHERE event_id = ANY ($1::uuid[])`, [
-      [held.id, meanwhile.id],
-    ]);
+    // The receiver has the request before the worker commits its outcome: wait for that commit.
+    const outcomes = () =>
+      rows(`SELECT status, attempt_count FROM webhooks WHERE event_id = ANY ($1::uuid[])`, [
+        [held.id, meanwhile.id],
+      ]);
+    let done = await outcomes();
+    const deadline = Date.now() + 10_000;
+    while (done.some((row) => row.status === 'pending') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      done = await outcomes();
+    }
     expect(done).toEqual([
       { status: 'succeeded', attempt_count: 1 },
       { status: 'succeeded', attempt_count: 1 },

@@ -135,6 +135,8 @@ export class SettleAsyncPayment {
       fingerprint: randomUUID(),
       asyncDetails: null,
       acquirerPendingSince: null,
+      // No merchant request made it: a refund retried with the payment's key must not find it.
+      idempotencyKey: null,
       createdAt: now,
       updatedAt: now,
     });

@@ -168,13 +168,12 @@ export class RunOperation {
     idempotencyKey: string | undefined,
   ): Promise<Transaction | null> {
     if (!idempotencyKey) return null;
-    const earlier = await this.transactions.operationOfKey(manager, {
-      merchantId: source.merchantId,
-      idempotencyKey,
-      sourceId: source.id,
-      operationType: operation,
-    });
-    if (!earlier || NO_MONEY_HELD.includes(earlier.status)) return null;
+    const earlier = await this.transactions.operationOfKey(
+      manager,
+      { merchantId: source.merchantId, idempotencyKey, sourceId: source.id, operationType: operation },
+      NO_MONEY_HELD,
+    );
+    if (!earlier) return null;
     if (requested !== undefined && requested !== earlier.isoAmount) {
       throw Refusal.idempotencyKeyReused(
         `This idempotency-key was already used for a ${operation.toLowerCase()} of ${earlier.isoAmount} minor units of ${source.id}`,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, MoreThan, type EntityManager } from 'typeorm';
+import { DataSource, In, MoreThan, Not, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import { isGuid } from '@byrd/contracts';
+import { isGuid, type TransactionStatus } from '@byrd/contracts';
 import { IDEMPOTENCY_RETENTION_MS, queryReplanned } from '@byrd/platform';
 import { ofMerchant, Transaction } from './transaction.entity.js';
 
@@ -38,8 +38,8 @@ export class TransactionRepository {
 
   /**
    * The latest operation of this kind on `sourceId` that a request with this idempotency-key created
-   * within the key's retention, or null. Read under the source's lock (`lockMoneyOf`), so a retry
-   * racing the request it repeats sees its row once it committed.
+   * within the key's retention, in none of the `except` statuses, or null. Read under the source's
+   * lock (`lockMoneyOf`), so a retry racing the request it repeats sees its row once it committed.
    */
   async operationOfKey(
     manager: EntityManager,
@@ -49,6 +49,7 @@ export class TransactionRepository {
       sourceId: string;
       operationType: Transaction['operationType'];
     },
+    except: readonly TransactionStatus[],
   ): Promise<Transaction | null> {
     return manager.findOne(Transaction, {
       where: {
@@ -56,6 +57,7 @@ export class TransactionRepository {
         idempotencyKey: key.idempotencyKey,
         sourceTransactionId: key.sourceId,
         operationType: key.operationType,
+        status: Not(In([...except])),
         createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
       },
       order: { createdAt: 'DESC' },
