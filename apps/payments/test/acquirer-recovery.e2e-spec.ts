@@ -88,6 +88,26 @@ describe('acquirer calls cut off are recovered', () => {
     }
   }
 
+  /** Waits until the acquirer's ledger holds a Success for a transaction matching `where` ($1). */
+  const acquirerSucceeded = (what: string, where: string, value: string) =>
+    waitFor(what, () =>
+      db
+        .query<{ reference: string }[]>(
+          `SELECT l.reference FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
+            WHERE ${where} AND l.outcome = 'Success'`,
+          [value],
+        )
+        .then((rows) => rows.length > 0 && rows),
+    );
+
+  /** kill -9 of the slow replica; waits for the request it cut off to end. */
+  async function killReplica(cutOff: Promise<unknown>): Promise<void> {
+    replica!.child.kill('SIGKILL');
+    await replica!.exited();
+    replica = undefined;
+    await cutOff;
+  }
+
   it('kill -9 between the acquirer’s answer and the commit: recovered once, never charged twice', async () => {
     replica = await startSlowReplica();
     const { body: order } = await h.createOrder();
@@ -102,22 +122,15 @@ describe('acquirer calls cut off are recovered', () => {
       .catch((error: unknown) => error);
 
     // The acquirer has authorised (its ledger says so) and our row is in flight: now the process dies.
-    const [authorised] = await waitFor('the acquirer to authorise', () =>
-      db
-        .query<{ reference: string }[]>(
-          `SELECT l.reference FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
-          WHERE t.order_id = $1 AND l.outcome = 'Success'`,
-          [order.orderId],
-        )
-        .then((rows) => rows.length > 0 && rows),
+    const [authorised] = await acquirerSucceeded(
+      'the acquirer to authorise',
+      't.order_id = $1',
+      order.orderId,
     );
     const transactionId = authorised.reference;
     expect(await row(transactionId)).toMatchObject({ status: 'Processing', code: 'BYRD201' });
     expect((await row(transactionId))!.acquirer_pending_since).not.toBeNull();
-    replica.child.kill('SIGKILL');
-    await replica.exited();
-    replica = undefined;
-    await cutOff;
+    await killReplica(cutOff);
 
     // The merchant retries on the surviving replica: the order is held by the cut-off attempt.
     const retry = await h.pay(FRICTIONLESS, { orderId: order.orderId });
@@ -155,19 +168,8 @@ describe('acquirer calls cut off are recovered', () => {
     const cutOff = h
       .call(replica.url, 'POST', '/api/v2/payment', payment, { 'idempotency-key': key })
       .catch((error: unknown) => error);
-    const [authorised] = await waitFor('the acquirer to authorise', () =>
-      db
-        .query<{ reference: string }[]>(
-          `SELECT l.reference FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
-          WHERE t.order_ref = $1 AND l.outcome = 'Success'`,
-          [orderRef],
-        )
-        .then((rows) => rows.length > 0 && rows),
-    );
-    replica.child.kill('SIGKILL');
-    await replica.exited();
-    replica = undefined;
-    await cutOff;
+    const [authorised] = await acquirerSucceeded('the acquirer to authorise', 't.order_ref = $1', orderRef);
+    await killReplica(cutOff);
 
     // The merchant retries with the same key on the surviving replica: once the dead request's lease
     // ran out, it is answered with the payment that request started, still being settled.
@@ -322,19 +324,12 @@ describe('acquirer calls cut off are recovered', () => {
       )
       .catch((error: unknown) => error);
     // The acquirer has captured (its ledger says so) and our row is in flight: now the process dies.
-    const [captured] = await waitFor('the acquirer to capture', () =>
-      db
-        .query<{ reference: string }[]>(
-          `SELECT l.reference FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
-            WHERE t.source_transaction_id = $1 AND t.operation_type = 'Capture' AND l.outcome = 'Success'`,
-          [preAuthId],
-        )
-        .then((rows) => rows.length > 0 && rows),
+    const [captured] = await acquirerSucceeded(
+      'the acquirer to capture',
+      "t.source_transaction_id = $1 AND t.operation_type = 'Capture'",
+      preAuthId,
     );
-    replica.child.kill('SIGKILL');
-    await replica.exited();
-    replica = undefined;
-    await cutOff;
+    await killReplica(cutOff);
 
     // Once the dead request's lease ran out, the retry is answered with the capture it started: not
     // a second capture of 60.00 (which the 40.00 still held would refuse, 422).
