@@ -8,6 +8,7 @@ import {
   ReleaseRequest,
   ReleaseResponseSchema,
   type CaptureResponse,
+  type OperationAmountRequest,
   type RefundResponse,
   type ReleaseResponse,
 } from '@byrd/contracts';
@@ -19,7 +20,8 @@ import {
   GuidParam,
   idempotencyKeyOf,
 } from '@byrd/platform';
-import { RunOperation } from './run-operation.usecase.js';
+import type { FollowUpOperation } from './operation-rules.js';
+import { RunOperation, type OperationResponses } from './run-operation.usecase.js';
 import { requestGuidOf } from '../transactions/request-id.js';
 
 @ApiTags('operations')
@@ -38,14 +40,7 @@ export class OperationsController {
     @Body() body: CaptureRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<CaptureResponse> {
-    return this.operations.execute(
-      merchant,
-      'Capture',
-      id,
-      body,
-      requestGuidOf(request),
-      idempotencyKeyOf(request),
-    );
+    return this.run(merchant, 'Capture', id, body, request);
   }
 
   @Post('refund/:transactionId')
@@ -59,14 +54,7 @@ export class OperationsController {
     @Body() body: RefundRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<RefundResponse> {
-    return this.operations.execute(
-      merchant,
-      'Refund',
-      id,
-      body,
-      requestGuidOf(request),
-      idempotencyKeyOf(request),
-    );
+    return this.run(merchant, 'Refund', id, body, request);
   }
 
   @Post('release/:transactionId')
@@ -80,9 +68,20 @@ export class OperationsController {
     @Body() body: ReleaseRequest,
     @Req() request: AuthenticatedRequest,
   ): Promise<ReleaseResponse> {
+    return this.run(merchant, 'Release', id, body, request);
+  }
+
+  /** An operation under the request's id and its idempotency-key (a retry finds what it started). */
+  private run<O extends FollowUpOperation>(
+    merchant: MerchantContext,
+    operation: O,
+    id: string,
+    body: OperationAmountRequest,
+    request: AuthenticatedRequest,
+  ): Promise<OperationResponses[O]> {
     return this.operations.execute(
       merchant,
-      'Release',
+      operation,
       id,
       body,
       requestGuidOf(request),

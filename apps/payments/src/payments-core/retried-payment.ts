@@ -1,6 +1,5 @@
-import { DataSource, IsNull, MoreThan } from 'typeorm';
-import { IDEMPOTENCY_RETENTION_MS } from '@byrd/platform';
-import { Transaction } from '../transactions/transaction.entity.js';
+import { DataSource, IsNull } from 'typeorm';
+import { ofIdempotencyKey, Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
 import type { PaymentActor } from './payer.js';
 
@@ -26,13 +25,8 @@ export async function retriedPayment(
   const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
   if (!merchantId || !idempotencyKey) return { key: undefined, earlier: null };
   const earlier = await dataSource.getRepository(Transaction).findOne({
-    where: {
-      merchantId,
-      idempotencyKey,
-      // A payment, not a capture or refund whose own request used the same key.
-      sourceTransactionId: IsNull(),
-      createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
-    },
+    // A payment, not a capture or refund whose own request used the same key.
+    where: ofIdempotencyKey(merchantId, idempotencyKey, { sourceTransactionId: IsNull() }),
     order: { createdAt: 'DESC' },
   });
   return {

@@ -2,12 +2,13 @@ import {
   Column,
   CreateDateColumn,
   Entity,
+  MoreThan,
   Not,
   PrimaryColumn,
   UpdateDateColumn,
   type FindOptionsWhere,
 } from 'typeorm';
-import { minorUnits } from '@byrd/platform';
+import { IDEMPOTENCY_RETENTION_MS, minorUnits } from '@byrd/platform';
 import type {
   CardBrand,
   InitiatedFrom,
@@ -164,4 +165,21 @@ export function ofMerchant(
   where: FindOptionsWhere<Transaction> = {},
 ): FindOptionsWhere<Transaction> {
   return { ...where, merchantId, operationType: Not('Verification' as const) };
+}
+
+/**
+ * The transactions a request with this idempotency-key created, within the key's retention: a retry
+ * of that request finds what it started instead of starting it again.
+ */
+export function ofIdempotencyKey(
+  merchantId: string,
+  idempotencyKey: string,
+  where: FindOptionsWhere<Transaction>,
+): FindOptionsWhere<Transaction> {
+  return {
+    ...where,
+    merchantId,
+    idempotencyKey,
+    createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+  };
 }

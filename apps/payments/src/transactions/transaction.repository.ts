@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, In, MoreThan, Not, type EntityManager } from 'typeorm';
+import { DataSource, In, Not, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { isGuid, type TransactionStatus } from '@byrd/contracts';
-import { IDEMPOTENCY_RETENTION_MS, queryReplanned } from '@byrd/platform';
-import { ofMerchant, Transaction } from './transaction.entity.js';
+import { queryReplanned } from '@byrd/platform';
+import { ofIdempotencyKey, ofMerchant, Transaction } from './transaction.entity.js';
 
 /** The money a follow-up operation moves: its source, and the payment or pre-auth that holds it. */
 export interface LockedMoney {
@@ -38,7 +38,7 @@ export class TransactionRepository {
 
   /**
    * The latest operation of this kind on `sourceId` that a request with this idempotency-key created
-   * within the key's retention, in none of the `except` statuses, or null. Read under the source's
+   * (`ofIdempotencyKey`), in none of the `except` statuses, or null. Read under the source's
    * lock (`lockMoneyOf`), so a retry racing the request it repeats sees its row once it committed.
    */
   async operationOfKey(
@@ -52,14 +52,11 @@ export class TransactionRepository {
     except: readonly TransactionStatus[],
   ): Promise<Transaction | null> {
     return manager.findOne(Transaction, {
-      where: {
-        merchantId: key.merchantId,
-        idempotencyKey: key.idempotencyKey,
+      where: ofIdempotencyKey(key.merchantId, key.idempotencyKey, {
         sourceTransactionId: key.sourceId,
         operationType: key.operationType,
         status: Not(In([...except])),
-        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
-      },
+      }),
       order: { createdAt: 'DESC' },
     });
   }
