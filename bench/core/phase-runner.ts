@@ -3,6 +3,7 @@
 // each process, peak RSS, database connections) and what it reports; then goals checked over the
 // phases, each printed as a PASS/MISS line. A benchmark reports, it never fails CI.
 import type pg from 'pg';
+import { probeCommits, type CommitLatency } from './commit-probe.js';
 import { sampleDbActivity, type DbActivity } from './pg-activity.js';
 import {
   cpuBetween,
@@ -44,6 +45,8 @@ export interface Probes {
   rss: Record<string, number>;
   /** pg_stat_activity of one database, sampled every 250 ms. */
   db?: { pool: pg.Pool; database: string };
+  /** A pool of one connection on a database of the run: PostgreSQL's commit flushes, probed. */
+  commits?: pg.Pool;
 }
 
 export interface Phase<W, R = W> {
@@ -69,6 +72,8 @@ export interface Measured<R> {
   cpu: CpuWindow;
   peakRssMb: Record<string, number>;
   db: DbActivity | null;
+  /** The commit probe's latencies over the window (null without `Probes.commits`). */
+  commits: CommitLatency | null;
 }
 
 /** Runs one phase: header, setup, quiet machine, warm-up, the probed window, then what comes after. */
@@ -83,13 +88,15 @@ export async function runPhase<W, R = W>(
   await phase.warmUp?.();
   const rss = sampleRss(probes.rss);
   const activity = probes.db ? sampleDbActivity(probes.db.pool, probes.db.database) : null;
+  const commitProbe = probes.commits ? await probeCommits(probes.commits) : null;
   const before = cpuSnapshot(probes.cpu);
   const window = await phase.measure();
   const cpu = cpuBetween(before, cpuSnapshot(probes.cpu));
   const peakRssMb = rss.stop();
   const db = activity ? await activity.stop() : null;
+  const commits = commitProbe ? await commitProbe.stop() : null;
   const result = phase.after ? await phase.after(window) : (window as unknown as R);
-  return { name: phase.name, load: phase.load, result, cpu, peakRssMb, db };
+  return { name: phase.name, load: phase.load, result, cpu, peakRssMb, db, commits };
 }
 
 /** Cores other processes kept busy, above which a phase's numbers are flagged as noisy. */

@@ -44,6 +44,7 @@ export function printReport(r: PaymentsReport): void {
         value: (p) => (p.kind === 'service' ? p.peakRssMb.payments : p.peakRssMb.bare),
       },
       { title: 'edge RSS MB', value: (p) => (p.name.includes('edge') ? p.peakRssMb.edge : null) },
+      { title: 'slowest commit ms', value: (p) => p.commits?.maxMs ?? null },
     ]),
   );
   printCpu(r.phases);

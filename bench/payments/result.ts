@@ -5,6 +5,7 @@ import { sustained, PACED_SHORTFALL } from '../core/paced-load.js';
 import { NOISY_CORES, type Goal, type Measured } from '../core/phase-runner.js';
 import { otherCores, type CpuWindow } from '../core/proc-stats.js';
 import { GOAL_SERVICE_RSS_MB } from '../core/report.js';
+import { describeCommits } from '../core/commit-probe.js';
 import { round, roundAll } from '../core/util.js';
 import { BARE_PACED, PACED, PACED_SHARE, type PaymentsWindow } from './windows.js';
 
@@ -31,7 +32,7 @@ function platformMs(cpu: CpuWindow, completed: number): number {
 }
 
 /** A phase as the JSON file and the report show it. */
-export function phaseResult({ name, result: w, cpu, peakRssMb, db }: Measured<PaymentsWindow>) {
+export function phaseResult({ name, result: w, cpu, peakRssMb, db, commits }: Measured<PaymentsWindow>) {
   const { completed } = w.load;
   const perRequest = (seconds: number) => (completed ? round((seconds * 1000) / completed, 3) : null);
   return {
@@ -55,6 +56,7 @@ export function phaseResult({ name, result: w, cpu, peakRssMb, db }: Measured<Pa
     },
     peakRssMb: roundAll(peakRssMb),
     db,
+    commits,
     tables: w.tables,
     drain: w.drain && {
       ...w.drain,
@@ -106,7 +108,8 @@ export function goalsOf(phases: PhaseResult[], memory: Memory): Goal[] {
       name: `p99 latency, service via edge at ${PACED_SHARE} x bare's req/s`,
       actual: paced
         ? `${paced.result.latencyMs.p99} ms at ${round(paced.result.rps)} req/s (offered ${paced.rate}${pacedSustained ? '' : ', not sustained'}` +
-          `${barePaced ? `; the bare handler at the same rate: p99 ${barePaced.result.latencyMs.p99} ms` : ''})`
+          `${barePaced ? `; the bare handler at the same rate: p99 ${barePaced.result.latencyMs.p99} ms` : ''}` +
+          `; PostgreSQL: ${describeCommits(paced.commits)}${barePaced ? `, beside the bare handler ${describeCommits(barePaced.commits)}` : ''})`
         : 'not measured',
       target: `< ${GOAL_P99_MS} ms, >= ${100 * (1 - PACED_SHORTFALL)} % of the offered requests answered 2xx`,
       pass: paced ? Number(paced.result.latencyMs.p99) < GOAL_P99_MS && pacedSustained : null,

@@ -44,6 +44,8 @@ export interface WindowPools {
   payments: pg.Pool;
   bare: pg.Pool;
   monitor: pg.Pool;
+  /** One connection for the commit probe (core/commit-probe.ts). */
+  commits: pg.Pool;
   /** Whether the orders consumer has caught up (undefined without orders). */
   ordersIdle?: () => Promise<boolean>;
 }
@@ -166,7 +168,11 @@ export async function runWindows(
     const load: Load = { ...request, url, connections: s.connections, rate, seconds: s.durationS };
     const database = dbName(kind === 'service' ? stack.db.payments : stack.db.bare);
     const db = { pool: pools.monitor, database };
-    const phase = await runPhase(paymentsPhase(run, name, kind, load), { ...probes, db }, s.quietWaitS);
+    const phase = await runPhase(
+      paymentsPhase(run, name, kind, load),
+      { ...probes, db, commits: pools.commits },
+      s.quietWaitS,
+    );
     phases.push(phase);
     printPhaseLine(phase);
   }

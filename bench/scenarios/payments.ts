@@ -67,13 +67,14 @@ async function measure(context: RunContext, s: Settings, startedAt: Date) {
     orders: stack.orders ? poolFor(stack.db.orders, 1) : null,
   };
   const monitor = poolFor(stack.db.orders, 1); // pg_stat_activity sees every database
+  const commits = poolFor(stack.db.orders, 1); // the WAL, and so its flushes, are the server's
   try {
     const ordersIdle = stack.orders ? () => env.consumerIdle(ORDERS_DURABLE) : undefined;
     const windows: { startUs: number; endUs: number }[] = [];
     const measured = await runWindows(
       stack,
       s,
-      { ...pools, monitor, ordersIdle },
+      { ...pools, monitor, commits, ordersIdle },
       request,
       answered,
       windows,
@@ -101,7 +102,13 @@ async function measure(context: RunContext, s: Settings, startedAt: Date) {
     console.log(`\nJSON: ${writeResult('payments', result, startedAt)}`);
     return result;
   } finally {
-    await Promise.all([pools.payments.end(), pools.bare.end(), pools.orders?.end(), monitor.end()]);
+    await Promise.all([
+      pools.payments.end(),
+      pools.bare.end(),
+      pools.orders?.end(),
+      monitor.end(),
+      commits.end(),
+    ]);
   }
 }
 

@@ -42,6 +42,7 @@ async function measure(context: RunContext, s: Settings, startedAt: Date) {
       table: 'transactions',
     },
   };
+  const commits = poolFor(stack.db.bare, 1); // the commit probe: the WAL is the server's
   const answered = { vault: { ok: 0, inFlight: 0 }, bare: { ok: 0, inFlight: 0 } };
   const count = (kind: Kind, result: LoadResult) => {
     answered[kind].ok += result.status['2xx'];
@@ -49,7 +50,7 @@ async function measure(context: RunContext, s: Settings, startedAt: Date) {
   };
   try {
     await smokeTest(targets, headers, answered);
-    const phases = await runTokenWindows(stack, s, targets, headers, count);
+    const phases = await runTokenWindows(stack, s, targets, commits, headers, count);
     step('Ledger');
     const ledger = await checkLedger(targets, answered, stack.db.tokens);
     const byName = new Map(phases.map((p) => [p.name, p]));
@@ -77,7 +78,7 @@ async function measure(context: RunContext, s: Settings, startedAt: Date) {
     console.log(`\nJSON: ${writeResult('tokens', result, startedAt)}`);
     return result;
   } finally {
-    await Promise.all(Object.values(targets).map((t) => t.pool.end()));
+    await Promise.all([...Object.values(targets).map((t) => t.pool.end()), commits.end()]);
   }
 }
 

@@ -32,9 +32,17 @@ async function measure(
   const stack = await startWebhooksStack(context, s, inline);
   const publisher = new Publisher(env, contracts, stack.merchant.merchantId);
   const pool = poolFor(stack.databaseUrl, 2);
+  const commits = poolFor(stack.databaseUrl, 1); // the commit probe
   try {
     await smokeTest(stack, publisher);
-    const deliveries = await runDeliveryPhases(context, stack, publisher, pool, s, contracts.toPublicContent);
+    const deliveries = await runDeliveryPhases(
+      context,
+      stack,
+      publisher,
+      { pool, commits },
+      s,
+      contracts.toPublicContent,
+    );
     const { phases, noisy } = deliveries;
     step('Ledger');
     const ledger = await checkLedger(env, stack, publisher, pool, noisy, s.noisyRows);
@@ -70,7 +78,7 @@ async function measure(
     if (!ledger.ok) process.exitCode = 1;
     return result;
   } finally {
-    await pool.end();
+    await Promise.all([pool.end(), commits.end()]);
   }
 }
 

@@ -22,11 +22,16 @@ export async function runTokenWindows(
   stack: TokensStack,
   s: { durationS: number; warmupS: number; connections: number; quietWaitS: number },
   targets: Targets,
+  commits: pg.Pool,
   headers: Record<string, string>,
   count: (kind: Kind, result: LoadResult) => void,
 ): Promise<TokensPhase[]> {
   const phases: TokensPhase[] = [];
-  const probes = { cpu: {}, rss: { vault: stack.vault.pid, bare: stack.bare.pid, edge: stack.edge.pid } };
+  const probes = {
+    cpu: {},
+    rss: { vault: stack.vault.pid, bare: stack.bare.pid, edge: stack.edge.pid },
+    commits,
+  };
   for (const [name, kind] of PLAN) {
     const target = targets[kind];
     const vaultRps = phases.find((p) => p.name === 'vault via edge')?.result.rps ?? 0;

@@ -30,7 +30,7 @@ const INSERT_DUE = `INSERT INTO webhooks (id, merchant_id, settings_id, event_id
     content, occurred_at, status, next_attempt_at, created_at)`;
 
 /** Every window's probes: the service, the receivers, PostgreSQL, NATS, this harness. */
-function probesOf(stack: WebhooksStack, pool: pg.Pool): Probes {
+function probesOf(stack: WebhooksStack, pool: pg.Pool, commits: pg.Pool): Probes {
   const receiver = stack.receiverProcess?.pid;
   return {
     cpu: {
@@ -43,6 +43,7 @@ function probesOf(stack: WebhooksStack, pool: pg.Pool): Probes {
     },
     rss: { 'webhook-service': stack.service.pid, ...(receiver ? { receiver } : {}) },
     db: { pool, database: dbName(stack.databaseUrl) },
+    commits,
   };
 }
 
@@ -50,16 +51,17 @@ export async function runDeliveryPhases(
   context: RunContext,
   stack: WebhooksStack,
   publisher: Publisher,
-  pool: pg.Pool,
+  pools: { pool: pg.Pool; commits: pg.Pool },
   s: PhaseSettings,
   toPublicContent: (type: string, data: unknown) => unknown,
 ): Promise<{ phases: (DeliveryPhase | NoisyPhase)[]; noisy: NoisyNeighbour | null }> {
+  const { pool } = pools;
   const c: WindowContext = {
     receiver: stack.receiver,
     sentAt: publisher.sentAt,
     pool,
     settingsId: stack.settingsId,
-    probes: probesOf(stack, pool),
+    probes: probesOf(stack, pool, pools.commits),
     quietWaitS: s.quietWaitS,
     seen: { arrivals: 1 }, // the smoke test's
   };

@@ -1,5 +1,6 @@
 // The webhooks benchmark's result: each phase with CPU per delivery and the stage that held it back,
 // and the goals of issues 5 and 17.
+import { describeCommits } from '../core/commit-probe.js';
 import { NOISY_CORES, type Goal } from '../core/phase-runner.js';
 import { otherCores } from '../core/proc-stats.js';
 import { GOAL_SERVICE_RSS_MB } from '../core/report.js';
@@ -29,7 +30,7 @@ function limitOf({ fanOut, events }: Delivery): string | null {
 
 /** A phase as the JSON file and the report show it. */
 export function phaseResult(phase: DeliveryPhase | NoisyPhase) {
-  const { name, result, cpu, peakRssMb, db } = phase;
+  const { name, result, cpu, peakRssMb, db, commits } = phase;
   const perDelivery = (seconds: number) =>
     result.delivered ? round((seconds * 1000) / result.delivered, 3) : null;
   return {
@@ -37,6 +38,7 @@ export function phaseResult(phase: DeliveryPhase | NoisyPhase) {
     ...result,
     noisy: 'noisy' in phase ? phase.noisy : undefined,
     db,
+    commits,
     limit: limitOf(result),
     cpu: {
       wallSeconds: round(cpu.wallSeconds, 2),
@@ -67,7 +69,8 @@ export function goalsOf(
   const noisy = phases.find((p) => p.noisy);
   const noisyMachine = phases.some((p) => p.cpu.otherCores > NOISY_CORES);
   const latency = (p: PhaseResult) =>
-    `${p.latencyMs.p99} ms (${p.delivered}/${p.events} delivered${sustained(p) ? '' : ', not sustained'})`;
+    `${p.latencyMs.p99} ms (${p.delivered}/${p.events} delivered${sustained(p) ? '' : ', not sustained'};` +
+    ` PostgreSQL: ${describeCommits(p.commits)})`;
   const goals: Goal[] = [
     {
       name: 'deliveries/s (throughput phase, first publish to last arrival)',
