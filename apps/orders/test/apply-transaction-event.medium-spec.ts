@@ -18,6 +18,7 @@ import { MediumDatabase, TEST_NATS_URL } from '@byrd/platform/testing';
 import { ordersConfigSchema } from '../src/config.js';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
 import { ApplyTransactionEvent } from '../src/orders/apply-transaction-event.usecase.js';
+import { GetOrder } from '../src/orders/get-order.usecase.js';
 import { OrderEventRecorder } from '../src/orders/order-events.js';
 import { Order, OrderTransaction } from '../src/orders/order.entity.js';
 
@@ -30,6 +31,7 @@ describe('ApplyTransactionEvent (medium)', () => {
   let db: MediumDatabase;
   let nats: NatsContext;
   let apply: ApplyTransactionEvent;
+  let getOrder: GetOrder;
   let merchantId: string;
 
   beforeAll(async () => {
@@ -46,6 +48,7 @@ describe('ApplyTransactionEvent (medium)', () => {
     nats = await NatsContext.open({ url: TEST_NATS_URL, name: 'orders-medium' }, `medium${randomUUID()}.`);
     const outbox = new Outbox(db.dataSource, nats, config, new EventConsumers(db.dataSource, nats, config));
     apply = new ApplyTransactionEvent(new OrderEventRecorder(outbox));
+    getOrder = new GetOrder(db.dataSource, config);
   });
 
   afterAll(async () => {
@@ -235,5 +238,33 @@ describe('ApplyTransactionEvent (medium)', () => {
     );
     expect(await transactionsOf(order)).toEqual([]);
     expect((await reload(order)).status).toBe('created');
+  });
+
+  it('shows a GET racing the event the order and its transactions as of one moment', async () => {
+    // The event commits the order's status and its transaction together. A GET that read them in two
+    // statements showed, when the commit fell between them, a successful payment beside an order
+    // still 'created'. Three readers loop while each event commits, for many orders: without one
+    // snapshot per GET, several rounds catch the commit between the reads.
+    const seen: { order: string; transactions: string[] }[] = [];
+    for (let round = 0; round < 60; round++) {
+      const order = await openOrder();
+      let committed = false;
+      const reader = async () => {
+        while (!committed) {
+          const details = await getOrder.execute(merchantId, order.id);
+          seen.push({ order: details.status, transactions: details.transactions.map((t) => t.status) });
+        }
+      };
+      const delivered = deliver(order, 'transaction.payment.success').finally(() => (committed = true));
+      await Promise.all([delivered, reader(), reader(), reader()]);
+    }
+
+    const torn = seen.filter(
+      ({ order, transactions }) => (order === 'paid') !== transactions.includes('Success'),
+    );
+    expect(torn).toEqual([]);
+    // The readers did race the commits: they saw orders both before and after their event.
+    expect(seen.some(({ order }) => order === 'paid')).toBe(true);
+    expect(seen.some(({ order }) => order === 'created')).toBe(true);
   });
 });
