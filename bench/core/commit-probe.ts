@@ -6,7 +6,7 @@
 // phase that meets one queues for seconds after it. The probe's slowest commit says whether a
 // window met one, so a p99 the storage caused can be told from one the code under test caused.
 import type pg from 'pg';
-import { percentile } from './util.js';
+import { percentile, sampleEvery } from './util.js';
 
 const PROBE_INTERVAL_MS = 20;
 /** A flush slower than this is a stall: a paced phase's p99 goal is 50 ms. */
@@ -33,24 +33,15 @@ export async function probeCommits(pool: pg.Pool): Promise<{ stop(): Promise<Com
      INSERT INTO ${TABLE} VALUES (1, 0) ON CONFLICT DO NOTHING`,
   );
   const latencies: number[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const start = performance.now();
-      try {
-        // An update writes WAL, so its commit waits for the flush (synchronous_commit, the default).
-        await pool.query(`UPDATE ${TABLE} SET n = n + 1 WHERE id = 1`);
-        latencies.push(performance.now() - start);
-      } catch {
-        // a lost probe is not worth failing a run
-      }
-      await new Promise((done) => setTimeout(done, PROBE_INTERVAL_MS));
-    }
-  })();
+  const sampling = sampleEvery(PROBE_INTERVAL_MS, async () => {
+    const start = performance.now();
+    // An update writes WAL, so its commit waits for the flush (synchronous_commit, the default).
+    await pool.query(`UPDATE ${TABLE} SET n = n + 1 WHERE id = 1`);
+    latencies.push(performance.now() - start);
+  });
   return {
     async stop() {
-      stopped = true;
-      await loop;
+      await sampling.stop();
       const sorted = latencies.sort((a, b) => a - b);
       const ms = (value: number | null) => (value === null ? null : Math.round(value * 10) / 10);
       return {

@@ -6,6 +6,7 @@
 // For a connection idle in a transaction, `query` is the statement it ran last: what the app did
 // just before it went away to do something else with the transaction still open.
 import type pg from 'pg';
+import { sampleEvery } from './util.js';
 
 const QUERY = `SELECT state, coalesce(wait_event_type || '/' || wait_event, 'CPU') AS wait,
     CASE WHEN state LIKE 'idle in transaction%' THEN regexp_replace(left(query, 200), '\\s+', ' ', 'g') END AS last,
@@ -55,22 +56,12 @@ export function sampleDbActivity(
   intervalMs = 250,
 ): { stop(): Promise<DbActivity> } {
   const samples: ActivityRow[][] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        const { rows } = await pool.query<ActivityRow>(QUERY, [database]);
-        samples.push(rows);
-      } catch {
-        // a sample lost is not worth failing a run
-      }
-      await new Promise((done) => setTimeout(done, intervalMs));
-    }
-  })();
+  const sampling = sampleEvery(intervalMs, async () => {
+    samples.push((await pool.query<ActivityRow>(QUERY, [database])).rows);
+  });
   return {
     async stop() {
-      stopped = true;
-      await loop;
+      await sampling.stop();
       const n = samples.length || 1;
       const sum = { total: 0, active: 0, idleInTransaction: 0, idle: 0 };
       const waits: Record<string, number> = {};

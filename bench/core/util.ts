@@ -23,6 +23,33 @@ export const target: { root: string; revision: Revision | null } = { root: ROOT,
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
+/**
+ * Runs `sample` now and then every `intervalMs` until stop(), which ends the wait in progress and
+ * resolves once the sample in progress (if any) is done. A sample that throws is skipped: a lost
+ * sample is not worth failing a run.
+ */
+export function sampleEvery(intervalMs: number, sample: () => Promise<unknown>): { stop(): Promise<void> } {
+  let stopped = false;
+  let wake: () => void = () => {};
+  const loop = (async () => {
+    while (!stopped) {
+      await sample().catch(() => undefined);
+      if (stopped) break;
+      await new Promise<void>((done) => {
+        wake = done;
+        setTimeout(done, intervalMs);
+      });
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake();
+      await loop;
+    },
+  };
+}
+
 /** Thrown for a problem the user can act on: printed as a sentence, no stack trace. */
 export class BenchError extends Error {}
 

@@ -3,7 +3,7 @@
 // the ledger's row counts.
 import type pg from 'pg';
 import { countOf } from '../core/environment.js';
-import { pollUntil, sleep } from '../core/util.js';
+import { pollUntil, sampleEvery } from '../core/util.js';
 import { PREFILL_MERCHANT } from './prefill.js';
 
 const DRAIN_TIMEOUT_MS = 120_000;
@@ -40,20 +40,14 @@ export async function waitForDrain(pool: pg.Pool, consumerIdle?: () => Promise<b
 
 /** Unpublished outbox rows, sampled every second during a measured window. */
 export function sampleBacklog(pool: pg.Pool) {
-  const samples: (number | null)[] = [];
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      await sleep(1000);
-      if (!stopped) samples.push(await pendingOutbox(pool).catch(() => null));
-    }
-  })();
+  const samples: number[] = [];
+  const sampling = sampleEvery(1000, async () => {
+    samples.push(await pendingOutbox(pool));
+  });
   return {
     async stop() {
-      stopped = true;
-      await loop;
-      const values = samples.filter((v) => v !== null);
-      return { samples: values, max: values.length ? Math.max(...values) : 0 };
+      await sampling.stop();
+      return { samples, max: samples.length ? Math.max(...samples) : 0 };
     },
   };
 }

@@ -4,7 +4,7 @@
 // fan-out created the bench merchant's webhook rows (sampled every 250 ms).
 import type pg from 'pg';
 import { runPhase, type LoadShape, type Measured, type Probes } from '../core/phase-runner.js';
-import { note, paint, round, sleep, summarise, type Summary } from '../core/util.js';
+import { note, paint, round, sampleEvery, sleep, summarise, type Summary } from '../core/util.js';
 import { nowEpoch } from './events.js';
 import type { Arrival, Receiver } from './receiver.js';
 
@@ -147,29 +147,20 @@ function printPhaseLine({ name, result: r }: DeliveryPhase): void {
 /** The bench merchant's webhook rows created and delivered, sampled every 250 ms during a window. */
 function sampleProgress(pool: pg.Pool, settingsId: string) {
   const start = Date.now();
-  let stopped = false;
   const samples: { ms: number; created: number; succeeded: number }[] = [];
   let base: { created: number; succeeded: number } | null = null;
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        const { rows } = await pool.query<{ created: number; succeeded: number }>(
-          `SELECT count(*)::int AS created, count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded
-           FROM webhooks WHERE settings_id = $1`,
-          [settingsId],
-        );
-        base ??= rows[0];
-        samples.push({ ms: Date.now() - start, ...rows[0] });
-      } catch {
-        // a sample lost is not worth failing a run
-      }
-      await sleep(250);
-    }
-  })();
+  const sampling = sampleEvery(250, async () => {
+    const { rows } = await pool.query<{ created: number; succeeded: number }>(
+      `SELECT count(*)::int AS created, count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded
+       FROM webhooks WHERE settings_id = $1`,
+      [settingsId],
+    );
+    base ??= rows[0];
+    samples.push({ ms: Date.now() - start, ...rows[0] });
+  });
   return {
     async stop() {
-      stopped = true;
-      await loop;
+      await sampling.stop();
       const final = samples.at(-1);
       const allCreated = samples.find((s) => final && s.created === final.created);
       const from = base ?? { created: 0, succeeded: 0 };
