@@ -284,6 +284,36 @@ describe('order lifecycle', () => {
       });
     });
 
+    it('refuses a lock for an attempt that has already ended: the order stays payable', async () => {
+      // A replica paused (a long GC pause, a frozen VM) wakes up and handles a lock request whose
+      // caller gave up long ago: payments recorded the attempt as Error, and orders applied its
+      // event, while the request waited. Taking the lock now would hold the order for good: nothing
+      // else would announce that attempt's end again, and the expiry sweep skips locked orders.
+      const payments = as('payments');
+      const { body: order } = await h.createOrder();
+      const gaveUp = randomUUID();
+      await h.publishTransaction('transaction.payment.failed', order, {
+        transactionId: gaveUp,
+        status: 'Error',
+      });
+      await h.waitForOrder(order.orderId, (o) =>
+        o.transactions.some((t: { transactionId: string }) => t.transactionId === gaveUp),
+      );
+
+      await expect(payments.call('rpc.orders.lockPayment', lockOf(order, gaveUp))).rejects.toMatchObject({
+        code: 'BYRD205',
+        message: expect.stringMatching(/already ended/),
+      });
+      const summary = await h.app
+        .get(Rpc)
+        .call('rpc.orders.get', { orderId: order.orderId, checkoutKey: order.checkoutKey });
+      expect(summary.paymentLocked).toBe(false);
+      const next = randomUUID();
+      expect(await payments.call('rpc.orders.lockPayment', lockOf(order, next))).toMatchObject({
+        lockedBy: next,
+      });
+    });
+
     it('answers only payments: the lock decides whether an order can be charged twice', async () => {
       const { body: order } = await h.createOrder();
       await expect(

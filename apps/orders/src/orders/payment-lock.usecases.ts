@@ -3,13 +3,20 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { OPEN_ORDER_STATUSES, type OrderPaymentLock, type OrderPaymentLockRequest } from '@byrd/contracts';
 import { Refusal } from '@byrd/platform';
 import { findOrder } from './checkout.usecases.js';
-import { Order } from './order.entity.js';
+import { Order, OrderTransaction } from './order.entity.js';
+import { keepsPaymentLock } from './order-status.js';
 
 /**
  * rpc.orders.lockPayment: payments reserves the order for one attempt right before it asks the
  * acquirer. Taken under the order's row lock, so of any number of concurrent attempts (on any
  * replica) exactly one gets it, and a cancel or the expiry sweep either runs before (the attempt is
  * refused) or after (they are refused). Asking again for the same attempt is a no-op (retries).
+ *
+ * An attempt whose end (holding no money) orders already recorded is refused: its request is stale,
+ * handled late by a replica that was paused while payments gave up on it. Its event, the one thing
+ * that frees a lock for good, has come and gone, so a lock taken now would hold the order forever.
+ * (Had the event come after the lock, it would free it: ApplyTransactionEvent; both take the order's
+ * row lock, so one of the two always sees the other.)
  */
 @Injectable()
 export class LockOrderForPayment {
@@ -19,6 +26,15 @@ export class LockOrderForPayment {
     return this.dataSource.transaction(async (manager) => {
       const order = await findOrder(manager, request, true);
       if (order.paymentLockId === request.transactionId) return lockOf(order);
+      const attempt = await manager.findOneBy(OrderTransaction, {
+        transactionId: request.transactionId,
+        orderId: order.id,
+      });
+      if (attempt && !keepsPaymentLock(attempt.status)) {
+        throw Refusal.notAllowed(
+          `Payment ${attempt.transactionId} has already ended (${attempt.status}) and cannot hold order ${order.id}`,
+        );
+      }
       if (order.paymentLockId) {
         throw Refusal.notAllowed(`Order ${order.id} has another payment in progress, or it is already paid`);
       }
