@@ -49,6 +49,26 @@ export class Replica {
     }
   }
 
+  /**
+   * SIGSTOP: the process stays, holding its sockets, but runs nothing, as in a long GC pause, a
+   * frozen VM or a throttled container; its leases run out meanwhile. resume() sends SIGCONT.
+   */
+  pause() {
+    this.#signal('SIGSTOP');
+  }
+
+  resume() {
+    this.#signal('SIGCONT');
+  }
+
+  #signal(signal) {
+    try {
+      process.kill(this.process.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+
   async probe() {
     const probed = this.process;
     const ok = (await httpStatus(`${this.url}/health/ready`, 1_000)) === 200;

@@ -12,14 +12,31 @@ const killOne = (service) => ({
   },
 });
 
+/** The services whose replicas hold leases (keys, order locks, deliveries) or unacknowledged events. */
+const PAUSED = ['payments', 'orders', 'webhook-service'];
+
 /** The faults of a full run (issue 16, item 4), in order; `quick` keeps one of each kind. */
-export function faultPlan({ quick, outageMs, databaseDownMs }) {
+export function faultPlan({ quick, outageMs, databaseDownMs, pauseMs }) {
   const plan = [
     ...(quick ? [killOne('payments')] : SERVICES.map(killOne)),
     {
       name: 'kill -9 both payments replicas',
       async inject({ deployments }) {
         for (const replica of deployments.payments.replicas) replica.kill();
+      },
+    },
+    {
+      // Longer than every lease of the world: the other replicas take over the paused ones' keys,
+      // deliveries and stuck payments, then the paused ones wake up and finish what they held.
+      name: `one replica each of ${PAUSED.join(', ')} paused (SIGSTOP) ${pauseMs / 1000} s, then resumed`,
+      async inject({ deployments }) {
+        const paused = PAUSED.map((service) => deployments[service].replicas[0]);
+        for (const replica of paused) replica.pause();
+        try {
+          await sleep(pauseMs);
+        } finally {
+          for (const replica of paused) replica.resume();
+        }
       },
     },
     {

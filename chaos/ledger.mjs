@@ -97,6 +97,24 @@ export async function checkLedger({ postgres, dbs, nats, streamName, receiver, f
     `SELECT count(*)::int AS n FROM transactions WHERE status = 'Processing'`,
   );
   add('transactions still Processing', processing[0].n === 0, processing[0].n);
+  // An order held by an attempt that ended holding no money (or that payments never wrote) can never
+  // be paid, canceled or expired again.
+  const locks = await q('orders', `SELECT id, payment_lock_id FROM orders WHERE payment_lock_id IS NOT NULL`);
+  const holders = new Map(
+    (
+      await q('payments', `SELECT id, status FROM transactions WHERE id = ANY($1::uuid[])`, [
+        locks.map((lock) => lock.payment_lock_id),
+      ])
+    ).map((row) => [row.id, row.status]),
+  );
+  none(
+    'orders held by an attempt that ended without money',
+    locks.filter((lock) =>
+      ['Denied', 'Error', 'Canceled', undefined].includes(holders.get(lock.payment_lock_id)),
+    ),
+    (lock) => `${lock.id}:${holders.get(lock.payment_lock_id) ?? 'unknown'}`,
+    locks.length,
+  );
 
   // 5. Every committed state change reached the stream: outboxes empty (a published row is deleted),
   // and every order and every settled transaction named by an event.

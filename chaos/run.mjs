@@ -76,6 +76,10 @@ async function main() {
     replicas: Number(values.replicas),
     outageMs: quick ? 10_000 : 30_000,
     databaseDownMs: quick ? 5_000 : 10_000,
+    // Past the world's leases (idempotency keys and webhook deliveries 15 s, the acquirer's recovery
+    // 10 s); the full run also past JetStream's 30 s ack wait, so events a paused replica had taken
+    // are redelivered to the other, and applied again when the paused one wakes.
+    pauseMs: quick ? 20_000 : 35_000,
     recoveryMs: quick ? 5_000 : 20_000,
     warmupMs: quick ? 5_000 : 20_000,
   };
