@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { Subscription } from '@nats-io/transport-node';
+import { TimeoutError, type Subscription } from '@nats-io/transport-node';
 import {
   RPC_CALLERS,
+  RPC_REPEATABLE,
   rpcError,
   type RpcContracts,
   type RpcReply,
@@ -26,6 +27,8 @@ import {
 type RpcResponseOf<S extends RpcSubject> = RpcContracts[S]['response'];
 
 const DEFAULT_TIMEOUT_MS = 5_000;
+/** Tries of a repeatable subject within its timeout (each gets an equal share of it). */
+const REPEATABLE_TRIES = 3;
 
 /**
  * Request/reply between services on `rpc.<service>.<verb>` subjects (never a stream's subjects).
@@ -86,29 +89,47 @@ export class Rpc implements BeforeApplicationShutdown {
     this.subscriptions.push(subscription);
   }
 
-  /** Calls a subject; a domain error of the other side is re-thrown here as the same ApiError. */
+  /**
+   * Calls a subject; a domain error of the other side is re-thrown here as the same ApiError. A
+   * repeatable subject (RPC_REPEATABLE) is asked up to REPEATABLE_TRIES times within `timeoutMs`,
+   * again whenever a try gets no answer: the queue group hands each try to a replica at random, so a
+   * paused replica costs one try, not the call.
+   */
   async call<S extends RpcSubject>(
     subject: S,
     request: RpcRequestOf<S>,
     timeoutMs = DEFAULT_TIMEOUT_MS,
   ): Promise<RpcResponseOf<S>> {
-    const authenticated = RPC_CALLERS[subject] !== undefined;
-    const body = authenticated ? await this.identity.sign(subject, request) : request;
-    let answer: RpcReply<RpcResponseOf<S>> | SealedRpcReply;
-    try {
-      const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
-        timeout: timeoutMs,
-        // The caller's trace context: the served side's span joins its trace.
-        headers: natsTraceHeaders(),
-      });
-      answer = message.json<RpcReply<RpcResponseOf<S>> | SealedRpcReply>();
-    } catch (error) {
-      throw new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
+    const tries = RPC_REPEATABLE.has(subject) ? REPEATABLE_TRIES : 1;
+    let answer: RpcReply<RpcResponseOf<S>> | SealedRpcReply | undefined;
+    for (let attempt = 1; answer === undefined; attempt++) {
+      try {
+        answer = await this.ask(subject, request, timeoutMs / tries);
+      } catch (error) {
+        if (attempt < tries && error instanceof TimeoutError) continue;
+        throw new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
+      }
     }
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     const { code, message, errors } = answer.error;
     throw new ApiError(kindOfCode(code), message, { code, errors });
+  }
+
+  /** One request and its reply. Signed anew each time: a served side accepts a signed request once. */
+  private async ask<S extends RpcSubject>(
+    subject: S,
+    request: RpcRequestOf<S>,
+    timeoutMs: number,
+  ): Promise<RpcReply<RpcResponseOf<S>> | SealedRpcReply> {
+    const authenticated = RPC_CALLERS[subject] !== undefined;
+    const body = authenticated ? await this.identity.sign(subject, request) : request;
+    const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
+      timeout: timeoutMs,
+      // The caller's trace context: the served side's span joins its trace.
+      headers: natsTraceHeaders(),
+    });
+    return message.json<RpcReply<RpcResponseOf<S>> | SealedRpcReply>();
   }
 
   private errorReply(subject: string, failure: unknown, span: Span): RpcReply<never> {
