@@ -101,10 +101,13 @@ export class Rpc implements BeforeApplicationShutdown {
     timeoutMs = DEFAULT_TIMEOUT_MS,
   ): Promise<RpcResponseOf<S>> {
     const tries = RPC_REPEATABLE.has(subject) ? REPEATABLE_TRIES : 1;
+    const authenticated = RPC_CALLERS[subject] !== undefined;
     let answer: RpcReply<RpcResponseOf<S>> | SealedRpcReply | undefined;
     for (let attempt = 1; answer === undefined; attempt++) {
+      // Signed anew for each try: a served side accepts a signed request once.
+      const body = authenticated ? await this.identity.sign(subject, request) : request;
       try {
-        answer = await this.ask(subject, request, timeoutMs / tries);
+        answer = await this.ask(subject, body, timeoutMs / tries);
       } catch (error) {
         if (attempt < tries && error instanceof TimeoutError) continue;
         throw new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
@@ -116,14 +119,12 @@ export class Rpc implements BeforeApplicationShutdown {
     throw new ApiError(kindOfCode(code), message, { code, errors });
   }
 
-  /** One request and its reply. Signed anew each time: a served side accepts a signed request once. */
+  /** One request (as sent: signed or plain) and its reply. */
   private async ask<S extends RpcSubject>(
     subject: S,
-    request: RpcRequestOf<S>,
+    body: unknown,
     timeoutMs: number,
   ): Promise<RpcReply<RpcResponseOf<S>> | SealedRpcReply> {
-    const authenticated = RPC_CALLERS[subject] !== undefined;
-    const body = authenticated ? await this.identity.sign(subject, request) : request;
     const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
       timeout: timeoutMs,
       // The caller's trace context: the served side's span joins its trace.
