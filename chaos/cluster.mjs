@@ -42,11 +42,7 @@ export class Replica {
   kill() {
     this.expectedDeath = true;
     this.ready = false;
-    try {
-      process.kill(this.process.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
+    this.#signal('SIGKILL');
   }
 
   /**
