@@ -284,6 +284,23 @@ describe('order lifecycle', () => {
       });
     });
 
+    it('one attempt asking for the lock ten times at once (retried RPCs) holds it once', async () => {
+      // A repeatable RPC is asked again when a try gets no answer, so a late first try and its
+      // retry can reach two replicas together: both must answer that this attempt holds the order.
+      const payments = as('payments');
+      const { body: order } = await h.createOrder();
+      const attempt = randomUUID();
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () => payments.call('rpc.orders.lockPayment', lockOf(order, attempt))),
+      );
+      expect(answers).toEqual(
+        Array.from({ length: 10 }, () => ({ orderId: order.orderId, lockedBy: attempt })),
+      );
+      await expect(
+        payments.call('rpc.orders.lockPayment', lockOf(order, randomUUID())),
+      ).rejects.toMatchObject({ code: 'BYRD205' });
+    });
+
     it('refuses a lock for an attempt that has already ended: the order stays payable', async () => {
       // A replica paused (a long GC pause, a frozen VM) wakes up and handles a lock request whose
       // caller gave up long ago: payments recorded the attempt as Error, and orders applied its
