@@ -56,9 +56,10 @@ export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = O
 /**
  * Subjects whose handler may run twice for one call to the same effect: reads, and the order's lock
  * for one attempt (taking or giving back the same attempt's lock again is a no-op). A call of one of
- * these that gets no answer in time is asked again: replicas of a service share a subject as a queue
- * group, and one that is paused (a long GC pause, a frozen VM) still takes its share of the requests
- * and answers none of them until it wakes up.
+ * these is asked again while no answer comes, its earlier tries kept open (`Rpc.call`): replicas of a
+ * service share a subject as a queue group, and one that is paused (a long GC pause, a frozen VM)
+ * still takes its share of the requests and answers none of them until it wakes up. Two tries of one
+ * call may run at once, on two replicas.
  */
 export const RPC_REPEATABLE: ReadonlySet<RpcSubject> = new Set<RpcSubject>([
   'rpc.orders.get',

@@ -14,8 +14,11 @@ describe('Rpc with a paused replica', () => {
   beforeAll(async () => {
     env = await TestEnvironment.create();
   });
+  // Each test's replicas leave the queue groups with it.
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((rpc) => rpc.beforeApplicationShutdown()));
+  });
   afterAll(async () => {
-    await Promise.all(started.map((rpc) => rpc.beforeApplicationShutdown()));
     await env?.cleanup();
   });
 
@@ -23,7 +26,10 @@ describe('Rpc with a paused replica', () => {
     const rpc = new Rpc(
       env.nats,
       service,
-      RpcIdentity.fromConfig(service, { RPC_SIGNING_KEY: env.rpcKeyPair(service).privateKey }),
+      RpcIdentity.fromConfig(service, {
+        RPC_SIGNING_KEY: env.rpcKeyPair(service).privateKey,
+        RPC_TRUSTED_CALLERS: `payments:${env.rpcKeyPair('payments').publicKey}`,
+      }),
     );
     started.push(rpc);
     return rpc;
@@ -50,9 +56,10 @@ describe('Rpc with a paused replica', () => {
     while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
-  it('asks a repeatable subject (an order read) again, and the live replica answers', async () => {
+  it('asks a repeatable subject (an order read) again while a paused replica holds the first try', async () => {
     const taken = await pausedReplica('rpc.orders.get');
     const request = { orderId: randomUUID(), checkoutKey: randomUUID() };
+    const startedAt = performance.now();
     const call = rpcOf('hosted-form-bff').call('rpc.orders.get', request, 3_000);
     await until(() => taken.length === 1);
     // The live replica joins only now: the first try can have gone nowhere else.
@@ -60,6 +67,46 @@ describe('Rpc with a paused replica', () => {
 
     await expect(call).resolves.toEqual({ orderId: request.orderId });
     expect(taken).toEqual([request]);
+    // The next try went out after a short wait, not after a share of the call's timeout.
+    expect(performance.now() - startedAt).toBeLessThan(1_000);
+  });
+
+  it('keeps every try open: a replica slower than the first wait still answers the call', async () => {
+    let served = 0;
+    // Signed requests: each try is signed anew, or the served side would refuse the repeats as replays.
+    rpcOf('orders').serve('rpc.orders.lockPayment', async () => {
+      served++;
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      return { locked: true } as never;
+    });
+    const request = { orderId: randomUUID(), transactionId: randomUUID() } as never;
+
+    await expect(rpcOf('payments').call('rpc.orders.lockPayment', request, 2_000)).resolves.toEqual({
+      locked: true,
+    });
+    // Repeated while it waited (the waits double), never more than the limit.
+    expect(served).toBeGreaterThanOrEqual(2);
+    expect(served).toBeLessThanOrEqual(6);
+  });
+
+  it('repeats later for a subject that usually answers slowly: an overloaded service is not asked more', async () => {
+    let answerAfterMs = 300;
+    let served = 0;
+    rpcOf('orders').serve('rpc.orders.embedding', async ({ orderId }) => {
+      served++;
+      await new Promise((resolve) => setTimeout(resolve, answerAfterMs));
+      return { orderId } as never;
+    });
+    const caller = rpcOf('hosted-form-bff');
+    // Unknown yet: repeated after the shortest wait.
+    await caller.call('rpc.orders.embedding', { orderId: randomUUID() }, 3_000);
+    expect(served).toBeGreaterThanOrEqual(2);
+
+    // Now known to take about 300 ms: a call answered after 600 ms is not repeated.
+    served = 0;
+    answerAfterMs = 600;
+    await caller.call('rpc.orders.embedding', { orderId: randomUUID() }, 3_000);
+    expect(served).toBe(1);
   });
 
   it('does not repeat a subject that must not run twice (a cancel): the call fails', async () => {

@@ -27,8 +27,19 @@ import {
 type RpcResponseOf<S extends RpcSubject> = RpcContracts[S]['response'];
 
 const DEFAULT_TIMEOUT_MS = 5_000;
-/** Tries of a repeatable subject within its timeout (each gets an equal share of it). */
-const REPEATABLE_TRIES = 3;
+/** Most tries of a repeatable subject within one call's timeout. */
+const MAX_TRIES = 6;
+/** No try is repeated sooner than this, however fast the subject usually answers. */
+const MIN_REPEAT_AFTER_MS = 100;
+/**
+ * A try is repeated after this many times the subject's usual answer time, and each further wait
+ * doubles: a subject that answers slowly (an overloaded service) gets fewer repeats, not more.
+ */
+const REPEAT_AFTER_USUAL_TIMES = 4;
+/** Weight of the newest answer time in a subject's usual one (exponential moving average). */
+const USUAL_WEIGHT = 0.2;
+
+type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>> | SealedRpcReply;
 
 /**
  * Request/reply between services on `rpc.<service>.<verb>` subjects (never a stream's subjects).
@@ -40,6 +51,8 @@ const REPEATABLE_TRIES = 3;
 export class Rpc implements BeforeApplicationShutdown {
   private readonly logger = new Logger(Rpc.name);
   private readonly subscriptions: Subscription[] = [];
+  /** How long each repeatable subject's answered tries usually took, in ms. */
+  private readonly usualAnswerMs = new Map<RpcSubject, number>();
 
   constructor(
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
@@ -91,46 +104,99 @@ export class Rpc implements BeforeApplicationShutdown {
 
   /**
    * Calls a subject; a domain error of the other side is re-thrown here as the same ApiError. A
-   * repeatable subject (RPC_REPEATABLE) is asked up to REPEATABLE_TRIES times within `timeoutMs`,
-   * again whenever a try gets no answer: the queue group hands each try to a replica at random, so a
-   * paused replica costs one try, not the call.
+   * repeatable subject (RPC_REPEATABLE) is asked again while no answer comes (`askRepeatedly`): the
+   * queue group hands each try to a replica at random, so a paused replica costs a try, not the call.
    */
   async call<S extends RpcSubject>(
     subject: S,
     request: RpcRequestOf<S>,
     timeoutMs = DEFAULT_TIMEOUT_MS,
   ): Promise<RpcResponseOf<S>> {
-    const tries = RPC_REPEATABLE.has(subject) ? REPEATABLE_TRIES : 1;
-    const authenticated = RPC_CALLERS[subject] !== undefined;
-    let answer: RpcReply<RpcResponseOf<S>> | SealedRpcReply | undefined;
-    for (let attempt = 1; answer === undefined; attempt++) {
-      // Signed anew for each try: a served side accepts a signed request once.
-      const body = authenticated ? await this.identity.sign(subject, request) : request;
-      try {
-        answer = await this.ask(subject, body, timeoutMs / tries);
-      } catch (error) {
-        if (attempt < tries && error instanceof TimeoutError) continue;
-        throw new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
-      }
-    }
+    let answer = RPC_REPEATABLE.has(subject)
+      ? await this.askRepeatedly(subject, request, timeoutMs)
+      : await this.ask(subject, await this.signed(subject, request), timeoutMs).catch((error: unknown) => {
+          throw unanswered(subject, error);
+        });
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     const { code, message, errors } = answer.error;
     throw new ApiError(kindOfCode(code), message, { code, errors });
   }
 
-  /** One request (as sent: signed or plain) and its reply. */
-  private async ask<S extends RpcSubject>(
+  /**
+   * Asks, and asks again each time no answer has come for a while, keeping every try open until the
+   * call's deadline: the first answer of any try is the call's, so a replica that is only slow still
+   * answers it, and one that is paused holds one try, not the call. The waits start at a few times
+   * the subject's usual answer time and double, up to MAX_TRIES tries. Fails when the last try open
+   * runs out of time with no try left to send, or at once when a try fails otherwise (no responders).
+   */
+  private askRepeatedly<S extends RpcSubject>(
     subject: S,
-    body: unknown,
+    request: RpcRequestOf<S>,
     timeoutMs: number,
-  ): Promise<RpcReply<RpcResponseOf<S>> | SealedRpcReply> {
+  ): Promise<Answer<S>> {
+    const deadline = performance.now() + timeoutMs;
+    const usual = this.usualAnswerMs.get(subject) ?? 0;
+    return new Promise<Answer<S>>((resolve, reject) => {
+      let done = false;
+      let tries = 0;
+      let open = 0;
+      let nextTry: NodeJS.Timeout | undefined;
+      const finish = (settle: () => void) => {
+        if (done) return;
+        done = true;
+        clearTimeout(nextTry);
+        settle();
+      };
+      const send = async (repeatAfterMs: number): Promise<void> => {
+        tries++;
+        open++;
+        if (tries < MAX_TRIES && performance.now() + repeatAfterMs < deadline) {
+          nextTry = setTimeout(() => {
+            nextTry = undefined;
+            void send(repeatAfterMs * 2);
+          }, repeatAfterMs);
+        }
+        let body: unknown;
+        try {
+          // Signed anew for each try: a served side accepts a signed request once.
+          body = await this.signed(subject, request);
+        } catch (error) {
+          return finish(() => reject(error instanceof Error ? error : new Error(String(error))));
+        }
+        const sentAt = performance.now();
+        try {
+          const answer = await this.ask(subject, body, Math.max(1, deadline - sentAt));
+          this.noteAnswerTime(subject, performance.now() - sentAt);
+          finish(() => resolve(answer));
+        } catch (error) {
+          open--;
+          const noneLeft = open === 0 && nextTry === undefined;
+          if (noneLeft || !(error instanceof TimeoutError)) finish(() => reject(unanswered(subject, error)));
+        }
+      };
+      void send(Math.max(MIN_REPEAT_AFTER_MS, REPEAT_AFTER_USUAL_TIMES * usual));
+    });
+  }
+
+  /** The request as sent: signed by this service when the subject is authenticated. */
+  private async signed<S extends RpcSubject>(subject: S, request: RpcRequestOf<S>): Promise<unknown> {
+    return RPC_CALLERS[subject] === undefined ? request : this.identity.sign(subject, request);
+  }
+
+  private noteAnswerTime(subject: RpcSubject, ms: number): void {
+    const usual = this.usualAnswerMs.get(subject);
+    this.usualAnswerMs.set(subject, usual === undefined ? ms : usual + USUAL_WEIGHT * (ms - usual));
+  }
+
+  /** One request (as sent: signed or plain) and its reply. */
+  private async ask<S extends RpcSubject>(subject: S, body: unknown, timeoutMs: number): Promise<Answer<S>> {
     const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
       timeout: timeoutMs,
       // The caller's trace context: the served side's span joins its trace.
       headers: natsTraceHeaders(),
     });
-    return message.json<RpcReply<RpcResponseOf<S>> | SealedRpcReply>();
+    return message.json<Answer<S>>();
   }
 
   private errorReply(subject: string, failure: unknown, span: Span): RpcReply<never> {
@@ -143,4 +209,9 @@ export class Rpc implements BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all(this.subscriptions.map((s) => s.drain()));
   }
+}
+
+/** A request that got no answer (timed out, or nobody serves the subject): 503 to the caller. */
+function unanswered(subject: RpcSubject, error: unknown): ApiError {
+  return new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
 }
