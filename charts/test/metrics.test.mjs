@@ -185,6 +185,7 @@ describe('the alerts', () => {
       'ByrdWebhookFailureRateHigh',
       'ByrdWebhookQueueBacklog',
       'ByrdAcquirerFailing',
+      'ByrdRpcUnanswered',
       'ByrdMemoryNearLimit',
     ]) {
       assert.ok(alerts.has(alert), alert);
@@ -200,6 +201,7 @@ describe('the alerts', () => {
       webhookFailureRatio: 0.8,
       webhookDueQueueDepth: 20000,
       acquirerFailureRatio: 0.3,
+      rpcUnansweredRatio: 0.15,
       memoryLimitRatio: 0.75,
     };
     const rules = rulesWith({ metrics: { prometheusRule: { thresholds } } });
@@ -211,6 +213,7 @@ describe('the alerts', () => {
     assert.match(expr('ByrdWebhookFailureRateHigh'), /> 0\.8$/);
     assert.match(expr('ByrdWebhookQueueBacklog'), /\) > 20000$/);
     assert.match(expr('ByrdAcquirerFailing'), /> 0\.3$/);
+    assert.match(expr('ByrdRpcUnanswered'), /> 0\.15$/);
     assert.match(expr('ByrdMemoryNearLimit'), /> 0\.75 \* [0-9]+$/);
   });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RpcSubject } from '@byrd/contracts';
-import { ErrorKind, Rpc, RpcIdentity } from '@byrd/platform';
+import { ErrorKind, Rpc, RpcIdentity, ServiceMetrics } from '@byrd/platform';
 import { TestEnvironment } from '@byrd/platform/testing';
 
 /**
@@ -52,6 +52,16 @@ describe('Rpc with a paused replica', () => {
     return taken;
   }
 
+  /** A counter of the caller's `/metrics`, for the series with these labels. */
+  async function counted(caller: Rpc, name: string, labels: Record<string, string>): Promise<number> {
+    const metric = new ServiceMetrics(null, null, caller).registry.getSingleMetric(name);
+    const { values } = await metric!.get();
+    const series = values.find((v) =>
+      Object.entries(labels).every(([key, value]) => v.labels[key] === value),
+    );
+    return series?.value ?? 0;
+  }
+
   async function until(condition: () => boolean): Promise<void> {
     while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -60,7 +70,8 @@ describe('Rpc with a paused replica', () => {
     const taken = await pausedReplica('rpc.orders.get');
     const request = { orderId: randomUUID(), checkoutKey: randomUUID() };
     const startedAt = performance.now();
-    const call = rpcOf('hosted-form-bff').call('rpc.orders.get', request, 3_000);
+    const caller = rpcOf('hosted-form-bff');
+    const call = caller.call('rpc.orders.get', request, 3_000);
     await until(() => taken.length === 1);
     // The live replica joins only now: the first try can have gone nowhere else.
     rpcOf('orders').serve('rpc.orders.get', async ({ orderId }) => ({ orderId }) as never);
@@ -69,6 +80,10 @@ describe('Rpc with a paused replica', () => {
     expect(taken).toEqual([request]);
     // The next try went out after a short wait, not after a share of the call's timeout.
     expect(performance.now() - startedAt).toBeLessThan(1_000);
+    // What an operator sees: the call answered, after tries sent again.
+    const subject = 'rpc.orders.get';
+    expect(await counted(caller, 'rpc_client_calls_total', { subject, result: 'answered' })).toBe(1);
+    expect(await counted(caller, 'rpc_client_repeated_tries_total', { subject })).toBeGreaterThanOrEqual(1);
   });
 
   it('keeps every try open: a replica slower than the first wait still answers the call', async () => {
@@ -111,7 +126,8 @@ describe('Rpc with a paused replica', () => {
 
   it('does not repeat a subject that must not run twice (a cancel): the call fails', async () => {
     const taken = await pausedReplica('rpc.orders.cancel');
-    const call = rpcOf('hosted-form-bff').call(
+    const caller = rpcOf('hosted-form-bff');
+    const call = caller.call(
       'rpc.orders.cancel',
       { orderId: randomUUID(), checkoutKey: randomUUID() },
       1_000,
@@ -125,5 +141,8 @@ describe('Rpc with a paused replica', () => {
 
     await expect(call).rejects.toMatchObject({ kind: ErrorKind.Unavailable });
     expect(served).toBe(0);
+    const subject = 'rpc.orders.cancel';
+    expect(await counted(caller, 'rpc_client_calls_total', { subject, result: 'unanswered' })).toBe(1);
+    expect(await counted(caller, 'rpc_client_repeated_tries_total', { subject })).toBe(0);
   });
 });

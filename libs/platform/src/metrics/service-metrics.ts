@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { EventConsumers } from '../messaging/consumers.js';
+import { Rpc } from '../rpc/rpc.js';
 
 /** A route Fastify did not match: one label value, so probing paths cannot grow the series. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -11,8 +12,8 @@ export const UNMATCHED_ROUTE = 'unmatched';
 /**
  * The Prometheus metrics every service exports at `GET /metrics`, on a registry of its own (several
  * apps may live in one test process): HTTP requests by route pattern, status and duration, the
- * database pool, the outbox backlog and its age, the durable consumers' work and lag, and the Node
- * process. A service adds its own (the webhook service's deliveries) to `registry`.
+ * database pool, the outbox backlog and its age, the durable consumers' work and lag, the RPC calls
+ * this service made, and the Node process. A service adds its own (the webhook service's deliveries) to `registry`.
  */
 @Injectable()
 export class ServiceMetrics {
@@ -32,11 +33,13 @@ export class ServiceMetrics {
   constructor(
     @Optional() @Inject(DataSource) dataSource: DataSource | null,
     @Optional() @Inject(EventConsumers) consumers: EventConsumers | null,
+    @Optional() @Inject(Rpc) rpc: Rpc | null,
   ) {
     // No service label: Prometheus names the scraped pod's job and instance itself.
     collectDefaultMetrics({ register: this.registry });
     if (dataSource) this.databaseMetrics(dataSource);
     if (consumers) this.consumerMetrics(consumers);
+    if (rpc) this.rpcMetrics(rpc);
   }
 
   /** One answered request (Fastify's onResponse). */
@@ -89,6 +92,38 @@ export class ServiceMetrics {
       async collect() {
         const backlog = await readBacklog();
         if (backlog) this.set(backlog.age);
+      },
+    });
+  }
+
+  private rpcMetrics(rpc: Rpc): void {
+    // Each scrape adds what the Rpc counted since the one before.
+    const exported = new Map<string, number>();
+    const sinceLastScrape = (key: string, now: number) => {
+      const added = now - (exported.get(key) ?? 0);
+      exported.set(key, now);
+      return added;
+    };
+    new Counter({
+      name: 'rpc_client_calls_total',
+      help: 'RPC calls this process made, by subject: answered (a result or a domain error) or unanswered (timed out, nobody serving)',
+      labelNames: ['subject', 'result'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [subject, counts] of rpc.callCounts) {
+          for (const result of ['answered', 'unanswered'] as const)
+            this.inc({ subject, result }, sinceLastScrape(`${subject} ${result}`, counts[result]));
+        }
+      },
+    });
+    new Counter({
+      name: 'rpc_client_repeated_tries_total',
+      help: 'Tries of repeatable RPC subjects sent again while no answer had come (a paused or slow replica), by subject',
+      labelNames: ['subject'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [subject, counts] of rpc.callCounts)
+          this.inc({ subject }, sinceLastScrape(`${subject} repeats`, counts.repeats));
       },
     });
   }

@@ -53,6 +53,8 @@ export class Rpc implements BeforeApplicationShutdown {
   private readonly subscriptions: Subscription[] = [];
   /** How long each repeatable subject's answered tries usually took, in ms. */
   private readonly usualAnswerMs = new Map<RpcSubject, number>();
+  /** Per subject called: calls answered, calls that got no answer, and tries repeated (`/metrics`). */
+  readonly callCounts = new Map<RpcSubject, RpcCallCounts>();
 
   constructor(
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
@@ -115,8 +117,9 @@ export class Rpc implements BeforeApplicationShutdown {
     let answer = RPC_REPEATABLE.has(subject)
       ? await this.askRepeatedly(subject, request, timeoutMs)
       : await this.ask(subject, await this.signed(subject, request), timeoutMs).catch((error: unknown) => {
-          throw unanswered(subject, error);
+          throw this.unanswered(subject, error);
         });
+    this.countsOf(subject).answered++;
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     const { code, message, errors } = answer.error;
@@ -149,7 +152,7 @@ export class Rpc implements BeforeApplicationShutdown {
         settle();
       };
       const send = async (repeatAfterMs: number): Promise<void> => {
-        tries++;
+        if (++tries > 1) this.countsOf(subject).repeats++;
         open++;
         if (tries < MAX_TRIES && performance.now() + repeatAfterMs < deadline) {
           nextTry = setTimeout(() => {
@@ -172,7 +175,8 @@ export class Rpc implements BeforeApplicationShutdown {
         } catch (error) {
           open--;
           const noneLeft = open === 0 && nextTry === undefined;
-          if (noneLeft || !(error instanceof TimeoutError)) finish(() => reject(unanswered(subject, error)));
+          if (noneLeft || !(error instanceof TimeoutError))
+            finish(() => reject(this.unanswered(subject, error)));
         }
       };
       void send(Math.max(MIN_REPEAT_AFTER_MS, REPEAT_AFTER_USUAL_TIMES * usual));
@@ -182,6 +186,18 @@ export class Rpc implements BeforeApplicationShutdown {
   /** The request as sent: signed by this service when the subject is authenticated. */
   private async signed<S extends RpcSubject>(subject: S, request: RpcRequestOf<S>): Promise<unknown> {
     return RPC_CALLERS[subject] === undefined ? request : this.identity.sign(subject, request);
+  }
+
+  private countsOf(subject: RpcSubject): RpcCallCounts {
+    let counts = this.callCounts.get(subject);
+    if (!counts) this.callCounts.set(subject, (counts = { answered: 0, unanswered: 0, repeats: 0 }));
+    return counts;
+  }
+
+  /** A call that got no answer (timed out, or nobody serves the subject): 503 to the caller. */
+  private unanswered(subject: RpcSubject, error: unknown): ApiError {
+    this.countsOf(subject).unanswered++;
+    return new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
   }
 
   private noteAnswerTime(subject: RpcSubject, ms: number): void {
@@ -211,7 +227,8 @@ export class Rpc implements BeforeApplicationShutdown {
   }
 }
 
-/** A request that got no answer (timed out, or nobody serves the subject): 503 to the caller. */
-function unanswered(subject: RpcSubject, error: unknown): ApiError {
-  return new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
+export interface RpcCallCounts {
+  answered: number;
+  unanswered: number;
+  repeats: number;
 }
