@@ -124,6 +124,14 @@ describe('Rpc with a paused replica', () => {
     expect(served).toBe(1);
   });
 
+  it('fails a repeatable call at once when nobody serves the subject, without waiting for its timeout', async () => {
+    const startedAt = performance.now();
+    await expect(
+      rpcOf('hosted-form-bff').call('rpc.orders.embedding', { orderId: randomUUID() }, 3_000),
+    ).rejects.toMatchObject({ kind: ErrorKind.Unavailable });
+    expect(performance.now() - startedAt).toBeLessThan(1_000);
+  });
+
   it('does not repeat a subject that must not run twice (a cancel): the call fails', async () => {
     const taken = await pausedReplica('rpc.orders.cancel');
     const caller = rpcOf('hosted-form-bff');

@@ -131,7 +131,7 @@ export class Rpc implements BeforeApplicationShutdown {
    * call's deadline: the first answer of any try is the call's, so a replica that is only slow still
    * answers it, and one that is paused holds one try, not the call. The waits start at a few times
    * the subject's usual answer time and double, up to MAX_TRIES tries. Fails when the last try open
-   * runs out of time with no try left to send, or at once when a try fails otherwise (no responders).
+   * runs out of time with no try left to send, or at once when nobody serves the subject.
    */
   private askRepeatedly<S extends RpcSubject>(
     subject: S,
@@ -174,9 +174,10 @@ export class Rpc implements BeforeApplicationShutdown {
           finish(() => resolve(answer));
         } catch (error) {
           open--;
-          const noneLeft = open === 0 && nextTry === undefined;
-          if (noneLeft || !(error instanceof TimeoutError))
-            finish(() => reject(this.unanswered(subject, error)));
+          // A try that timed out leaves the call to the others, open or to come; any other failure
+          // (nobody serves the subject) ends it, unless a try taken by a replica is still open.
+          const othersMayAnswer = open > 0 || (error instanceof TimeoutError && nextTry !== undefined);
+          if (!othersMayAnswer) finish(() => reject(this.unanswered(subject, error)));
         }
       };
       void send(Math.max(MIN_REPEAT_AFTER_MS, REPEAT_AFTER_USUAL_TIMES * usual));
