@@ -25,6 +25,7 @@ import {
   NATS_CONTEXT,
   PLATFORM_CONFIG,
   RPC_IDENTITY,
+  RUNS_IDEMPOTENCY,
   SERVICE_NAME,
 } from './messaging/tokens.js';
 import { RpcIdentity } from './rpc/rpc-identity.js';
@@ -94,6 +95,7 @@ export class PlatformModule {
         { provide: PLATFORM_CONFIG, useValue: config },
         ...(options.configToken ? [{ provide: options.configToken, useValue: config }] : []),
         { provide: SERVICE_NAME, useValue: serviceName },
+        { provide: RUNS_IDEMPOTENCY, useValue: database !== null },
         {
           provide: NATS_CONTEXT,
           useFactory: async () => {

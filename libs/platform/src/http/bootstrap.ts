@@ -9,8 +9,8 @@ import { classTransformerMetadataStorage, ErrorBodySchema, errorCodesMarkdown } 
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
+import { RUNS_IDEMPOTENCY } from '../messaging/tokens.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
-import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
 import { completeDocument } from './docs.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
 import { observeRequests } from './observe-requests.js';
@@ -64,7 +64,9 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
       .build(),
     { extraModels: [ErrorBodySchema] },
   );
-  const complete = completeDocument(withDtoSchemas(document), { idempotency: runsIdempotency(app) });
+  const complete = completeDocument(withDtoSchemas(document), {
+    idempotency: app.get<boolean>(RUNS_IDEMPOTENCY, { strict: false }),
+  });
   SwaggerModule.setup('docs', app, complete, { jsonDocumentUrl: 'docs/json' });
   DOCUMENTS.set(app, complete);
   return app;
@@ -77,16 +79,6 @@ export function openApiDocumentOf(app: NestFastifyApplication): OpenAPIObject {
   const document = DOCUMENTS.get(app);
   if (!document) throw new Error('This app was not built by createHttpApp: it has no OpenAPI document');
   return document;
-}
-
-/** Apps with a database answer POSTs through the idempotency interceptor (PlatformModule). */
-function runsIdempotency(app: NestFastifyApplication): boolean {
-  try {
-    app.get(IdempotencyInterceptor, { strict: false });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
