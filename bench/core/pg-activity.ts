@@ -136,3 +136,38 @@ export function tableStatsBetween(before: TableStats, after: TableStats): TableS
   }
   return changes;
 }
+
+/**
+ * The whole server's write-ahead log counters (pg_stat_wal): records, full-page images, bytes and
+ * flushes (`wal_sync`: fdatasync calls, each a commit or more waits for). Not per database: diff
+ * them around a window in which the run is the server's only writer.
+ */
+export interface WalStats {
+  records: number;
+  fullPageImages: number;
+  bytes: number;
+  flushes: number;
+}
+
+export async function walStats(pool: pg.Pool): Promise<WalStats> {
+  const { rows } = await pool.query<Record<keyof WalStats, string>>(
+    `SELECT wal_records AS records, wal_fpi AS "fullPageImages", wal_bytes AS bytes, wal_sync AS flushes
+       FROM pg_stat_wal`,
+  );
+  const [row] = rows;
+  return {
+    records: Number(row.records),
+    fullPageImages: Number(row.fullPageImages),
+    bytes: Number(row.bytes),
+    flushes: Number(row.flushes),
+  };
+}
+
+export function walStatsBetween(before: WalStats, after: WalStats): WalStats {
+  return {
+    records: after.records - before.records,
+    fullPageImages: after.fullPageImages - before.fullPageImages,
+    bytes: after.bytes - before.bytes,
+    flushes: after.flushes - before.flushes,
+  };
+}

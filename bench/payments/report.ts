@@ -151,6 +151,19 @@ function printDatabase(phases: PhaseResult[]): void {
       { title: 'del/req', value: (r) => r.per(r.t.del) },
     ]),
   );
+  console.log(
+    '\nWrite-ahead log per request (pg_stat_wal: the whole server, from the window start until the backlog drained)',
+  );
+  const perRequest = (p: PhaseResult, v: number) => round(v / Math.max(1, p.result.completed), 2);
+  console.log(
+    table(phases, [
+      { title: 'phase', value: (p) => p.name },
+      { title: 'records', value: (p) => perRequest(p, p.wal.records) },
+      { title: 'full-page images', value: (p) => perRequest(p, p.wal.fullPageImages) },
+      { title: 'bytes', value: (p) => round(p.wal.bytes / Math.max(1, p.result.completed)) },
+      { title: 'flushes', value: (p) => perRequest(p, p.wal.flushes) },
+    ]),
+  );
 }
 
 function printLedger({ service, bare }: PaymentsLedger): void {

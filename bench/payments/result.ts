@@ -58,6 +58,7 @@ export function phaseResult({ name, result: w, cpu, peakRssMb, db, commits }: Me
     db,
     commits,
     tables: w.tables,
+    wal: w.wal,
     drain: w.drain && {
       ...w.drain,
       outboxDrainMs: round(w.drain.outboxDrainMs),

@@ -5,7 +5,14 @@ import type pg from 'pg';
 import { countOf, settle } from '../core/environment.js';
 import { BARE_PREFIX } from '../core/bare-handler.js';
 import { offer, type Load, type LoadResult } from '../core/load.js';
-import { tableStats, tableStatsBetween, type TableStats } from '../core/pg-activity.js';
+import {
+  tableStats,
+  tableStatsBetween,
+  walStats,
+  walStatsBetween,
+  type TableStats,
+  type WalStats,
+} from '../core/pg-activity.js';
 import { runPhase, type Measured, type Phase, type Probes } from '../core/phase-runner.js';
 import { dbName, note, round, sleep } from '../core/util.js';
 import { waitForDrain, sampleBacklog, type Drain } from './drain.js';
@@ -26,6 +33,8 @@ export interface PaymentsWindow {
   load: LoadResult;
   drain: Drain | null;
   tables: TableStats;
+  /** The server's WAL written from the window's start until its backlog drained. */
+  wal: WalStats;
 }
 
 /** 2xx answers per side, plus requests still in flight when a window closed (they may commit). */
@@ -115,6 +124,7 @@ function paymentsPhase(run: Run, name: string, kind: Kind, load: Load): Phase<Lo
   const drain = drainOf(run);
   let backlog: ReturnType<typeof sampleBacklog> | null = null;
   let before: TableStats = {};
+  let walBefore: WalStats | null = null;
   return {
     name,
     load: { seconds: s.durationS, warmupSeconds: s.warmupS, connections: s.connections, rate: load.rate },
@@ -127,6 +137,7 @@ function paymentsPhase(run: Run, name: string, kind: Kind, load: Load): Phase<Lo
     measure: async () => {
       backlog = kind === 'service' ? sampleBacklog(pools.payments) : null;
       before = await tableStats(pool);
+      walBefore = await walStats(pool);
       const startUs = Number(process.hrtime.bigint() / 1000n);
       const result = await offer(load);
       if (kind === 'service')
@@ -143,9 +154,10 @@ function paymentsPhase(run: Run, name: string, kind: Kind, load: Load): Phase<Lo
       const sql = 'SELECT count(*) AS n FROM transactions WHERE merchant_id = $1';
       await settle(() => countOf(pool, sql, [run.stack.merchant.merchantId]));
       if (kind === 'service') await drain();
-      await sleep(1100); // table counters reach pg_stat_user_tables up to a second late
+      await sleep(1100); // table and WAL counters reach the statistics views up to a second late
       const tables = tableStatsBetween(before, await tableStats(pool));
-      return { kind, url: load.url, rate: load.rate, load: result, drain: drained, tables };
+      const wal = walStatsBetween(walBefore!, await walStats(pool));
+      return { kind, url: load.url, rate: load.rate, load: result, drain: drained, tables, wal };
     },
   };
 }
