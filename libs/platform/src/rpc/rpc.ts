@@ -38,6 +38,14 @@ const MIN_REPEAT_AFTER_MS = 100;
 const REPEAT_AFTER_USUAL_TIMES = 4;
 /** Weight of the newest answer time in a subject's usual one (exponential moving average). */
 const USUAL_WEIGHT = 0.2;
+/**
+ * Retry throttling, as gRPC does it: each subject has up to MAX_REPEAT_TOKENS tokens; a call that
+ * gets no answer takes one, an answered call gives back REPEAT_TOKENS_PER_ANSWER, and tries are
+ * repeated only while more than half are left. A paused replica leaves calls answered (the tokens
+ * stay full); a service answering nothing in time gets one try per call, not six.
+ */
+const MAX_REPEAT_TOKENS = 10;
+const REPEAT_TOKENS_PER_ANSWER = 0.1;
 
 type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>> | SealedRpcReply;
 
@@ -55,6 +63,8 @@ export class Rpc implements BeforeApplicationShutdown {
   private readonly usualAnswerMs = new Map<RpcSubject, number>();
   /** Per subject called: calls answered, calls that got no answer, and tries repeated (`/metrics`). */
   readonly callCounts = new Map<RpcSubject, RpcCallCounts>();
+  /** Per repeatable subject: its retry-throttling tokens (MAX_REPEAT_TOKENS when never called). */
+  private readonly repeatTokens = new Map<RpcSubject, number>();
 
   constructor(
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
@@ -120,6 +130,7 @@ export class Rpc implements BeforeApplicationShutdown {
           throw this.unanswered(subject, error);
         });
     this.countsOf(subject).answered++;
+    this.addRepeatTokens(subject, REPEAT_TOKENS_PER_ANSWER);
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     const { code, message, errors } = answer.error;
@@ -130,8 +141,10 @@ export class Rpc implements BeforeApplicationShutdown {
    * Asks, and asks again each time no answer has come for a while, keeping every try open until the
    * call's deadline: the first answer of any try is the call's, so a replica that is only slow still
    * answers it, and one that is paused holds one try, not the call. The waits start at a few times
-   * the subject's usual answer time and double, up to MAX_TRIES tries. Fails when the last try open
-   * runs out of time with no try left to send, or at once when nobody serves the subject.
+   * the subject's usual answer time and double, up to MAX_TRIES tries, each with at least
+   * MIN_REPEAT_AFTER_MS left; one try only while the subject's calls keep going unanswered
+   * (MAX_REPEAT_TOKENS). Fails when the last try open runs out of time with no try left to send,
+   * or at once when nobody serves the subject and no try a replica took is still open.
    */
   private askRepeatedly<S extends RpcSubject>(
     subject: S,
@@ -140,6 +153,8 @@ export class Rpc implements BeforeApplicationShutdown {
   ): Promise<Answer<S>> {
     const deadline = performance.now() + timeoutMs;
     const usual = this.usualAnswerMs.get(subject) ?? 0;
+    const maxTries =
+      (this.repeatTokens.get(subject) ?? MAX_REPEAT_TOKENS) > MAX_REPEAT_TOKENS / 2 ? MAX_TRIES : 1;
     return new Promise<Answer<S>>((resolve, reject) => {
       let done = false;
       let tries = 0;
@@ -152,9 +167,9 @@ export class Rpc implements BeforeApplicationShutdown {
         settle();
       };
       const send = async (repeatAfterMs: number): Promise<void> => {
-        if (++tries > 1) this.countsOf(subject).repeats++;
+        tries++;
         open++;
-        if (tries < MAX_TRIES && performance.now() + repeatAfterMs < deadline) {
+        if (tries < maxTries && performance.now() + repeatAfterMs + MIN_REPEAT_AFTER_MS < deadline) {
           nextTry = setTimeout(() => {
             nextTry = undefined;
             void send(repeatAfterMs * 2);
@@ -167,10 +182,14 @@ export class Rpc implements BeforeApplicationShutdown {
         } catch (error) {
           return finish(() => reject(error instanceof Error ? error : new Error(String(error))));
         }
+        if (done) return; // answered while this try was being signed
+        if (tries > 1) this.countsOf(subject).repeats++;
         const sentAt = performance.now();
         try {
           const answer = await this.ask(subject, body, Math.max(1, deadline - sentAt));
-          this.noteAnswerTime(subject, performance.now() - sentAt);
+          // Only the answer that wins is timed: late ones (a paused replica waking up) say nothing
+          // about how fast the subject answers now.
+          if (!done) this.noteAnswerTime(subject, performance.now() - sentAt);
           finish(() => resolve(answer));
         } catch (error) {
           open--;
@@ -198,7 +217,14 @@ export class Rpc implements BeforeApplicationShutdown {
   /** A call that got no answer (timed out, or nobody serves the subject): 503 to the caller. */
   private unanswered(subject: RpcSubject, error: unknown): ApiError {
     this.countsOf(subject).unanswered++;
-    return new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${(error as Error).message}`);
+    this.addRepeatTokens(subject, -1);
+    const reason = error instanceof Error ? error.message : String(error);
+    return new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${reason}`);
+  }
+
+  private addRepeatTokens(subject: RpcSubject, tokens: number): void {
+    const now = this.repeatTokens.get(subject) ?? MAX_REPEAT_TOKENS;
+    this.repeatTokens.set(subject, Math.min(MAX_REPEAT_TOKENS, Math.max(0, now + tokens)));
   }
 
   private noteAnswerTime(subject: RpcSubject, ms: number): void {
