@@ -13,7 +13,8 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * The Prometheus metrics every service exports at `GET /metrics`, on a registry of its own (several
  * apps may live in one test process): HTTP requests by route pattern, status and duration, the
  * database pool, the outbox backlog and its age, the durable consumers' work and lag, the RPC calls
- * this service made, and the Node process. A service adds its own (the webhook service's deliveries) to `registry`.
+ * this service made, and the Node process. A service adds its own (the webhook service's
+ * deliveries) to `registry`.
  */
 @Injectable()
 export class ServiceMetrics {
