@@ -282,6 +282,11 @@ describe('acquirer calls cut off are recovered', () => {
     try {
       const refused = await h.pay(FRICTIONLESS, payment, { 'idempotency-key': key });
       expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refused.body).toMatchObject({
+        code: 'BYRD999',
+        message: expect.stringMatching(/retry the request$/),
+      });
       const [attempt] = await db.query(
         `SELECT t.status, t.code, t.acquirer_pending_since,
                 (SELECT count(*)::int FROM sandbox_acquirer_ledger l WHERE l.reference = t.id) AS at_acquirer

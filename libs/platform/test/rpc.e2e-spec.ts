@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RpcSubject } from '@byrd/contracts';
-import { ErrorKind, Rpc, RpcIdentity, ServiceMetrics } from '@byrd/platform';
+import { ErrorKind, Rpc, RpcIdentity, ServiceMetrics, type ApiError } from '@byrd/platform';
 import { TestEnvironment } from '@byrd/platform/testing';
 
 /**
@@ -217,7 +217,17 @@ describe('Rpc with a paused replica', () => {
       return {} as never;
     });
 
-    await expect(call).rejects.toMatchObject({ kind: ErrorKind.Unavailable });
+    // 503 with Retry-After, in words a merchant can act on; NATS's own only in the logs (the cause).
+    const refusal = (await call.then(
+      () => null,
+      (error: unknown) => error,
+    )) as ApiError;
+    expect(refusal).toMatchObject({
+      kind: ErrorKind.Unavailable,
+      message: 'rpc.orders.cancel did not answer in time; retry the request',
+      retryAfter: 1,
+    });
+    expect(String(refusal.cause)).toMatch(/rpc\.orders\.cancel: .*timeout/i);
     expect(served).toBe(0);
     const subject = 'rpc.orders.cancel';
     expect(await counted(caller, 'rpc_client_calls_total', { subject, result: 'unanswered' })).toBe(1);

@@ -23,6 +23,8 @@ export interface ApiErrorOptions {
   errors?: FieldError[];
   /** Seconds, for 429 and 503 answers. */
   retryAfter?: number;
+  /** What went wrong underneath, for the logs (their `err` carries its message and stack). */
+  cause?: Error;
 }
 
 /** A failure the caller should see as-is: mapped to the uniform error body and an HTTP status. */
@@ -37,7 +39,7 @@ export class ApiError extends Error {
     message: string,
     options: ApiErrorOptions = {},
   ) {
-    super(message);
+    super(message, options.cause ? { cause: options.cause } : undefined);
     this.code = options.code ?? defaultCode(kind);
     this.errors = options.errors;
     this.retryAfter = options.retryAfter;

@@ -214,12 +214,18 @@ export class Rpc implements BeforeApplicationShutdown {
     return counts;
   }
 
-  /** A call that got no answer (timed out, or nobody serves the subject): 503 to the caller. */
+  /**
+   * A call that got no answer (timed out, or nobody serves the subject): 503 with Retry-After to the
+   * caller, who may retry (with the same idempotency-key); NATS's own words go to the logs only.
+   */
   private unanswered(subject: RpcSubject, error: unknown): ApiError {
     this.countsOf(subject).unanswered++;
     this.addRepeatTokens(subject, -1);
     const reason = error instanceof Error ? error.message : String(error);
-    return new ApiError(ErrorKind.Unavailable, `${subject} did not answer: ${reason}`);
+    return new ApiError(ErrorKind.Unavailable, `${subject} did not answer in time; retry the request`, {
+      retryAfter: 1,
+      cause: new Error(`${subject}: ${reason}`),
+    });
   }
 
   private addRepeatTokens(subject: RpcSubject, tokens: number): void {
