@@ -98,22 +98,16 @@ export class ServiceMetrics {
   }
 
   private rpcMetrics(rpc: Rpc): void {
-    // Each scrape adds what the Rpc counted since the one before.
-    const exported = new Map<string, number>();
-    const sinceLastScrape = (key: string, now: number) => {
-      const added = now - (exported.get(key) ?? 0);
-      exported.set(key, now);
-      return added;
-    };
     new Counter({
       name: 'rpc_client_calls_total',
       help: 'RPC calls this process made, by subject: answered (a result or a domain error) or unanswered (timed out, nobody serving)',
       labelNames: ['subject', 'result'] as const,
       registers: [this.registry],
       collect() {
-        for (const [subject, counts] of rpc.callCounts) {
-          for (const result of ['answered', 'unanswered'] as const)
-            this.inc({ subject, result }, sinceLastScrape(`${subject} ${result}`, counts[result]));
+        this.reset(); // the Rpc keeps the totals: each scrape shows them as they are
+        for (const [subject, stats] of rpc.statsBySubject) {
+          this.inc({ subject, result: 'answered' }, stats.answered);
+          this.inc({ subject, result: 'unanswered' }, stats.unanswered);
         }
       },
     });
@@ -123,30 +117,29 @@ export class ServiceMetrics {
       labelNames: ['subject'] as const,
       registers: [this.registry],
       collect() {
-        for (const [subject, counts] of rpc.callCounts)
-          this.inc({ subject }, sinceLastScrape(`${subject} repeats`, counts.repeats));
+        this.reset();
+        for (const [subject, stats] of rpc.statsBySubject) this.inc({ subject }, stats.repeats);
       },
     });
   }
 
   private consumerMetrics(consumers: EventConsumers): void {
     const readLag = oncePerScrape(() => consumers.lag());
-    const seen = { handled: 0, duplicates: 0, deadLettered: 0, retried: 0 };
     new Counter({
       name: 'events_consumed_total',
       help: 'Events this process took from its durable consumers: handled, duplicate (already handled), retried (a transient failure, redelivered later), dead_lettered',
       labelNames: ['result'] as const,
       registers: [this.registry],
       collect() {
-        const now = consumers.counters;
+        this.reset(); // the consumers keep the totals: each scrape shows them as they are
+        const totals = consumers.counters;
         for (const [result, key] of [
           ['handled', 'handled'],
           ['duplicate', 'duplicates'],
           ['retried', 'retried'],
           ['dead_lettered', 'deadLettered'],
         ] as const) {
-          this.inc({ result }, now[key] - seen[key]);
-          seen[key] = now[key];
+          this.inc({ result }, totals[key]);
         }
       },
     });

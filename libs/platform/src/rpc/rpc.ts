@@ -59,12 +59,8 @@ type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>> | SealedRpcReply;
 export class Rpc implements BeforeApplicationShutdown {
   private readonly logger = new Logger(Rpc.name);
   private readonly subscriptions: Subscription[] = [];
-  /** How long each repeatable subject's answered tries usually took, in ms. */
-  private readonly usualAnswerMs = new Map<RpcSubject, number>();
-  /** Per subject called: calls answered, calls that got no answer, and tries repeated (`/metrics`). */
-  readonly callCounts = new Map<RpcSubject, RpcCallCounts>();
-  /** Per repeatable subject: its retry-throttling tokens (MAX_REPEAT_TOKENS when never called). */
-  private readonly repeatTokens = new Map<RpcSubject, number>();
+  /** What this process knows of each subject it has called (its counts are exported at `/metrics`). */
+  readonly statsBySubject = new Map<RpcSubject, RpcSubjectStats>();
 
   constructor(
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
@@ -129,8 +125,9 @@ export class Rpc implements BeforeApplicationShutdown {
       : await this.ask(subject, await this.signed(subject, request), timeoutMs).catch((error: unknown) => {
           throw this.unanswered(subject, error);
         });
-    this.countsOf(subject).answered++;
-    this.addRepeatTokens(subject, REPEAT_TOKENS_PER_ANSWER);
+    const stats = this.statsOf(subject);
+    stats.answered++;
+    addRepeatTokens(stats, REPEAT_TOKENS_PER_ANSWER);
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     const { code, message, errors } = answer.error;
@@ -152,9 +149,8 @@ export class Rpc implements BeforeApplicationShutdown {
     timeoutMs: number,
   ): Promise<Answer<S>> {
     const deadline = performance.now() + timeoutMs;
-    const usual = this.usualAnswerMs.get(subject) ?? 0;
-    const maxTries =
-      (this.repeatTokens.get(subject) ?? MAX_REPEAT_TOKENS) > MAX_REPEAT_TOKENS / 2 ? MAX_TRIES : 1;
+    const stats = this.statsOf(subject);
+    const maxTries = stats.repeatTokens > MAX_REPEAT_TOKENS / 2 ? MAX_TRIES : 1;
     return new Promise<Answer<S>>((resolve, reject) => {
       let done = false;
       let tries = 0;
@@ -183,13 +179,13 @@ export class Rpc implements BeforeApplicationShutdown {
           return finish(() => reject(error instanceof Error ? error : new Error(String(error))));
         }
         if (done) return; // answered while this try was being signed
-        if (tries > 1) this.countsOf(subject).repeats++;
+        if (tries > 1) stats.repeats++;
         const sentAt = performance.now();
         try {
           const answer = await this.ask(subject, body, Math.max(1, deadline - sentAt));
           // Only the answer that wins is timed: late ones (a paused replica waking up) say nothing
           // about how fast the subject answers now.
-          if (!done) this.noteAnswerTime(subject, performance.now() - sentAt);
+          if (!done) noteAnswerTime(stats, performance.now() - sentAt);
           finish(() => resolve(answer));
         } catch (error) {
           open--;
@@ -199,7 +195,7 @@ export class Rpc implements BeforeApplicationShutdown {
           if (!othersMayAnswer) finish(() => reject(this.unanswered(subject, error)));
         }
       };
-      void send(Math.max(MIN_REPEAT_AFTER_MS, REPEAT_AFTER_USUAL_TIMES * usual));
+      void send(Math.max(MIN_REPEAT_AFTER_MS, REPEAT_AFTER_USUAL_TIMES * (stats.usualAnswerMs ?? 0)));
     });
   }
 
@@ -208,10 +204,19 @@ export class Rpc implements BeforeApplicationShutdown {
     return RPC_CALLERS[subject] === undefined ? request : this.identity.sign(subject, request);
   }
 
-  private countsOf(subject: RpcSubject): RpcCallCounts {
-    let counts = this.callCounts.get(subject);
-    if (!counts) this.callCounts.set(subject, (counts = { answered: 0, unanswered: 0, repeats: 0 }));
-    return counts;
+  private statsOf(subject: RpcSubject): RpcSubjectStats {
+    let stats = this.statsBySubject.get(subject);
+    if (!stats) {
+      stats = {
+        answered: 0,
+        unanswered: 0,
+        repeats: 0,
+        usualAnswerMs: null,
+        repeatTokens: MAX_REPEAT_TOKENS,
+      };
+      this.statsBySubject.set(subject, stats);
+    }
+    return stats;
   }
 
   /**
@@ -219,23 +224,14 @@ export class Rpc implements BeforeApplicationShutdown {
    * caller, who may retry (with the same idempotency-key); NATS's own words go to the logs only.
    */
   private unanswered(subject: RpcSubject, error: unknown): ApiError {
-    this.countsOf(subject).unanswered++;
-    this.addRepeatTokens(subject, -1);
+    const stats = this.statsOf(subject);
+    stats.unanswered++;
+    addRepeatTokens(stats, -1);
     const reason = error instanceof Error ? error.message : String(error);
     return new ApiError(ErrorKind.Unavailable, `${subject} did not answer in time; retry the request`, {
       retryAfter: 1,
       cause: new Error(`${subject}: ${reason}`),
     });
-  }
-
-  private addRepeatTokens(subject: RpcSubject, tokens: number): void {
-    const now = this.repeatTokens.get(subject) ?? MAX_REPEAT_TOKENS;
-    this.repeatTokens.set(subject, Math.min(MAX_REPEAT_TOKENS, Math.max(0, now + tokens)));
-  }
-
-  private noteAnswerTime(subject: RpcSubject, ms: number): void {
-    const usual = this.usualAnswerMs.get(subject);
-    this.usualAnswerMs.set(subject, usual === undefined ? ms : usual + USUAL_WEIGHT * (ms - usual));
   }
 
   /** One request (as sent: signed or plain) and its reply. */
@@ -260,8 +256,23 @@ export class Rpc implements BeforeApplicationShutdown {
   }
 }
 
-export interface RpcCallCounts {
+/** What an Rpc keeps of a subject it calls. */
+export interface RpcSubjectStats {
+  /** Calls answered (a result or a domain error), calls that got no answer, and tries repeated. */
   answered: number;
   unanswered: number;
   repeats: number;
+  /** How long its winning tries usually took, in ms (an exponential moving average); null at first. */
+  usualAnswerMs: number | null;
+  /** Its retry-throttling tokens (MAX_REPEAT_TOKENS at first). */
+  repeatTokens: number;
+}
+
+function addRepeatTokens(stats: RpcSubjectStats, tokens: number): void {
+  stats.repeatTokens = Math.min(MAX_REPEAT_TOKENS, Math.max(0, stats.repeatTokens + tokens));
+}
+
+function noteAnswerTime(stats: RpcSubjectStats, ms: number): void {
+  const usual = stats.usualAnswerMs;
+  stats.usualAnswerMs = usual === null ? ms : usual + USUAL_WEIGHT * (ms - usual);
 }
