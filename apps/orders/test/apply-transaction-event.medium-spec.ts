@@ -18,6 +18,7 @@ import { MediumDatabase, TEST_NATS_URL } from '@byrd/platform/testing';
 import { ordersConfigSchema } from '../src/config.js';
 import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
 import { ApplyTransactionEvent } from '../src/orders/apply-transaction-event.usecase.js';
+import { ExpireOrders } from '../src/orders/expire-orders.usecase.js';
 import { GetOrder } from '../src/orders/get-order.usecase.js';
 import { OrderEventRecorder } from '../src/orders/order-events.js';
 import { Order, OrderTransaction } from '../src/orders/order.entity.js';
@@ -32,6 +33,7 @@ describe('ApplyTransactionEvent (medium)', () => {
   let nats: NatsContext;
   let apply: ApplyTransactionEvent;
   let getOrder: GetOrder;
+  let expireOrders: ExpireOrders;
   let merchantId: string;
 
   beforeAll(async () => {
@@ -48,6 +50,7 @@ describe('ApplyTransactionEvent (medium)', () => {
     nats = await NatsContext.open({ url: TEST_NATS_URL, name: 'orders-medium' }, `medium${randomUUID()}.`);
     const outbox = new Outbox(db.dataSource, nats, config, new EventConsumers(db.dataSource, nats, config));
     apply = new ApplyTransactionEvent(new OrderEventRecorder(outbox));
+    expireOrders = new ExpireOrders(db.dataSource, new OrderEventRecorder(outbox), config);
     getOrder = new GetOrder(db.dataSource, config);
   });
 
@@ -93,6 +96,9 @@ describe('ApplyTransactionEvent (medium)', () => {
     transactionId?: string;
     isoAmount?: number;
     sourceTransactionId?: string | null;
+    /** The content's own, where it says more than the event name (a release: preauth.canceled). */
+    operationType?: TransactionEventContent['operationType'];
+    status?: TransactionEventContent['status'];
     /** Omitted from the content, as an older producer would: the event name says it instead. */
     omit?: ('operationType' | 'status')[];
   }
@@ -105,8 +111,8 @@ describe('ApplyTransactionEvent (medium)', () => {
       transactionId,
       orderId: order.id,
       orderRef: order.orderRef,
-      status: named.status!,
-      operationType: named.operationType!,
+      status: fact.status ?? named.status!,
+      operationType: fact.operationType ?? named.operationType!,
       amount: ((fact.isoAmount ?? 2500) / 100).toFixed(2),
       isoAmount: fact.isoAmount ?? 2500,
       currency: 'EUR',
@@ -211,6 +217,71 @@ describe('ApplyTransactionEvent (medium)', () => {
       { transactionId: paymentId, operationType: 'Payment', status: 'Success' },
     ]);
     expect((await reload(order)).status).toBe('paid');
+  });
+
+  /** A successful release of `isoAmount` of `preAuthId`, as payments announces it. */
+  const release = (order: Order, preAuthId: string, isoAmount: number) =>
+    deliver(order, 'transaction.preauth.canceled', {
+      operationType: 'Release',
+      status: 'Success',
+      isoAmount,
+      sourceTransactionId: preAuthId,
+    });
+
+  it('keeps a pre-authorised order locked after a partial release; the release of the rest frees it', async () => {
+    // Payments allows releasing part of a hold: the rest can still be captured, so the order must
+    // not become payable again (a second charge) until nothing is held.
+    const preAuthId = randomUUID();
+    const order = await openOrder({ paymentLockId: preAuthId, paymentLockedAt: new Date() });
+    await deliver(order, 'transaction.preauth.success', { transactionId: preAuthId });
+    await release(order, preAuthId, 1000);
+
+    expect(await reload(order)).toMatchObject({ status: 'pending', paymentLockId: preAuthId });
+    expect((await transactionsOf(order)).find((t) => t.transactionId === preAuthId)?.status).toBe('Success');
+
+    await release(order, preAuthId, 1500);
+    expect(await reload(order)).toMatchObject({ status: 'created', paymentLockId: null });
+    expect((await transactionsOf(order)).find((t) => t.transactionId === preAuthId)?.status).toBe('Canceled');
+    expect(await eventsOf(order)).toEqual(['order.pending']);
+  });
+
+  it("frees the order when a full release is applied before its pre-authorisation's own success", async () => {
+    // Redeliveries and two replicas can apply events out of order: the late success must not hold
+    // the order again for money already released.
+    const preAuthId = randomUUID();
+    const order = await openOrder({ paymentLockId: preAuthId, paymentLockedAt: new Date() });
+    await release(order, preAuthId, 2500);
+    await deliver(order, 'transaction.preauth.success', { transactionId: preAuthId });
+
+    expect(await reload(order)).toMatchObject({ status: 'created', paymentLockId: null });
+    expect((await transactionsOf(order)).find((t) => t.transactionId === preAuthId)?.status).toBe('Canceled');
+    expect(await eventsOf(order)).toEqual([]);
+  });
+
+  it('expires an order whose pre-authorisation was released in full, not one still holding money', async () => {
+    const released = randomUUID();
+    const freed = await openOrder({ expiresAt: new Date(Date.now() - 1_000) });
+    await deliver(freed, 'transaction.preauth.success', { transactionId: released });
+    await release(freed, released, 2500);
+    const held = randomUUID();
+    const holding = await openOrder({ expiresAt: new Date(Date.now() - 1_000) });
+    await deliver(holding, 'transaction.preauth.success', { transactionId: held });
+    await release(holding, held, 1000);
+
+    await expireOrders.execute();
+
+    expect((await reload(freed)).status).toBe('expired');
+    expect(await eventsOf(freed)).toEqual(['order.pending', 'order.expired']);
+    expect((await reload(holding)).status).toBe('pending');
+  });
+
+  it('announces nothing for a TemporaryFailed event applied after its attempt succeeded', async () => {
+    const order = await openOrder();
+    const paymentId = await deliver(order, 'transaction.payment.success');
+    await deliver(order, 'transaction.payment.error', { transactionId: paymentId, status: 'TemporaryFailed' });
+
+    expect((await reload(order)).status).toBe('paid');
+    expect(await eventsOf(order)).toEqual(['order.paid']);
   });
 
   it('frees the order when the attempt holding its payment lock fails, and announces nothing', async () => {

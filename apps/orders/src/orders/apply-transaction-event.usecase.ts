@@ -15,6 +15,7 @@ import { OrderEventRecorder } from './order-events.js';
 import {
   deriveOrderStatus,
   eventForTransition,
+  fullyReleasedPreAuths,
   partialEvent,
   keepsPaymentLock,
   mergeTransactionStatus,
@@ -64,15 +65,11 @@ export class ApplyTransactionEvent {
       paymentMethod: envelope.paymentMethod,
       sourceTransactionId: content.sourceTransactionId ?? null,
     });
-    if (operationType === 'Release' && status === 'Success' && content.sourceTransactionId) {
-      // A released pre-authorisation no longer holds the order.
-      await transactions.update(
-        { transactionId: content.sourceTransactionId, orderId: order.id },
-        { status: 'Canceled' },
-      );
-    }
-
     const all = await transactions.findBy({ orderId: order.id });
+    for (const released of fullyReleasedPreAuths(all)) {
+      released.status = 'Canceled';
+      await transactions.update({ transactionId: released.transactionId }, { status: 'Canceled' });
+    }
     // The durable way an order becomes payable again after its locking attempt took no money
     // (payments also unlocks at once over RPC; both are the same conditional no-op when repeated).
     const holder = order.paymentLockId && all.find((t) => t.transactionId === order.paymentLockId);
@@ -103,7 +100,9 @@ export class ApplyTransactionEvent {
     const newlySucceeded = status === 'Success' && known?.status !== 'Success';
     const partial = newlySucceeded ? partialEvent(operationType, order, all) : null;
     if (partial) await this.events.record(manager, order, partial, envelope.paymentMethod);
-    if (status === 'TemporaryFailed')
+    // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing.
+    const merged = all.find((t) => t.transactionId === content.transactionId)?.status;
+    if (status === 'TemporaryFailed' && merged === 'TemporaryFailed')
       await this.events.record(manager, order, OrderEvents.TemporaryFailed, envelope.paymentMethod);
   }
 }

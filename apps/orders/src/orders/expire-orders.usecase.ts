@@ -14,7 +14,7 @@ const BATCH_SIZE = 100;
 const OPEN_STATUSES_SQL = OPEN_ORDER_STATUSES.map((status) => `'${status}'`).join(', ');
 
 /**
- * Orders past `expiresAt` with no successful payment become `expired` and announce `order.expired`.
+ * Orders past `expiresAt` with no money taken or held become `expired` and announce `order.expired`.
  * The sweep reads the database, not timers, so it survives restarts; SKIP LOCKED lets replicas share it.
  */
 @Injectable()
@@ -45,8 +45,11 @@ export class ExpireOrders extends PeriodicSweep {
           .andWhere('o.expires_at <= :now', { now })
           // A locked order is being charged (or holds its money): it expires once the attempt fails.
           .andWhere('o.payment_lock_id IS NULL')
+          // Money taken, or held by a pre-authorisation, keeps it; a successful release or refund
+          // alone does not (a pre-auth released in full reads Canceled).
           .andWhere(
-            `NOT EXISTS (SELECT 1 FROM order_transactions t WHERE t.order_id = o.id AND t.status = 'Success')`,
+            `NOT EXISTS (SELECT 1 FROM order_transactions t WHERE t.order_id = o.id AND t.status = 'Success'
+               AND t.operation_type IN ('Payment', 'Capture', 'PreAuth'))`,
           )
           .orderBy('o.expires_at')
           .limit(BATCH_SIZE)

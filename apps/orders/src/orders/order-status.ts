@@ -11,6 +11,7 @@ export interface TransactionFact {
   operationType: OperationType;
   status: TransactionStatus;
   isoAmount: number;
+  sourceTransactionId?: string | null;
 }
 
 export interface OrderFacts {
@@ -57,6 +58,27 @@ export function sumOf(
   return transactions
     .filter((t) => operations.includes(t.operationType) && t.status === status)
     .reduce((total, t) => total + t.isoAmount, 0);
+}
+
+/**
+ * The pre-authorisations whose whole amount was released by successful releases: they hold no
+ * money any more, so they read Canceled (and give the order's payment lock back). Computed from
+ * every transaction of the order, so it holds whatever order the pre-auth's own event and its
+ * releases' events came in; a partial release leaves the pre-auth holding the rest.
+ */
+export function fullyReleasedPreAuths<T extends TransactionFact>(transactions: T[]): T[] {
+  return transactions.filter((preAuth) => {
+    if (preAuth.operationType !== 'PreAuth' || preAuth.status !== 'Success') return false;
+    const released = transactions
+      .filter(
+        (t) =>
+          t.operationType === 'Release' &&
+          t.status === 'Success' &&
+          t.sourceTransactionId === preAuth.transactionId,
+      )
+      .reduce((total, t) => total + t.isoAmount, 0);
+    return released >= preAuth.isoAmount;
+  });
 }
 
 /**
