@@ -257,6 +257,29 @@ describe('fan-out and delivery', () => {
     expect((await h.rows(ATTEMPTS, [pending.id])).length).toBeLessThanOrEqual(count + 1); // at most the one in flight
   });
 
+  it('records an answer holding a NUL byte (PostgreSQL refuses it) with U+FFFD in its place, and sends it once', async () => {
+    receiver.answer = () => ({ status: 200, body: 'ok\u0000done' });
+    await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    const [webhook] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE event_id = $1`,
+      [event.id],
+      ([w]) => w?.status === 'succeeded',
+    );
+    // A resend is recorded by another statement.
+    expect((await h.request('POST', '/api/v1/webhooks/resend', { ids: [webhook.id] })).status).toBe(202);
+    const attempts = await h.waitForRow(ATTEMPTS, [webhook.id], (rows) => rows.length === 2);
+    expect(attempts.map((a) => [a.kind, a.succeeded, a.response_body])).toEqual([
+      ['scheduled', true, 'ok\uFFFDdone'],
+      ['resend', true, 'ok\uFFFDdone'],
+    ]);
+    // Past a lease (WEBHOOK_LEASE_MS, 2 s here) nothing was sent again: both attempts were recorded.
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(receiver.of(webhook.id)).toHaveLength(2);
+    expect(await h.rows(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [webhook.id])).toEqual([]);
+    expect(await h.rows(ATTEMPTS, [webhook.id])).toHaveLength(2);
+  });
+
   it('vets the address again at delivery: a host that now resolves to loopback is not connected to', async () => {
     const settings = await h.subscribe({ url: receiver.url });
     // As if the name's DNS answer changed after the check at creation (DNS rebinding).

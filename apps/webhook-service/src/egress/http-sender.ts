@@ -96,7 +96,16 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }):
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8');
+  return storableText(Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES));
+}
+
+/**
+ * The answer as text PostgreSQL stores (`text` refuses a NUL, `jsonb` its `\u0000`): unstorable, its
+ * attempt could never be recorded and the webhook would go out again at every lease's end. Decoding
+ * already turns bytes that are not UTF-8 (encoded surrogates too) into U+FFFD; NUL gets the same.
+ */
+function storableText(bytes: Buffer): string {
+  return bytes.toString('utf8').replaceAll('\0', '\uFFFD');
 }
 
 function describeFailure(error: unknown, timeoutMs: number): string {
