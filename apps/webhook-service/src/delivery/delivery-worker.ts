@@ -131,9 +131,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         (outcome) => this.finished(job, outcome),
         (error: unknown) => {
           // Not recorded: the lease runs out and the delivery is tried again (at least once). Our
-          // database failing says nothing about the receiver: its circuit is left alone.
+          // database failing says nothing about the receiver: its circuit is not judged (a probe's
+          // circuit opens again for the same cool-down).
           this.logger.error(`Webhook ${job.webhookId}: attempt not recorded: ${String(error)}`);
-          if (job.kind === 'scheduled') this.scheduler.released(job.settingsId);
+          if (job.kind === 'scheduled') this.scheduler.released(job.settingsId, Date.now());
         },
       )
       .finally(() => {

@@ -167,10 +167,29 @@ describe('EndpointScheduler: circuit breaker', () => {
     const s = scheduler({ breakerFailures: 1, endpointConcurrency: 2 });
     s.hint(['a'], T0);
     expect(claimRound(s, 64, T0)).toEqual({ a: 2 });
-    s.released('a');
-    s.released('a');
+    s.released('a', T0);
+    s.released('a', T0);
     expect(s.circuitOf('a')).toBe('closed');
     expect(claimRound(s, 64, T0)).toEqual({ a: 2 });
+  });
+
+  it('opens the circuit again, for the same cool-down, when its probe could not be recorded, then probes again', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 64, T0, { bad: 1 });
+    s.finished('bad', false, T0);
+    s.hint(['bad'], T0); // its backlog is due
+    expect(claimRound(s, 64, T0 + 1_000)).toEqual({ bad: 1 });
+    expect(s.circuitOf('bad')).toBe('half-open');
+
+    // The probe's outcome was lost (our database failing): nothing to judge the receiver by.
+    s.released('bad', T0 + 1_100);
+    expect(s.circuitOf('bad')).toBe('open');
+    expect(s.nextDueAt(T0 + 1_100)).toBe(T0 + 2_100);
+    expect(claimRound(s, 64, T0 + 2_099)).toEqual({});
+    expect(claimRound(s, 64, T0 + 2_100)).toEqual({ bad: 1 });
+    expect(s.finished('bad', true, T0 + 2_200)).toEqual({ to: 'closed' });
+    expect(claimRound(s, 64, T0 + 2_200)).toEqual({ bad: 64 });
   });
 
   it('lets the other endpoints use the held endpoint’s share', () => {

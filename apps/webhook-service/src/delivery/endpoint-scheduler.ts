@@ -9,7 +9,8 @@
  * - Circuit breaker: after `failures` failed attempts in a row an endpoint's circuit opens. Its due
  *   rows then wait in the table, untouched (no attempt is spent, nothing is dropped), until the
  *   cool-down ends; then one probe goes. A probe that fails reopens the circuit for twice as long
- *   (up to MAX_COOLDOWN_FACTOR × the first cool-down); any success closes it.
+ *   (up to MAX_COOLDOWN_FACTOR × the first cool-down); any success closes it. A probe whose outcome
+ *   could not be recorded reopens it for the same cool-down.
  */
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
@@ -149,16 +150,22 @@ export class EndpointScheduler {
     if (got < asked && endpoint.dueSetAt < allocation.step) endpoint.dueAt = null;
   }
 
-  /** A delivery claimed here ended without an outcome to judge the receiver by (it was not recorded). */
-  released(settingsId: string): void {
+  /**
+   * A delivery claimed here ended without an outcome to judge the receiver by (it was not recorded).
+   * If it was the probe, the circuit opens again for the same cool-down (the receiver was not judged)
+   * and then probes again: half-open, it would wait for ever for an outcome that will not come.
+   */
+  released(settingsId: string, now: number): void {
     const endpoint = this.endpoints.get(settingsId);
-    if (endpoint) endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
+    if (!endpoint) return;
+    endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
+    if (endpoint.circuit === 'half-open') this.open(endpoint, now);
   }
 
   /** A delivery claimed here (`inFlight` true) or a resend to the setting's own URL finished. */
   finished(settingsId: string, succeeded: boolean, now: number, inFlight = true): CircuitChange {
-    if (inFlight) this.released(settingsId);
     const endpoint = this.endpoint(settingsId);
+    if (inFlight) endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
     const { breakerFailures, breakerCooldownMs } = this.settings;
     if (succeeded) {
       const wasOpen = endpoint.circuit !== 'closed';
