@@ -21,6 +21,7 @@ describe('OpenChargeback (medium)', () => {
       medium.dataSource,
       new ChargebackEventRecorder(medium.outbox()),
       new ChargebackRepository(),
+      medium.transactions,
     );
   });
 
@@ -65,6 +66,18 @@ describe('OpenChargeback (medium)', () => {
     // The second capture's own 4000 are untouched, but of the pre-auth only 10000 - 2000 - 5000 are left.
     const opened = await open.execute(merchantId, { transactionId: second.id });
     expect(opened).toMatchObject({ transactionId: second.id, isoAmount: 3000 });
+  });
+
+  it("leaves out of a capture's bound its pre-authorisation's captures still in flight", async () => {
+    const preAuth = await medium.settled(merchantId, 'PreAuth', 10_000, {
+      capturedIsoAmount: 10_000,
+      refundedIsoAmount: 2000,
+    });
+    const settled = await medium.capturedEarlier(preAuth, 6000);
+    await medium.captureInFlight(preAuth, 4000);
+    // Of the 6000 taken, 2000 were refunded through the pre-auth: the 4000 in flight are not money yet.
+    const opened = await open.execute(merchantId, { transactionId: settled.id });
+    expect(opened).toMatchObject({ transactionId: settled.id, isoAmount: 4000 });
   });
 
   it("refuses another merchant's transaction, and what did not settle", async () => {

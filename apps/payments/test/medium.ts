@@ -87,21 +87,36 @@ export class PaymentsMedium {
   }
 
   /** A successful capture of `preAuth` recorded earlier (the caller counts it on the pre-auth). */
-  capturedEarlier(preAuth: Transaction, isoAmount: number): Promise<Transaction> {
-    return this.insert(
-      Object.assign(new Transaction(), {
-        ...preAuth,
-        id: randomUUID(),
-        operationType: 'Capture',
-        sourceTransactionId: preAuth.id,
-        isoAmount,
-        capturedIsoAmount: 0,
-        refundedIsoAmount: 0,
-        releasedIsoAmount: 0,
-        isPreAuth: false,
-        fingerprint: randomUUID(),
-      }),
-    );
+  capturedEarlier(
+    preAuth: Transaction,
+    isoAmount: number,
+    change: (capture: Transaction) => void = () => {},
+  ): Promise<Transaction> {
+    const capture = Object.assign(new Transaction(), {
+      ...preAuth,
+      id: randomUUID(),
+      operationType: 'Capture',
+      sourceTransactionId: preAuth.id,
+      isoAmount,
+      capturedIsoAmount: 0,
+      refundedIsoAmount: 0,
+      releasedIsoAmount: 0,
+      isPreAuth: false,
+      fingerprint: randomUUID(),
+    });
+    change(capture);
+    return this.insert(capture);
+  }
+
+  /**
+   * A capture of `preAuth` written ahead and still waiting for the acquirer (the process died, or it
+   * answered TemporaryFailed): the caller reserves it on the pre-auth, as RunOperation does.
+   */
+  captureInFlight(preAuth: Transaction, isoAmount: number): Promise<Transaction> {
+    return this.capturedEarlier(preAuth, isoAmount, (capture) => {
+      applyOutcome(capture, 'TemporaryFailed', 'BYRD203');
+      capture.acquirerPendingSince = new Date();
+    });
   }
 
   async insert(transaction: Transaction): Promise<Transaction> {

@@ -149,6 +149,28 @@ describe('RunOperation (medium)', () => {
       expect(await refusal(execute('Refund', preAuth.id, 3100))).toMatchObject({ code: 'BYRD231' });
     });
 
+    it('refunds of a pre-authorisation only what its settled captures took, not captures in flight', async () => {
+      // A capture reserves its amount before the acquirer answers; should it then fail (or be voided
+      // by the recovery), that money was never taken, so refunding it would pay out money never had.
+      const preAuth = await settled('PreAuth', 10_000, { capturedIsoAmount: 5500 });
+      await medium.capturedEarlier(preAuth, 4000);
+      await medium.captureInFlight(preAuth, 1500);
+      expect(await refusal(execute('Refund', preAuth.id, 5500))).toMatchObject({
+        code: 'BYRD231',
+        message: 'The refund amount exceeds the remaining balance (4000 minor units)',
+      });
+      expect(await execute('Refund', preAuth.id)).toMatchObject({ status: 'Success', isoAmount: 4000 });
+
+      const waiting = await settled('PreAuth', 10_000, { capturedIsoAmount: 5000 });
+      await medium.captureInFlight(waiting, 5000);
+      expect(await refusal(execute('Refund', waiting.id))).toMatchObject({
+        code: 'BYRD205',
+        message:
+          'The captures of this pre-authorisation are still waiting for the acquirer; refund once they are settled',
+      });
+      expect(await operationsOn(waiting.id)).toHaveLength(1);
+    });
+
     it('leaves alone the money open or lost chargebacks hold, but not what a won one gave back', async () => {
       const payment = await settled('Payment', 8000);
       await medium.chargeback(payment, 2000, { status: 'Created', resolution: null });

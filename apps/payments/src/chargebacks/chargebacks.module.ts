@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PaymentsCoreModule } from '../payments-core/payments-core.module.js';
 import { ChargebackEventRecorder } from './chargeback-events.js';
 import { ChargebackRepository } from './chargeback.repository.js';
 import { GetChargeback } from './get-chargeback.usecase.js';
@@ -7,6 +8,7 @@ import { OpenChargeback } from './open-chargeback.usecase.js';
 
 /** Chargebacks on settled payments. Only the sandbox opens and moves them for now (SandboxModule). */
 @Module({
+  imports: [PaymentsCoreModule],
   providers: [ChargebackEventRecorder, ChargebackRepository, OpenChargeback, MoveChargeback, GetChargeback],
   exports: [ChargebackRepository, OpenChargeback, MoveChargeback, GetChargeback],
 })

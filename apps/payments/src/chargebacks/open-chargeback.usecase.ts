@@ -9,7 +9,9 @@ import {
   type OpenChargebackRequest,
 } from '@byrd/contracts';
 import { ApiError, Refusal } from '@byrd/platform';
+import { refundableOf } from '../transactions/balances.js';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
+import { TransactionRepository } from '../transactions/transaction.repository.js';
 import { Chargeback } from './chargeback.entity.js';
 import { ChargebackEventRecorder } from './chargeback-events.js';
 import { ChargebackRepository } from './chargeback.repository.js';
@@ -28,6 +30,7 @@ export class OpenChargeback {
     private readonly dataSource: DataSource,
     private readonly events: ChargebackEventRecorder,
     private readonly chargebacks: ChargebackRepository,
+    private readonly transactions: TransactionRepository,
   ) {}
 
   async execute(merchantId: string, request: OpenChargebackRequest): Promise<ChargebackResponse> {
@@ -85,7 +88,8 @@ export class OpenChargeback {
 
   /**
    * What is neither refunded nor already disputed. For a capture, its pre-authorisation's balance
-   * bounds it too: a refund of the pre-authorisation is counted there, not on the capture.
+   * bounds it too: a refund of the pre-authorisation is counted there, not on the capture, and
+   * captures still in flight are not money taken yet.
    */
   private async disputableAmount(
     manager: EntityManager,
@@ -98,8 +102,7 @@ export class OpenChargeback {
       (await this.chargebacks.disputedOn(manager, transaction.merchantId, transaction.id));
     if (!preAuth) return own;
     const ofPreAuth =
-      preAuth.capturedIsoAmount -
-      preAuth.refundedIsoAmount -
+      refundableOf(preAuth, await this.transactions.capturesInFlightOf(manager, preAuth.id)) -
       (await this.chargebacks.disputedOnCapturesOf(manager, transaction.merchantId, preAuth.id));
     return Math.min(own, ofPreAuth);
   }

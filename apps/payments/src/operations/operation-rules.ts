@@ -1,17 +1,17 @@
 import { Refusal } from '@byrd/platform';
+import { heldOf, refundableOf } from '../transactions/balances.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 
 export type FollowUpOperation = 'Capture' | 'Refund' | 'Release';
 
-/** What is still held by a pre-authorisation (neither captured nor released). */
-export function heldOf(preAuth: Transaction): number {
-  return preAuth.isoAmount - preAuth.capturedIsoAmount - preAuth.releasedIsoAmount;
-}
-
-/** What can still be refunded of a payment, a capture, or a pre-authorisation's captures. */
-export function refundableOf(source: Transaction): number {
-  const base = source.operationType === 'PreAuth' ? source.capturedIsoAmount : source.isoAmount;
-  return base - source.refundedIsoAmount;
+/**
+ * Minor units of a refund's money still at stake elsewhere: chargebacks open or lost on it, and for
+ * a pre-authorisation, its captures still in flight (`refundableOf`).
+ */
+export interface Unavailable {
+  chargedBack: ChargedBack;
+  /** Of the root when it is a pre-authorisation (`refundableOf` ignores it on anything else). */
+  capturesInFlight: number;
 }
 
 /**
@@ -36,7 +36,10 @@ export function checkOperation(
   source: Transaction,
   root: Transaction,
   requested: number | undefined,
-  chargedBack: ChargedBack = { source: 0, root: 0 },
+  { chargedBack, capturesInFlight }: Unavailable = {
+    chargedBack: { source: 0, root: 0 },
+    capturesInFlight: 0,
+  },
 ): number {
   if (source.status !== 'Success') {
     throw Refusal.notAllowed(
@@ -68,11 +71,16 @@ export function checkOperation(
         throw Refusal.notAllowed('Only a payment, a capture or a captured pre-authorisation can be refunded');
       }
       const refundable = Math.min(
-        refundableOf(source) - chargedBack.source,
-        refundableOf(root) - chargedBack.root,
+        refundableOf(source, capturesInFlight) - chargedBack.source,
+        refundableOf(root, capturesInFlight) - chargedBack.root,
       );
       if (source.operationType === 'PreAuth' && source.capturedIsoAmount === 0) {
         throw Refusal.notAllowed('Nothing was captured on this pre-authorisation; release it instead');
+      }
+      if (source.operationType === 'PreAuth' && source.capturedIsoAmount === capturesInFlight) {
+        throw Refusal.notAllowed(
+          'The captures of this pre-authorisation are still waiting for the acquirer; refund once they are settled',
+        );
       }
       if (refundable <= 0) {
         const why = chargedBack.source > 0 || chargedBack.root > 0 ? 'refunded or charged back' : 'refunded';

@@ -20,13 +20,8 @@ import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { TransactionRepository, type LockedMoney } from '../transactions/transaction.repository.js';
-import {
-  checkOperation,
-  heldOf,
-  refundableOf,
-  type ChargedBack,
-  type FollowUpOperation,
-} from './operation-rules.js';
+import { heldOf, refundableOf } from '../transactions/balances.js';
+import { checkOperation, type FollowUpOperation, type Unavailable } from './operation-rules.js';
 
 /**
  * Capture, refund and release, write-ahead, and never an outside call under a lock:
@@ -70,7 +65,7 @@ export class RunOperation {
         source,
         root,
         requested,
-        operation === 'Refund' ? await this.chargedBack(manager, money) : undefined,
+        operation === 'Refund' ? await this.unavailable(manager, money) : undefined,
       );
       const now = new Date();
       const transaction = manager.create(Transaction, {
@@ -188,12 +183,14 @@ export class RunOperation {
     return money;
   }
 
-  /** Chargebacks open or lost on the money a refund would return (see ChargedBack). */
-  private async chargedBack(manager: EntityManager, { source, root }: LockedMoney): Promise<ChargedBack> {
+  /** What of the money a refund would return is still at stake elsewhere (see Unavailable). */
+  private async unavailable(manager: EntityManager, { source, root }: LockedMoney): Promise<Unavailable> {
     const onSource = await this.chargebacks.openOrLostOn(manager, source.merchantId, source.id);
     const onRoot =
       root === source ? onSource : await this.chargebacks.openOrLostOn(manager, root.merchantId, root.id);
-    return { source: onSource, root: onRoot };
+    const capturesInFlight =
+      root.operationType === 'PreAuth' ? await this.transactions.capturesInFlightOf(manager, root.id) : 0;
+    return { chargedBack: { source: onSource, root: onRoot }, capturesInFlight };
   }
 
   private requestedAmount(request: OperationAmountRequest, currency: string): number | undefined {

@@ -61,6 +61,20 @@ export class TransactionRepository {
     });
   }
 
+  /**
+   * Minor units of a pre-authorisation's captures still waiting for the acquirer (in flight, or
+   * TemporaryFailed until the recovery settles them): reserved on its captured total, but not known
+   * to be taken. Read under the pre-auth's lock, which every capture takes to start and to finish.
+   */
+  async capturesInFlightOf(manager: EntityManager, preAuthId: string): Promise<number> {
+    const [row] = await manager.query<{ total: string }[]>(
+      `SELECT coalesce(sum(iso_amount), 0) AS total FROM transactions
+        WHERE source_transaction_id = $1 AND operation_type = 'Capture' AND acquirer_pending_since IS NOT NULL`,
+      [preAuthId],
+    );
+    return Number(row.total);
+  }
+
   /** Locks a transaction known to exist. */
   lock(manager: EntityManager, id: string): Promise<Transaction> {
     return manager.findOneOrFail(Transaction, { where: { id }, lock: FOR_UPDATE });
