@@ -256,6 +256,26 @@ describe('one charge per order', () => {
     }
   });
 
+  it('one payment notified paid several times at once keeps its order locked by it', async () => {
+    // A processor may send its notification again while the first is being handled: each takes the
+    // order's lock for the same payment, and those that then find it settled must not give the lock
+    // back (the order would take another charge until orders hears of the payment).
+    const ordersDb = h.orders.get(DataSource);
+    for (let round = 0; round < ROUNDS; round++) {
+      const { orderId } = await newOrder();
+      const created = await h.payAsync('mbway', { orderId });
+      const paymentId = created.body.transactionId as string;
+      const answers = await Promise.all(Array.from({ length: 6 }, () => h.simulate(paymentId, 'pay')));
+      expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+      for (const answer of answers) expect(answer.status).toBeLessThan(500);
+      const [order] = await ordersDb.query<{ payment_lock_id: string | null }[]>(
+        'SELECT payment_lock_id FROM orders WHERE id = $1',
+        [orderId],
+      );
+      expect(order.payment_lock_id).toBe(paymentId);
+    }
+  });
+
   it('takes pre-authorisation and methods from the order, never from a checkoutKey payment’s body', async () => {
     const { orderId, checkoutKey } = await newOrder();
     const asShopper = await h.request(

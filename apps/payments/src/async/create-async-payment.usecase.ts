@@ -87,13 +87,14 @@ export class CreateAsyncPayment {
     };
     if (type === 'mbway') {
       // Recorded first: a push the shopper accepts must always find its payment here. If the
-      // processor cannot reach the phone, the payment ends Error and the caller sees why.
+      // processor cannot reach the phone, the payment ends Error and the caller sees why; but an
+      // error may also come after the push went out and the shopper paid: then the caller gets
+      // the payment as it settled.
       const phoneNumber = request.mbway!.phoneNumber;
       transaction.asyncDetails = { phoneNumber };
       await this.save(transaction);
       await this.provider.requestMbWay({ ...providerRequest, phoneNumber }).catch(async (error: unknown) => {
-        await this.fail(transaction);
-        throw error;
+        if (await this.fail(transaction)) throw error;
       });
     } else {
       await this.saveWithFreshReference(transaction, () =>
@@ -140,14 +141,29 @@ export class CreateAsyncPayment {
     });
   }
 
-  /** The MB WAY request never reached the shopper: the pending payment ends in error, announced. */
-  private async fail(transaction: Transaction): Promise<void> {
-    applyOutcome(transaction, 'Error', 'BYRD299');
-    transaction.updatedAt = new Date();
-    const { status, code, description, updatedAt } = transaction;
-    await this.dataSource.transaction(async (manager) => {
-      await manager.update(Transaction, { id: transaction.id }, { status, code, description, updatedAt });
+  /**
+   * The MB WAY request failed: the payment, if still pending, ends in error, announced; returns
+   * whether it did. One the shopper settled meanwhile keeps its outcome (`transaction` is reloaded
+   * as it stands): an Error written over a Success would hide money taken and free its order.
+   */
+  private async fail(transaction: Transaction): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const updatedAt = new Date();
+      const failed = Object.assign(new Transaction(), transaction);
+      applyOutcome(failed, 'Error', 'BYRD299');
+      const { status, code, description } = failed;
+      const { affected } = await manager.update(
+        Transaction,
+        { id: transaction.id, status: 'Processing' },
+        { status, code, description, updatedAt },
+      );
+      if (!affected) {
+        Object.assign(transaction, await manager.findOneByOrFail(Transaction, { id: transaction.id }));
+        return false;
+      }
+      Object.assign(transaction, { status, code, description, updatedAt });
       await this.events.record(manager, transaction);
+      return true;
     });
   }
 

@@ -113,13 +113,35 @@ export class SettleAsyncPayment {
         return transaction;
       })
       .catch(async (error: unknown) => {
-        // Not settled after all (it lapsed or was voided meanwhile): the lock it took holds no money.
-        if (simulation === 'pay' && !refusal) await this.orderLock.release(pending);
+        // Not settled by this request (it lapsed or was voided meanwhile): the lock it took holds no
+        // money, unless a concurrent notification of the same payment took the same lock and paid.
+        if (simulation === 'pay' && !refusal && !(await this.holdsMoney(transactionId))) {
+          await this.orderLock.release(pending);
+        }
         throw error;
       });
     this.events.flush();
     if (settled.status === 'Success' && !refusal) await this.openAttempts.voidOthers(settled);
     return presentTransaction(settled, null);
+  }
+
+  /**
+   * Whether the payment settled with its money (Success), read under its row lock, so after any
+   * settlement in flight has committed. When that cannot be read, it is taken to hold money: the
+   * order's lock then waits for the payment's own event instead of being freed over a charge.
+   */
+  private async holdsMoney(transactionId: string): Promise<boolean> {
+    try {
+      const current = await this.dataSource.transaction((manager) =>
+        manager.getRepository(Transaction).findOne({
+          where: { id: transactionId },
+          lock: { mode: 'pessimistic_read' },
+        }),
+      );
+      return current?.status === 'Success';
+    } catch {
+      return true;
+    }
   }
 
   /** The automatic refund of money that reached an order already paid another way. */
