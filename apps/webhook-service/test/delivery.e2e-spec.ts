@@ -280,6 +280,40 @@ describe('fan-out and delivery', () => {
     expect(await h.rows(ATTEMPTS, [webhook.id])).toHaveLength(2);
   });
 
+  it('sends nothing more for a deleted setting: a webhook its event left after the delete is canceled, a resend dropped', async () => {
+    const settings = await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    const [delivered] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE event_id = $1`,
+      [event.id],
+      ([w]) => w?.status === 'succeeded',
+    );
+    expect((await h.request('DELETE', `/api/v1/settings/${settings.id}`)).status).toBe(200);
+    // The race by hand: a fan-out that read the setting before the delete committed after its cancel
+    // step, leaving a pending webhook behind.
+    const [raced] = await h.rows(
+      `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
+         occurred_at, status, next_attempt_at, created_at)
+       VALUES (gen_random_uuid(), $1, $2, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}', now(),
+         'pending', now(), now())
+       RETURNING id`,
+      [h.merchant.merchantId, settings.id],
+    );
+    // Its history stays readable, and a resend of it may be asked.
+    expect((await h.request('POST', '/api/v1/webhooks/resend', { ids: [delivered.id] })).status).toBe(202);
+
+    await h.waitForRow(
+      `SELECT * FROM webhooks WHERE id = $1`,
+      [raced.id],
+      ([w]) => w.status === 'canceled' && w.next_attempt_at === null && w.finished_at !== null,
+    );
+    await h.waitForRow(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [delivered.id], (rows) => !rows.length);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.received).toHaveLength(1); // the delivery before the delete, nothing after
+    expect(await h.rows(ATTEMPTS, [raced.id])).toEqual([]);
+    expect(await h.rows(ATTEMPTS, [delivered.id])).toHaveLength(1);
+  });
+
   it('vets the address again at delivery: a host that now resolves to loopback is not connected to', async () => {
     const settings = await h.subscribe({ url: receiver.url });
     // As if the name's DNS answer changed after the check at creation (DNS rebinding).

@@ -111,6 +111,10 @@ export const DUE_ENDPOINTS_SQL = `
     ORDER BY next_attempt_at LIMIT 1) n
   WHERE e.settings_id IS NOT NULL`;
 
+/** A pending webhook of a deleted setting, as DeleteSettings leaves it: canceled, never sent. */
+export const CANCELED = `status = 'canceled', next_attempt_at = NULL, lease_token = NULL, lease_until = NULL,
+  finished_at = now()`;
+
 /**
  * The claim of due webhooks, endpoint by endpoint: $1 the settings ids, $2 how many rows of each
  * (the worker's fair shares, endpoint-scheduler.ts), $3 the lease in ms. Each endpoint's oldest due
@@ -121,23 +125,34 @@ export const DUE_ENDPOINTS_SQL = `
  * generic plan expect thousands of rows and hash the whole table). The statement commits at once:
  * no transaction stays open during the HTTP call, and a worker that dies leaves a row that simply
  * becomes claimable again when its lease ends.
+ *
+ * Rows of a deleted setting are canceled instead: a fan-out that read the setting before
+ * DeleteSettings committed can commit its webhooks after the delete canceled the pending ones.
  */
 export const CLAIM_WEBHOOKS_SQL = `
+  WITH due AS MATERIALIZED (
+    SELECT d.id, s.deleted_at IS NOT NULL AS deleted
+    FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
+    JOIN webhook_settings s ON s.id = e.settings_id
+    CROSS JOIN LATERAL (
+      SELECT id FROM webhooks
+      WHERE settings_id = e.settings_id AND ${CLAIMABLE} AND next_attempt_at <= now()
+      ORDER BY next_attempt_at
+      LIMIT e.n
+      FOR UPDATE SKIP LOCKED) d
+  ),
+  canceled AS (
+    UPDATE webhooks SET ${CANCELED} WHERE id = ANY (ARRAY(SELECT id FROM due WHERE deleted))
+  )
   UPDATE webhooks w
   SET lease_until = now() + $3::int * interval '1 millisecond', lease_token = gen_random_uuid()
   FROM webhook_settings s
-  WHERE w.id = ANY (ARRAY(
-      SELECT d.id FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
-      CROSS JOIN LATERAL (
-        SELECT id FROM webhooks
-        WHERE settings_id = e.settings_id AND ${CLAIMABLE} AND next_attempt_at <= now()
-        ORDER BY next_attempt_at
-        LIMIT e.n
-        FOR UPDATE SKIP LOCKED) d))
+  WHERE w.id = ANY (ARRAY(SELECT id FROM due WHERE NOT deleted))
     AND s.id = w.settings_id
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
     s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
 
+/** The claim of due resends, oldest first; those of a deleted setting are dropped, never sent. */
 const CLAIM_RESENDS_SQL = `
   WITH due AS (
     SELECT id FROM webhook_resends
@@ -145,11 +160,15 @@ const CLAIM_RESENDS_SQL = `
     ORDER BY next_attempt_at
     LIMIT $1
     FOR UPDATE SKIP LOCKED
+  ),
+  dropped AS (
+    DELETE FROM webhook_resends r USING due, webhooks w, webhook_settings s
+    WHERE r.id = due.id AND w.id = r.webhook_id AND s.id = w.settings_id AND s.deleted_at IS NOT NULL
   )
   UPDATE webhook_resends r
   SET next_attempt_at = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
   FROM due, webhooks w, webhook_settings s
-  WHERE r.id = due.id AND w.id = r.webhook_id AND s.id = w.settings_id
+  WHERE r.id = due.id AND w.id = r.webhook_id AND s.id = w.settings_id AND s.deleted_at IS NULL
   RETURNING 'resend' AS kind, w.id AS webhook_id, r.id AS resend_id, r.lease_token,
     coalesce(r.url, s.url) AS url, r.url IS NULL OR r.url = s.url AS to_settings_url, ${JOB_COLUMNS}`;
 

@@ -8,6 +8,7 @@ import {
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
 import { ApiError, type MerchantContext } from '@byrd/platform';
+import { CANCELED } from '../delivery/delivery.repository.js';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 import { deliveryCredential, newSigningSecret } from './credentials.js';
@@ -100,7 +101,9 @@ export class GetSettings {
 
 /**
  * Deleting a setting stops it: no new webhooks are created for it, and its webhooks still waiting
- * for a retry are canceled (their history stays readable until retention removes it).
+ * for a retry are canceled (their history stays readable until retention removes it). A webhook a
+ * concurrent fan-out commits after this, and a resend of any of its webhooks, the claim cancels or
+ * drops instead of sending (delivery.repository.ts).
  */
 @Injectable()
 export class DeleteSettings {
@@ -111,9 +114,7 @@ export class DeleteSettings {
     await this.dataSource.transaction(async (manager) => {
       await manager.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
       await manager.query(
-        `UPDATE webhooks SET status = 'canceled', next_attempt_at = NULL, lease_token = NULL, lease_until = NULL,
-           finished_at = now()
-         WHERE settings_id = $1 AND status = 'pending'`,
+        `UPDATE webhooks SET ${CANCELED} WHERE settings_id = $1 AND status = 'pending'`,
         [row.id],
       );
     });
