@@ -138,6 +138,37 @@ describe('webhook settings API', () => {
     expect(halfBasic.body.errors.map((e: { field: string }) => e.field)).toContain('password');
   });
 
+  it('refuses credentials no delivery could carry (every attempt would fail) with 400 BYRD900 naming the field', async () => {
+    const settings = (credentials: Record<string, string>) =>
+      h.request('POST', '/api/v1/settings', { url: RECEIVER, ...credentials });
+    // Sent as the X-Api-Key header: a line break or a control character is refused by the HTTP
+    // client, text beyond ASCII by receivers, and spaces around it are not part of it on arrival.
+    for (const apiKey of [
+      'key-1234\r\nX-Injected: 1',
+      'key-12345\n',
+      'key\u0007-12345',
+      'clé-secrète-1234',
+      'key-\u2603-12345',
+      ' key-12345',
+      'key-12345\t',
+    ]) {
+      const answer = await settings({ credentialType: 'api-key', apiKey });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ code: 'BYRD900', description: 'Invalid input' });
+      expect(answer.body.errors).toEqual([{ field: 'apiKey', message: expect.stringContaining('ASCII') }]);
+    }
+    // Basic authentication splits user and password at the first colon.
+    const colon = await settings({ credentialType: 'basic', username: 'shop:1', password: 'password-1' });
+    expect(colon.status).toBe(400);
+    expect(colon.body.errors).toEqual([{ field: 'username', message: expect.stringContaining('colon') }]);
+
+    // What a header carries is still taken; basic credentials travel base64-encoded, any text.
+    const spaced = await settings({ credentialType: 'api-key', apiKey: 'Key with spaces_!#$%&*+-.^`|~1' });
+    expect(spaced.status).toBe(201);
+    const basic = await settings({ credentialType: 'basic', username: 'Jörg Shop', password: 'pässwörd:1 \u2603' });
+    expect(basic.status).toBe(201);
+  });
+
   it.each([
     ['a private network address', 'http://10.0.0.7/hooks'],
     ['a private network address', 'http://192.168.1.20:8080/hooks'],

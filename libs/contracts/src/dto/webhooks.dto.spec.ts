@@ -90,4 +90,13 @@ describe('CreateWebhookSettingsRequest', () => {
       }),
     ).toEqual([]);
   });
+
+  it('takes only credentials a delivery can send: an API key of printable ASCII, a username with no colon', () => {
+    for (const apiKey of ['key-1234\r\nX: 1', 'key\u0000-12345', 'clé-secrète', 'key-\u2603-1234', ' key-12345'])
+      expect(fieldsOf(CreateWebhookSettingsRequest, { ...settings, apiKey })).toEqual(['apiKey']);
+    expect(fieldsOf(CreateWebhookSettingsRequest, { ...settings, apiKey: 'a key_with!~punctuation' })).toEqual([]);
+    const basic = { ...settings, credentialType: 'basic', password: 'pässwörd:1' };
+    expect(fieldsOf(CreateWebhookSettingsRequest, { ...basic, username: 'shop:1' })).toEqual(['username']);
+    expect(fieldsOf(CreateWebhookSettingsRequest, { ...basic, username: 'Jörg Shop' })).toEqual([]);
+  });
 });

@@ -7,6 +7,7 @@ import {
   IsDefined,
   IsOptional,
   IsString,
+  Matches,
   MaxLength,
   MinLength,
   ValidateIf,
@@ -39,6 +40,13 @@ export type SubscribableEventName = EventName | `order.${TransactionEventKind}.$
 export const MAX_RESEND_IDS = 100;
 
 /**
+ * Printable ASCII, no space at either end: what every delivery can send as a header value. The HTTP
+ * client refuses control characters (CR/LF included) and text beyond U+00FF, receivers refuse (or
+ * misread) anything beyond ASCII, and spaces around a value are not part of it on arrival.
+ */
+const HEADER_TEXT = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
  * `POST /api/v1/settings` body. Missing credentials are generated: an API key for
  * `api-key`, a username and password for `basic`. As the public .NET client sends them, `""` and
  * null mean absent, a missing credentialType is `basic` with a username/password and `api-key`
@@ -60,6 +68,9 @@ export class CreateWebhookSettingsRequest {
   @IsString()
   @MinLength(8)
   @MaxLength(255)
+  @Matches(HEADER_TEXT, {
+    message: 'apiKey must be printable ASCII with no space at either end (it is sent as the X-Api-Key header)',
+  })
   @OnlyWhen('credentialType', CredentialType.ApiKey)
   apiKey?: string;
 
@@ -72,6 +83,7 @@ export class CreateWebhookSettingsRequest {
   @IsString()
   @MinLength(1)
   @MaxLength(255)
+  @Matches(/^[^:]*$/, { message: 'username must not contain a colon (it ends the user in Basic authentication)' })
   @OnlyWhen('credentialType', CredentialType.Basic)
   username?: string;
 
