@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
+import type { VerifyCardRpcRequest } from '@byrd/contracts';
+import { Rpc } from '@byrd/platform';
 import { futureExpiry, metricValue } from '@byrd/platform/testing';
 import { completeChallenge, TokensHarness } from './harness.js';
 
@@ -183,6 +186,39 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
       code: 'BYRD205',
       message: expect.stringContaining('verification failed'),
     });
+  });
+
+  it('records a new token as waiting for its verification before payments is asked to start it', async () => {
+    // Were the vault to die while asking (or payments to fail and the clean-up with it), the token
+    // left behind must still be one that cannot be charged: its verification is written ahead.
+    const rpc = h.tokens.get(Rpc);
+    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    const whileAsking: { request?: VerifyCardRpcRequest; stored?: unknown; payment?: unknown } = {};
+    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+      if (subject === 'rpc.payments.verifyCard') {
+        const verify = request as VerifyCardRpcRequest;
+        whileAsking.request = verify;
+        const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL });
+        await db.initialize();
+        [whileAsking.stored] = await db.query(`SELECT verification_id FROM card_tokens WHERE id = $1`, [
+          verify.tokenId,
+        ]);
+        await db.destroy();
+        const payment = await h.payWithToken(verify.tokenId);
+        whileAsking.payment = { status: payment.status, body: payment.body };
+      }
+      return ask(subject, request);
+    }) as typeof rpc.call);
+    try {
+      const created = await h.createToken({ number: MASTER_FRICTIONLESS });
+      expect(created.body.code).toBe('BYRD207');
+      const { verificationId } = whileAsking.request!;
+      expect(verificationId).toMatch(GUID);
+      expect(whileAsking.stored).toEqual({ verification_id: verificationId });
+      expect(whileAsking.payment).toMatchObject({ status: 422, body: { code: 'BYRD205' } });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('needs no redirect when the merchant sends the 3DS data', async () => {

@@ -201,6 +201,12 @@ export interface VerifyCardRpcRequest {
   tokenId: string;
   /** Where the shopper lands afterwards (`tokenId` and `status` added), if anywhere. */
   redirectUrl: string | null;
+  /**
+   * The id to start the verification under: the vault records it on the token before asking
+   * (write-ahead), so a token whose verification never started is never taken for a verified one.
+   * A new id when absent (a vault of an earlier version).
+   */
+  verificationId?: string;
 }
 
 /** `rpc.payments.verifyCard` reply data. */

@@ -14,6 +14,11 @@ export interface CardToStore {
   card: CheckedCard;
   holder: string | null;
   transactionMode: RequestTransactionMode | null;
+  /**
+   * The 3DS verification a NEW token must pass before it is charged (null: none, the shopper was
+   * authenticated already). A known card keeps its own until the caller sets another.
+   */
+  verificationId: string | null;
 }
 
 /**
@@ -84,7 +89,7 @@ export class CardStore {
       wrappedKey: sealed.wrappedKey,
       kekId: sealed.kekId,
       transactionMode: input.transactionMode ?? existing?.transactionMode ?? null,
-      verificationId: existing?.verificationId ?? null,
+      verificationId: existing ? existing.verificationId : input.verificationId,
     } satisfies Partial<CardToken>);
   }
 }

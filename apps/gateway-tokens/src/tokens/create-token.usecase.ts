@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
@@ -30,6 +31,9 @@ export class CreateToken {
   async execute(merchant: MerchantContext, request: CreateTokenRequest): Promise<CreateTokenResponse> {
     const card = checkCard(request.Card, new Date(), 'Card');
     const { verified: authenticated } = checkThreeDSData(request.Card, card.brand, 'Card');
+    // Written ahead with the token: until payments has started this verification (and the shopper
+    // passed it), the token cannot be charged, even if this process dies while asking.
+    const verificationId = authenticated ? null : randomUUID();
     const { token, created } = await this.store.store({
       merchantId: merchant.merchantId,
       customReference: request.CustomReference ?? null,
@@ -37,6 +41,7 @@ export class CreateToken {
       card,
       holder: request.Card.holder ?? null,
       transactionMode: request.transactionMode ?? request.Card.transactionMode ?? null,
+      verificationId,
     });
     if (authenticated) {
       // A new token is stored verified; a known one may still wait for its shopper's verification.
@@ -49,8 +54,10 @@ export class CreateToken {
         merchantMode: merchant.mode,
         tokenId: token.id,
         redirectUrl: request.RedirectUrl ?? null,
+        verificationId: verificationId!,
       });
-      await this.setVerification(token, started.verificationId);
+      if (token.verificationId !== started.verificationId)
+        await this.setVerification(token, started.verificationId);
       return presentCreatedToken(token, request, started.actionUrl);
     } catch (error) {
       // A card that cannot be verified is not kept.
@@ -86,6 +93,7 @@ export class SaveAuthenticatedCard {
       card,
       holder: request.card.holder,
       transactionMode: request.transactionMode ?? null,
+      verificationId: null,
     });
     await this.dataSource.getRepository(CardToken).update({ id: token.id }, { verificationId: null });
     return presentToken(token);

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { RpcSubjects, type CardVerificationStarted, type VerifyCardRpcRequest } from '@byrd/contracts';
+import {
+  isGuid,
+  RpcSubjects,
+  type CardVerificationStarted,
+  type VerifyCardRpcRequest,
+} from '@byrd/contracts';
 import { insertAtomically, Refusal, Rpc } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
@@ -55,7 +60,12 @@ export class VerifyCard {
       expiresAt: new Date(now.getTime() + this.config.THREE_DS_TIMEOUT_MS),
       now,
     });
-    Object.assign(transaction, { operationType: 'Verification', tokenId: request.tokenId });
+    Object.assign(transaction, {
+      // The id the vault already recorded on the token, so the token waits for this very verification.
+      id: request.verificationId && isGuid(request.verificationId) ? request.verificationId : transaction.id,
+      operationType: 'Verification',
+      tokenId: request.tokenId,
+    });
     const { session } = await this.charge.start(
       transaction,
       { number: card.number, expiration: card.expiration, holder: card.holder },
