@@ -121,6 +121,19 @@ describe('orders over HTTP', () => {
       expect(events.events.filter((e) => /4111 1111|5500-0000/.test(JSON.stringify(e)))).toEqual([]);
     });
 
+    it('refuses a card number sent as a JSON number, as a metadata key, or as the card-saving reference', async () => {
+      const answer = await h.createOrder({
+        metadata: { total: 4111111111111111, basket: { '5500000000000004': 1 } },
+        paymentOptions: { tokenOptions: { customReference: '4111111111111111' } },
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual([
+        'paymentOptions.tokenOptions.customReference',
+        'metadata',
+      ]);
+      expect(JSON.stringify(answer.body)).not.toMatch(/4111111111111111|5500000000000004/);
+    });
+
     it('answers 413 to a body over 1 MB and 400 to malformed JSON, never with a stack trace', async () => {
       const huge = await h.request(
         'POST',

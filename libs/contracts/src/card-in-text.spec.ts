@@ -34,6 +34,23 @@ describe('card numbers in free text', () => {
     ]);
   });
 
+  it('finds it in a JSON number and in a key, without repeating it', () => {
+    expect(cardNumberPaths({ x: 4111111111111111, y: 25, z: 12.5 })).toEqual(['x']);
+    expect(cardNumberPaths({ basket: { '4111111111111111': 1 } })).toEqual(['basket.<key>']);
+    expect(cardNumberPaths(5500000000000004)).toEqual(['']);
+  });
+
+  it('refuses it in a "save my card" reference of an order', () => {
+    const order = validateDto(CreateOrderRequest, {
+      isoAmount: 1000,
+      currency: 'EUR',
+      paymentOptions: { tokenOptions: { customReference: 'card 4111-1111-1111-1111' } },
+    });
+    expect(order.ok ? [] : order.errors.map((e) => e.field)).toEqual([
+      'paymentOptions.tokenOptions.customReference',
+    ]);
+  });
+
   it('refuses it in an order reference or metadata, and in a token alias, naming the field', () => {
     const order = validateDto(CreateOrderRequest, {
       isoAmount: 1000,

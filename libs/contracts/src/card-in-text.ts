@@ -26,11 +26,19 @@ export function containsCardNumber(text: string): boolean {
   return false;
 }
 
-/** The dotted paths of every string inside a JSON value that holds a card number ('' for the value itself). */
+/**
+ * The dotted paths of every value inside a JSON value that holds a card number ('' for the value
+ * itself): strings, integers (a card number sent as a JSON number is stored all the same) and keys
+ * (stored and echoed like values; named `<key>` so the error never repeats the number).
+ */
 export function cardNumberPaths(value: unknown, path = ''): string[] {
   if (typeof value === 'string') return containsCardNumber(value) ? [path] : [];
+  if (typeof value === 'number')
+    return Number.isInteger(value) && containsCardNumber(String(value)) ? [path] : [];
   if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, child]) =>
-    cardNumberPaths(child, path ? `${path}.${key}` : key),
-  );
+  return Object.entries(value).flatMap(([key, child]) => {
+    const at = path ? `${path}.${key}` : key;
+    if (containsCardNumber(key)) return [path ? `${path}.<key>` : '<key>'];
+    return cardNumberPaths(child, at);
+  });
 }

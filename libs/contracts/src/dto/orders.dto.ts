@@ -215,9 +215,10 @@ export class CardOptionsDto implements CardOptions {
 }
 
 export class TokenOptionsDto implements TokenOptions {
-  /** Reference of the token to create. */
+  /** Reference of the token to create (stored by the vault in clear, as `CustomReference` is). */
   @IsString()
   @MaxLength(255)
+  @NoCardNumber()
   customReference: string;
 
   /** Store the card without asking; "true"/"false" accepted. */
