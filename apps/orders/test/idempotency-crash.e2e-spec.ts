@@ -60,4 +60,67 @@ describe('orders killed while a request holds its idempotency key', () => {
       await db.end();
     }
   }, 60_000);
+
+  it('answers the retry with the order the dead request committed before its answer was stored', async () => {
+    const key = `crash-after-commit-${Date.now()}`;
+    const order = { amount: '13.00', currency: 'EUR', orderRef: 'crash-2' };
+    const create = (body: Record<string, unknown> = order) =>
+      callService(world.service!.url, world.merchant.apiKey, 'POST', '/api/v2/orders', body, {
+        'idempotency-key': key,
+      });
+    const orders = new pg.Client({ connectionString: world.vars.DATABASE_URL });
+    const keys = new pg.Client({ connectionString: world.vars.DATABASE_URL });
+    await orders.connect();
+    await keys.connect();
+    const count = async () =>
+      (await orders.query(`SELECT count(*)::int AS n FROM orders WHERE order_ref = 'crash-2'`)).rows[0].n;
+    try {
+      world.service?.child.kill('SIGKILL'); // the first test's
+      const service = await world.start();
+      // Held at the order's insert until its key is claimed; then the key's table is locked, so the
+      // order commits but its answer can never be stored: the process dies in between.
+      await orders.query('BEGIN; LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
+      void create().catch(() => undefined);
+      for (let i = 0; ; i++) {
+        const { rowCount } = await keys.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+        if (rowCount === 1) break;
+        if (i > 100) throw new Error('the request never claimed its key');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await keys.query('BEGIN; LOCK TABLE idempotency_keys IN ACCESS EXCLUSIVE MODE');
+      await orders.query('ROLLBACK');
+      for (let i = 0; (await count()) === 0; i++) {
+        if (i > 100) throw new Error('the order was never committed');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      service.child.kill('SIGKILL');
+      await service.exited();
+      // Its statement waiting on the lock would still run once the lock goes (PostgreSQL notices a
+      // gone client only when it answers): it dies with its process, as it would had it not been sent.
+      await orders.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1`,
+        [(await keys.query('SELECT pg_backend_pid() AS pid')).rows[0].pid],
+      );
+      await keys.query('ROLLBACK');
+      const [committed] = (await orders.query(`SELECT id FROM orders WHERE order_ref = 'crash-2'`)).rows;
+
+      await world.start();
+      const started = Date.now();
+      let answer = await create();
+      while (answer.status === 409 && Date.now() - started < LEASE_MS + 5_000) {
+        await new Promise((r) => setTimeout(r, 200));
+        answer = await create();
+      }
+      expect(answer.status).toBe(201);
+      expect(answer.body.orderId).toBe(committed.id);
+      expect(await count()).toBe(1);
+      // The key now holds that answer; another order under it is refused.
+      expect((await create()).headers.get('idempotent-replayed')).toBe('true');
+      expect((await create({ ...order, amount: '14.00' })).status).toBe(422);
+    } finally {
+      await orders.end();
+      await keys.end();
+    }
+  }, 60_000);
 });

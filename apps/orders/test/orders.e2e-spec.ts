@@ -227,9 +227,14 @@ describe('orders over HTTP', () => {
     it('forgets a key after 24 hours', async () => {
       const key = randomUUID();
       const first = await h.createOrder({ amount: '10.00' }, { 'idempotency-key': key });
-      await h.app
-        .get(DataSourceToken)
-        .query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1`, [key]);
+      // A day passes, for the key and for the order it made.
+      const db = h.app.get(DataSourceToken);
+      await db.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = $1`, [
+        key,
+      ]);
+      await db.query(`UPDATE orders SET created_at = now() - interval '25 hours' WHERE id = $1`, [
+        first.body.orderId,
+      ]);
       const later = await h.createOrder({ amount: '11.00' }, { 'idempotency-key': key });
       expect(later.status).toBe(201);
       expect(later.body.orderId).not.toBe(first.body.orderId);

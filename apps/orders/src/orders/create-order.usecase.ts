@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, MoreThan } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import {
   DEFAULT_ORDER_EXPIRES_IN_MS,
@@ -9,7 +9,7 @@ import {
   reconcileAmounts,
   type CreateOrderRequest,
 } from '@byrd/contracts';
-import { ApiError, type MerchantContext } from '@byrd/platform';
+import { ApiError, IDEMPOTENCY_RETENTION_MS, Refusal, type MerchantContext } from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
@@ -25,12 +25,16 @@ export class CreateOrder {
     @Inject(ORDERS_CONFIG) private readonly config: OrdersConfig,
   ) {}
 
-  async execute(merchant: MerchantContext, request: CreateOrderRequest) {
+  async execute(merchant: MerchantContext, request: CreateOrderRequest, idempotencyKey?: string) {
     const amount = reconcileAmounts(request, request.currency);
     if (!amount.ok)
       throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
     if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
     const expiresInMs = this.expiresInMs(expiryOf(request));
+    const earlier = idempotencyKey
+      ? await this.orderOfKey(merchant.merchantId, idempotencyKey, request, amount.isoAmount)
+      : null;
+    if (earlier) return presentOrder(earlier, this.config.CHECKOUT_URL);
 
     const now = new Date();
     const order = this.dataSource.getRepository(Order).create({
@@ -53,6 +57,7 @@ export class CreateOrder {
       refundedIsoAmount: 0,
       canceledAt: null,
       expiredAt: null,
+      idempotencyKey: idempotencyKey ?? null,
       createdAt: now,
       updatedAt: now,
     });
@@ -62,6 +67,39 @@ export class CreateOrder {
     });
     this.events.flush();
     return presentOrder(order, this.config.CHECKOUT_URL);
+  }
+
+  /**
+   * The order an earlier request with this idempotency-key created, within the key's retention. That
+   * request committed it but died (or failed) before its answer was stored, so the key's lease ran
+   * out and this retry runs: it answers that order instead of making a second. The same key for
+   * another amount, currency or reference is refused, as the key's stored answer would be.
+   */
+  private async orderOfKey(
+    merchantId: string,
+    idempotencyKey: string,
+    request: CreateOrderRequest,
+    isoAmount: number,
+  ): Promise<Order | null> {
+    const earlier = await this.dataSource.getRepository(Order).findOne({
+      where: {
+        merchantId,
+        idempotencyKey,
+        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+      },
+      order: { createdAt: 'DESC' },
+    });
+    if (!earlier) return null;
+    const same =
+      earlier.isoAmount === isoAmount &&
+      earlier.currency === request.currency &&
+      earlier.orderRef === (request.orderRef ?? null);
+    if (!same) {
+      throw Refusal.idempotencyKeyReused(
+        `This idempotency-key was already used for order ${earlier.id} with another amount or reference`,
+      );
+    }
+    return earlier;
   }
 
   /** `expiresIn` counts minutes; ORDER_EXPIRY_UNIT_MS says how long a minute really is (tests shrink it). */

@@ -72,6 +72,10 @@ export class Order {
   @Column({ name: 'payment_locked_at', type: 'timestamptz', nullable: true })
   paymentLockedAt: Date | null;
 
+  /** The `idempotency-key` of the request that created it: a retry finds this order (CreateOrder). */
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
   @Column({ name: 'canceled_at', type: 'timestamptz', nullable: true })
   canceledAt: Date | null;
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   CreateOrderRequest,
@@ -7,7 +7,14 @@ import {
   type OrderDetailsResponse,
   type OrderResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, GuidParam, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import {
+  ApiErrors,
+  CurrentMerchant,
+  GuidParam,
+  IDEMPOTENCY_HEADER,
+  NOT_FOUND,
+  type MerchantContext,
+} from '@byrd/platform';
 import { CreateOrder } from './create-order.usecase.js';
 import { GetOrder } from './get-order.usecase.js';
 
@@ -26,8 +33,9 @@ export class OrdersController {
   create(
     @CurrentMerchant() merchant: MerchantContext,
     @Body() body: CreateOrderRequest,
+    @Headers(IDEMPOTENCY_HEADER) idempotencyKey?: string,
   ): Promise<OrderResponse> {
-    return this.createOrder.execute(merchant, body);
+    return this.createOrder.execute(merchant, body, idempotencyKey);
   }
 
   @Get(':orderId')
