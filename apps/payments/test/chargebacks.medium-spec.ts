@@ -55,6 +55,13 @@ describe('OpenChargeback (medium)', () => {
     });
   });
 
+  it('opens a new chargeback on the money a withdrawn one (closed, no resolution) gave back', async () => {
+    const payment = await medium.settled(merchantId, 'Payment', 5000);
+    await medium.chargeback(payment, 5000, { status: 'Closed', resolution: null });
+    const opened = await open.execute(merchantId, { transactionId: payment.id });
+    expect(opened).toMatchObject({ transactionId: payment.id, isoAmount: 5000 });
+  });
+
   it("bounds a capture's chargeback by what its pre-authorisation's captures leave", async () => {
     const preAuth = await medium.settled(merchantId, 'PreAuth', 10_000, {
       capturedIsoAmount: 10_000,

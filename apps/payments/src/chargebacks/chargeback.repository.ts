@@ -2,6 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 
 /**
+ * A chargeback whose money is with the cardholder, or may go back to them: open, or lost. A won one
+ * gave it back, and so did one closed without a resolution (withdrawn).
+ */
+const HOLDS_MONEY = `(status IN ('Created', 'Disputing', 'PendingAction') OR resolution = 'Lost')`;
+
+/**
  * The chargebacks table, read for how much of a transaction's money chargebacks hold. Each query runs
  * in the caller's database transaction (`manager`), under the row locks the caller took.
  */
@@ -13,10 +19,9 @@ export class ChargebackRepository {
    */
   async openOrLostOn(manager: EntityManager, merchantId: string, transactionId: string): Promise<number> {
     const [row] = await manager.query<{ iso_amount: string }[]>(
-      `SELECT coalesce(sum(c.iso_amount), 0) AS iso_amount FROM chargebacks c
-       WHERE c.merchant_id = $1
-         AND (c.status IN ('Created', 'Disputing', 'PendingAction') OR c.resolution = 'Lost')
-         AND (c.transaction_id = $2 OR c.transaction_id IN (
+      `SELECT coalesce(sum(iso_amount), 0) AS iso_amount FROM chargebacks
+       WHERE merchant_id = $1 AND ${HOLDS_MONEY}
+         AND (transaction_id = $2 OR transaction_id IN (
            SELECT id FROM transactions
            WHERE source_transaction_id = $2 AND operation_type = 'Capture' AND merchant_id = $1))`,
       [merchantId, transactionId],
@@ -24,7 +29,7 @@ export class ChargebackRepository {
     return Number(row.iso_amount);
   }
 
-  /** Minor units disputed on a payment or capture by chargebacks not won (a won one gave its money back). */
+  /** Minor units disputed on a payment or capture by chargebacks that hold its money (HOLDS_MONEY). */
   disputedOn(manager: EntityManager, merchantId: string, transactionId: string): Promise<number> {
     return this.disputed(manager, 'transaction_id = $1', transactionId, merchantId);
   }
@@ -42,7 +47,7 @@ export class ChargebackRepository {
   private async disputed(manager: EntityManager, where: string, id: string, merchantId: string) {
     const [{ disputed }] = await manager.query<{ disputed: string }[]>(
       `SELECT coalesce(sum(iso_amount), 0) AS disputed FROM chargebacks
-        WHERE ${where} AND merchant_id = $2 AND resolution IS DISTINCT FROM 'Won'`,
+        WHERE ${where} AND merchant_id = $2 AND ${HOLDS_MONEY}`,
       [id, merchantId],
     );
     return Number(disputed);
