@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { PurgeWebhooks } from '../src/retention/purge-webhooks.usecase.js';
 import { WebhookHarness } from './harness.js';
 import { Receiver } from './receiver.js';
 
@@ -96,5 +99,111 @@ describe('retention', () => {
     expect(
       (await h.rows(`SELECT 1 FROM webhook_attempts WHERE webhook_id = $1`, [pending.id])).length,
     ).toBeGreaterThanOrEqual(1);
+  });
+
+  describe('a resend racing the sweep', () => {
+    let hand: pg.Client;
+    let setting: { id: string };
+
+    beforeAll(async () => {
+      await h.freshMerchant();
+      setting = await h.subscribe({ url: `${ok.url}?resends` });
+    });
+    beforeEach(async () => {
+      hand = new pg.Client({
+        host: h.db.host,
+        port: h.db.port,
+        user: h.db.user,
+        database: h.db.database,
+      });
+      await hand.connect();
+    });
+    afterEach(async () => {
+      await hand.query('ROLLBACK').catch(() => undefined);
+      await hand.end();
+    });
+
+    /** A delivered webhook of the merchant, with its attempt, created `ageMs` ago. */
+    async function delivered(id: string, ageMs: number) {
+      await h.rows(
+        `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
+           occurred_at, status, created_at, sent_at, finished_at)
+         VALUES ($1, $2, $3, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}', now(), 'succeeded',
+           now() - $4::int * interval '1 millisecond', now(), now())`,
+        [id, h.merchant.merchantId, setting.id, ageMs],
+      );
+      await h.rows(
+        `INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
+           duration_ms, succeeded, created_at)
+         VALUES (gen_random_uuid(), $1, 'scheduled', 1, 'http://127.0.0.1/', '{}', 200, 1, true, now())`,
+        [id],
+      );
+    }
+
+    /** Waits until `n` sessions wait for a lock (directly or behind another waiting one). */
+    async function waiting(n: number) {
+      await h.waitForRow(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        [],
+        ([row]) => row.n >= n,
+        5_000,
+      );
+    }
+
+    it('a webhook the sweep is deleting is not found by a resend asked meanwhile (202, not a 500)', async () => {
+      const id = randomUUID();
+      await delivered(id, 60 * 60_000);
+      // The sweep's transaction held open by hand: it has taken the webhook and waits to delete its
+      // attempts, which this session holds.
+      await hand.query('BEGIN');
+      await hand.query(`SELECT 1 FROM webhook_attempts WHERE webhook_id = $1 FOR UPDATE`, [id]);
+      await waiting(1);
+      const resend = h.request('POST', '/api/v1/webhooks/resend', { ids: [id] });
+      await waiting(2); // the resend waits for the sweep
+      await hand.query('COMMIT');
+      expect(await resend).toMatchObject({ status: 202, body: { data: { resent: [], notFound: [id] } } });
+      expect(await h.rows(`SELECT id FROM webhooks WHERE id = $1`, [id])).toEqual([]);
+      expect(await h.rows(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [id])).toEqual([]);
+    });
+
+    it('a webhook whose resend is being asked is kept by the sweep, and while the resend is queued; the resend goes out', async () => {
+      // The resend locks its webhooks in id order: it has the old one when it waits for the other.
+      const [old, other] = [randomUUID(), randomUUID()].sort();
+      // Both recent for now: the sweep (every 100 ms here) must not take the old one before the resend.
+      await delivered(old, 0);
+      await delivered(other, 0);
+      ok.received.length = 0;
+      ok.answer = (request) => (request.headers['webhook-id'] === old ? { hold: true } : { status: 200 });
+      const purge = h.app.get(PurgeWebhooks);
+      try {
+        await hand.query('BEGIN');
+        await hand.query(`SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE`, [other]);
+        const resend = h.request('POST', '/api/v1/webhooks/resend', { ids: [old, other] });
+        await waiting(1);
+        // Past its retention now, while the resend holds it.
+        await h.rows(`UPDATE webhooks SET created_at = now() - interval '1 hour' WHERE id = $1`, [old]);
+        await purge.execute();
+        expect(await h.rows(`SELECT id FROM webhooks WHERE id = $1`, [old])).toHaveLength(1);
+        await hand.query('COMMIT');
+        expect(await resend).toMatchObject({
+          status: 202,
+          body: { data: { resent: [old, other], notFound: [] } },
+        });
+
+        // Queued, then in flight: kept.
+        await ok.waitFor((r) => r.some((x) => x.headers['webhook-id'] === old), 5_000, 'the resend');
+        await purge.execute();
+        expect(await h.rows(`SELECT id FROM webhooks WHERE id = $1`, [old])).toHaveLength(1);
+        // Once its attempt is recorded (the receiver never answers: a timeout) and the resend gone, the
+        // webhook goes too. Sent once, as was the other one.
+        await h.waitForRow(`SELECT id FROM webhooks WHERE id = $1`, [old], (r) => r.length === 0);
+        await ok.waitFor((r) => r.some((x) => x.headers['webhook-id'] === other), 5_000, 'the other resend');
+        expect(ok.of(old)).toHaveLength(1);
+        expect(ok.of(other)).toHaveLength(1);
+      } finally {
+        ok.answer = () => ({ status: 200 });
+      }
+    });
   });
 });

@@ -4,23 +4,33 @@ import { PeriodicSweep } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 
 /**
- * One batch of finished webhooks past their retention (attempts go with them, ON DELETE CASCADE).
- * Only `succeeded`, `failed` and `canceled` rows are candidates (webhooks_finished_idx), never a
- * pending one nor one with a resend queued; SKIP LOCKED keeps it out of any claim's way.
+ * One batch of finished webhooks past their retention, locked: only `succeeded`, `failed` and
+ * `canceled` rows are candidates (webhooks_finished_idx), never a pending one nor one with a resend
+ * queued; SKIP LOCKED keeps it out of any claim's way, and passes over a webhook a resend is being
+ * asked for (ResendWebhooks holds it FOR KEY SHARE until its resend is committed).
+ */
+const PURGE_CANDIDATES_SQL = `
+  SELECT w.id FROM webhooks w
+  WHERE w.status = ANY ($1::text[]) AND w.created_at < now() - $2::bigint * interval '1 millisecond'
+    AND NOT EXISTS (SELECT 1 FROM webhook_resends r WHERE r.webhook_id = w.id)
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED`;
+
+/**
+ * Deletes the locked candidates (attempts go with them, ON DELETE CASCADE), except one whose resend
+ * was committed after the candidates' snapshot was taken: this statement's snapshot is newer than
+ * the lock, and no resend can be asked for a locked webhook (it waits, then finds it gone: 202 with
+ * the id in notFound, as for any missing webhook).
  */
 const PURGE_SQL = `
-  DELETE FROM webhooks WHERE id IN (
-    SELECT w.id FROM webhooks w
-    WHERE w.status = ANY ($1::text[]) AND w.created_at < now() - $2::bigint * interval '1 millisecond'
-      AND NOT EXISTS (SELECT 1 FROM webhook_resends r WHERE r.webhook_id = w.id)
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-  )`;
+  DELETE FROM webhooks w
+  WHERE w.id = ANY ($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM webhook_resends r WHERE r.webhook_id = w.id)`;
 
 /**
  * SPEC.md "Limits": successful webhooks are kept one week from creation, failed ones a month (all
  * attempts, payloads sent and received). The sweep deletes in small batches, each its own short
- * statement, so delivery never waits on it.
+ * transaction, so delivery never waits on it. A resend asked meanwhile is never lost nor failed: it
+ * either finds its webhook, which is then kept while the resend is queued, or finds it gone.
  */
 @Injectable()
 export class PurgeWebhooks extends PeriodicSweep {
@@ -46,16 +56,29 @@ export class PurgeWebhooks extends PeriodicSweep {
     ] as const) {
       for (;;) {
         if (this.stopping) return total;
-        const [, deleted] = await this.dataSource.query<[unknown, number]>(PURGE_SQL, [
-          statuses,
-          keepMs,
-          this.config.WEBHOOK_RETENTION_BATCH,
-        ]);
+        const [found, deleted] = await this.purgeBatch(statuses, keepMs);
         total += deleted;
-        if (deleted < this.config.WEBHOOK_RETENTION_BATCH) break;
+        if (found < this.config.WEBHOOK_RETENTION_BATCH) break;
       }
     }
     if (total > 0) this.logger.log(`Retention removed ${total} webhooks`);
     return total;
+  }
+
+  /**
+   * One batch, in one short transaction: lock the candidates, then delete those that still have no
+   * resend. Answers how many were candidates and how many went.
+   */
+  private purgeBatch(statuses: readonly string[], keepMs: number): Promise<[number, number]> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows = await manager.query<{ id: string }[]>(PURGE_CANDIDATES_SQL, [
+        statuses,
+        keepMs,
+        this.config.WEBHOOK_RETENTION_BATCH,
+      ]);
+      if (rows.length === 0) return [0, 0];
+      const [, deleted] = await manager.query<[unknown, number]>(PURGE_SQL, [rows.map((r) => r.id)]);
+      return [rows.length, deleted];
+    });
   }
 }

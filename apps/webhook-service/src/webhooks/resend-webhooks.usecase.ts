@@ -21,10 +21,19 @@ export class ResendWebhooks {
   async execute(merchant: MerchantContext, request: ResendWebhooksRequest): Promise<ResendWebhooksResponse> {
     if (request.url) await vetReceiverUrl(this.guard, 'url', request.url, merchant);
     const ids = [...new Set(request.ids.map((id) => id.toLowerCase()))];
+    // The webhooks are locked (FOR KEY SHARE, in id order) before their resends are written: one the
+    // retention sweep is deleting is waited for and then not found, as if it had never been there
+    // (its resend would fail the foreign key); one locked here the sweep passes over, and keeps
+    // while its resend is queued (purge-webhooks.usecase.ts).
     const rows = await this.dataSource.query<{ webhook_id: string }[]>(
-      `INSERT INTO webhook_resends (id, webhook_id, url)
-       SELECT gen_random_uuid(), w.id, $3 FROM webhooks w
-       WHERE w.merchant_id = $1 AND w.id = ANY ($2::uuid[])
+      `WITH found AS (
+         SELECT w.id FROM webhooks w
+         WHERE w.merchant_id = $1 AND w.id = ANY ($2::uuid[])
+         ORDER BY w.id
+         FOR KEY SHARE
+       )
+       INSERT INTO webhook_resends (id, webhook_id, url)
+       SELECT gen_random_uuid(), id, $3 FROM found
        RETURNING webhook_id`,
       [merchant.merchantId, ids, request.url ?? null],
     );
