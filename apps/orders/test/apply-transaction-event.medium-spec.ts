@@ -99,6 +99,8 @@ describe('ApplyTransactionEvent (medium)', () => {
     /** The content's own, where it says more than the event name (a release: preauth.canceled). */
     operationType?: TransactionEventContent['operationType'];
     status?: TransactionEventContent['status'];
+    /** Payments gave the money back as it arrived (the order was held by another payment). */
+    refundedAtOnce?: boolean;
     /** Omitted from the content, as an older producer would: the event name says it instead. */
     omit?: ('operationType' | 'status')[];
   }
@@ -121,6 +123,7 @@ describe('ApplyTransactionEvent (medium)', () => {
       sourceTransactionId: fact.sourceTransactionId ?? null,
       paymentMethod: 'card',
       initiatedFrom: 'Server',
+      ...(fact.refundedAtOnce ? { refundedAtOnce: true } : {}),
     };
     for (const field of fact.omit ?? []) Reflect.deleteProperty(data, field);
     const envelope: EventEnvelope = createEnvelope(type, {
@@ -275,10 +278,33 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect((await reload(holding)).status).toBe('pending');
   });
 
+  it('counts neither a late async payment refunded at once nor its refund, whatever came first', async () => {
+    // A Multibanco reference paid while a card attempt held the order: payments records the money
+    // and refunds it in one database transaction. The order is the card's, paid once, announced once.
+    const card = randomUUID();
+    const order = await openOrder({ paymentLockId: card, paymentLockedAt: new Date() });
+    const late = await deliver(order, 'transaction.payment.success', { refundedAtOnce: true });
+    await deliver(order, 'transaction.refund.success', { sourceTransactionId: late, refundedAtOnce: true });
+    expect(await reload(order)).toMatchObject({ status: 'created', paymentId: null, refundedIsoAmount: 0 });
+
+    await deliver(order, 'transaction.payment.success', { transactionId: card });
+    expect(await reload(order)).toMatchObject({ status: 'paid', paymentId: card, refundedIsoAmount: 0 });
+    expect(await eventsOf(order)).toEqual(['order.paid']);
+    expect(await transactionsOf(order)).toHaveLength(3); // still listed
+
+    const canceled = await openOrder({ status: 'canceled', canceledAt: new Date() });
+    await deliver(canceled, 'transaction.payment.success', { refundedAtOnce: true });
+    expect((await reload(canceled)).status).toBe('canceled');
+    expect(await eventsOf(canceled)).toEqual([]);
+  });
+
   it('announces nothing for a TemporaryFailed event applied after its attempt succeeded', async () => {
     const order = await openOrder();
     const paymentId = await deliver(order, 'transaction.payment.success');
-    await deliver(order, 'transaction.payment.error', { transactionId: paymentId, status: 'TemporaryFailed' });
+    await deliver(order, 'transaction.payment.error', {
+      transactionId: paymentId,
+      status: 'TemporaryFailed',
+    });
 
     expect((await reload(order)).status).toBe('paid');
     expect(await eventsOf(order)).toEqual(['order.paid']);

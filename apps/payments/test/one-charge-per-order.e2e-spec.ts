@@ -238,6 +238,9 @@ describe('one charge per order', () => {
     expect(refund.envelope.data).toMatchObject({ orderId, isoAmount: 2500, operationType: 'Refund' });
     const [payment] = await successfulPayments(orderId);
     expect(Number(payment.refunded_iso_amount)).toBe(2500);
+    // Neither the money nor its refund is the order's: it waits for the attempt holding it.
+    const order = await h.waitForOrder(orderId, (o) => o.transactions.length === 2);
+    expect(order).toMatchObject({ status: 'created', isoRefundedAmount: 0, paymentId: null });
   });
 
   it('two async references of one order paid at once: the order keeps exactly one payment', async () => {

@@ -13,6 +13,7 @@ import { PermanentEventError } from '@byrd/platform';
 import { Order, OrderTransaction } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
 import {
+  countedOf,
   deriveOrderStatus,
   eventForTransition,
   fullyReleasedPreAuths,
@@ -64,6 +65,7 @@ export class ApplyTransactionEvent {
       isoAmount: content.isoAmount ?? toIsoAmount(content.amount, content.currency),
       paymentMethod: envelope.paymentMethod,
       sourceTransactionId: content.sourceTransactionId ?? null,
+      refundedAtOnce: known?.refundedAtOnce === true || content.refundedAtOnce === true,
     });
     const all = await transactions.findBy({ orderId: order.id });
     for (const released of fullyReleasedPreAuths(all)) {
@@ -84,9 +86,10 @@ export class ApplyTransactionEvent {
       transactions: all,
     });
     order.lastTransactionId = content.transactionId;
-    order.refundedIsoAmount = sumOf(all, ['Refund'], 'Success');
+    const counted = countedOf(all);
+    order.refundedIsoAmount = sumOf(counted, ['Refund'], 'Success');
     if (order.status === 'paid' && before !== 'paid' && before !== 'refunded') {
-      const paying = all.filter(
+      const paying = counted.filter(
         (t) => (t.operationType === 'Payment' || t.operationType === 'Capture') && t.status === 'Success',
       );
       order.paymentId =
@@ -97,7 +100,8 @@ export class ApplyTransactionEvent {
 
     const change = eventForTransition(before, order.status);
     if (change) await this.events.record(manager, order, change, envelope.paymentMethod);
-    const newlySucceeded = status === 'Success' && known?.status !== 'Success';
+    const newlySucceeded =
+      status === 'Success' && known?.status !== 'Success' && content.refundedAtOnce !== true;
     const partial = newlySucceeded ? partialEvent(operationType, order, all) : null;
     if (partial) await this.events.record(manager, order, partial, envelope.paymentMethod);
     // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing.

@@ -12,6 +12,13 @@ export interface TransactionFact {
   status: TransactionStatus;
   isoAmount: number;
   sourceTransactionId?: string | null;
+  /** Money payments gave back as it arrived (the order was held by another payment): never counted. */
+  refundedAtOnce?: boolean;
+}
+
+/** The transactions that count for the order's status and amounts (`refundedAtOnce` ones do not). */
+export function countedOf<T extends TransactionFact>(transactions: T[]): T[] {
+  return transactions.filter((t) => !t.refundedAtOnce);
 }
 
 export interface OrderFacts {
@@ -86,7 +93,7 @@ export function fullyReleasedPreAuths<T extends TransactionFact>(transactions: T
  * order the events came in. Money taken wins over cancel and expiry: the merchant must see it.
  */
 export function deriveOrderStatus(order: OrderFacts): OrderStatus {
-  const { transactions } = order;
+  const transactions = countedOf(order.transactions);
   const paid = sumOf(transactions, ['Payment', 'Capture'], 'Success');
   if (paid > 0) return sumOf(transactions, ['Refund'], 'Success') >= paid ? 'refunded' : 'paid';
   if (order.canceledAt) return 'canceled';
@@ -125,8 +132,9 @@ export function eventForTransition(from: OrderStatus, to: OrderStatus): OrderEve
 export function partialEvent(
   operationType: OperationType,
   order: { isoAmount: number; status: OrderStatus },
-  transactions: TransactionFact[],
+  all: TransactionFact[],
 ): OrderEventName | null {
+  const transactions = countedOf(all);
   const paid = sumOf(transactions, ['Payment', 'Capture'], 'Success');
   if (operationType === 'Capture' && paid < order.isoAmount) return OrderEvents.PartialPaid;
   if (operationType === 'Refund' && order.status === 'paid') {

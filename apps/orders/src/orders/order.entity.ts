@@ -113,6 +113,10 @@ export class OrderTransaction {
   @Column({ name: 'source_transaction_id', type: 'uuid', nullable: true })
   sourceTransactionId: string | null;
 
+  /** A late payment to an order held by another, or its refund: payments gave it back at once. */
+  @Column({ name: 'refunded_at_once', type: 'boolean', default: false })
+  refundedAtOnce: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

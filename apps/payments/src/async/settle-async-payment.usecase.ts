@@ -18,6 +18,9 @@ import { TransactionEventRecorder } from '../transactions/transaction-event-reco
 import { presentTransaction } from '../transactions/transaction.presenter.js';
 import { OpenAttempts } from './open-attempts.js';
 
+/** Told to orders with the payment and its refund: neither is the order's (TransactionEventContent). */
+const REFUNDED_AT_ONCE = { refundedAtOnce: true };
+
 interface Outcome {
   status: TransactionStatus;
   code: ReturnCode;
@@ -108,7 +111,7 @@ export class SettleAsyncPayment {
             updatedAt: now,
           },
         );
-        await this.events.record(manager, transaction);
+        await this.events.record(manager, transaction, refusal ? REFUNDED_AT_ONCE : undefined);
         if (refusal) await this.refund(manager, transaction, now);
         return transaction;
       })
@@ -164,7 +167,7 @@ export class SettleAsyncPayment {
     });
     applyOutcome(refund, 'Success', 'BYRD200');
     await manager.insert(Transaction, refund as QueryDeepPartialEntity<Transaction>);
-    await this.events.record(manager, refund);
+    await this.events.record(manager, refund, REFUNDED_AT_ONCE);
   }
 }
 

@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { createEnvelope, toDecimalAmount, transactionEventNameOf } from '@byrd/contracts';
+import {
+  createEnvelope,
+  toDecimalAmount,
+  transactionEventNameOf,
+  type TransactionEventContent,
+} from '@byrd/contracts';
 import { Outbox, type RowToInsert } from '@byrd/platform';
 import { publicOperationType, type Transaction } from './transaction.entity.js';
 
@@ -9,10 +14,19 @@ import { publicOperationType, type Transaction } from './transaction.entity.js';
 export class TransactionEventRecorder {
   constructor(private readonly outbox: Outbox) {}
 
-  /** Card verifications (the vault's) are not announced: they move no money and no order. */
-  async record(manager: EntityManager, transaction: Transaction): Promise<void> {
+  /**
+   * Card verifications (the vault's) are not announced: they move no money and no order. `extras`
+   * go to internal consumers only (TransactionEventContent).
+   */
+  async record(
+    manager: EntityManager,
+    transaction: Transaction,
+    extras?: Pick<TransactionEventContent, 'refundedAtOnce'>,
+  ): Promise<void> {
     if (transaction.operationType === 'Verification') return;
-    await this.outbox.append(manager, this.envelopeOf(transaction));
+    const envelope = this.envelopeOf(transaction);
+    if (extras) Object.assign(envelope.data, extras);
+    await this.outbox.append(manager, envelope);
   }
 
   /** The outbox row announcing a transaction, for `insertAtomically` together with it. */

@@ -65,6 +65,11 @@ export interface TransactionEventContent extends PublicTransactionEventContent {
   paymentMethod?: PaymentMethod;
   /** Where the transaction was started. */
   initiatedFrom?: InitiatedFrom;
+  /**
+   * Money that reached an order another payment already held (a late async payment), and its
+   * refund made in the same database transaction: neither is the order's payment or refund.
+   */
+  refundedAtOnce?: boolean;
 }
 
 /** Data of `chargeback.*` events, and the webhook `content` of them. */
