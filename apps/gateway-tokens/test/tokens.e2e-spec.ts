@@ -221,6 +221,35 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     }
   });
 
+  it('keeps a token another request for the same card answered with, when the first one fails', async () => {
+    // Request A stores the card and asks for its verification, which fails; meanwhile request B for
+    // the same card and reference got the same token and started its own. A's clean-up must not
+    // delete the token B's merchant now holds.
+    const rpc = h.tokens.get(Rpc);
+    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    const reference = `customer-${randomUUID()}`;
+    let first = true;
+    let second: Promise<{ status: number; body: { tokenId: string } }> | undefined;
+    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+      if (subject === 'rpc.payments.verifyCard' && first) {
+        first = false;
+        second = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+        await second;
+        throw new Error('payments did not answer');
+      }
+      return ask(subject, request);
+    }) as typeof rpc.call);
+    try {
+      const failed = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      const answered = await second!;
+      expect(answered.status).toBe(201);
+      expect((await h.tokenRequest('GET', `/api/v2/tokens/${answered.body.tokenId}`)).status).toBe(200);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('needs no redirect when the merchant sends the 3DS data', async () => {
     const created = await h.createToken({
       number: VISA,

@@ -60,8 +60,12 @@ export class CreateToken {
         await this.setVerification(token, started.verificationId);
       return presentCreatedToken(token, request, started.actionUrl);
     } catch (error) {
-      // A card that cannot be verified is not kept.
-      if (created) await this.dataSource.getRepository(CardToken).delete({ id: token.id });
+      // A card that cannot be verified is not kept, unless a concurrent request for the same card
+      // (the same token) has since started a verification of its own and answered with it.
+      if (created)
+        await this.dataSource
+          .getRepository(CardToken)
+          .delete({ id: token.id, verificationId: verificationId! });
       throw error;
     }
   }
