@@ -5,6 +5,7 @@ import { RetryOn4xx1764600000000 } from './migrations/1764600000000-retry-on-4xx
 import { WebhookLeases1764200000000 } from './migrations/1764200000000-webhook-leases.js';
 import { EndpointDueIndex1764700000000 } from './migrations/1764700000000-endpoint-due-index.js';
 import { WebhookTraceparent1764800000000 } from './migrations/1764800000000-webhook-traceparent.js';
+import { ResendEndpoint1764900000000 } from './migrations/1764900000000-resend-endpoint.js';
 
 export const WEBHOOK_ENTITIES = [WebhookSettingsRow, WebhookRow, WebhookAttemptRow, WebhookResendRow];
 export const WEBHOOK_MIGRATIONS = [
@@ -13,4 +14,5 @@ export const WEBHOOK_MIGRATIONS = [
   RetryOn4xx1764600000000,
   EndpointDueIndex1764700000000,
   WebhookTraceparent1764800000000,
+  ResendEndpoint1764900000000,
 ];

@@ -139,6 +139,65 @@ describe('fairness between endpoints', () => {
     }
   }, 60_000);
 
+  it("resends take slots of their endpoint's share: many to a receiver that never answers hold only that share, another merchant's events keep their latency, and every resend goes out", async () => {
+    noisy.received.length = 0;
+    healthy.received.length = 0;
+    noisy.answer = () => ({ hold: true });
+    // One merchant resends 30 delivered webhooks three times to an address that never answers.
+    const merchant = await h.freshMerchant();
+    const setting = await h.subscribe({ url: `${healthy.url}?${randomUUID()}` });
+    const ids = (
+      await h.rows<{ id: string }>(
+        `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
+           occurred_at, status, attempt_count, created_at, sent_at, finished_at)
+         SELECT gen_random_uuid(), $1, $2, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}',
+           now(), 'succeeded', 1, now(), now(), now()
+         FROM generate_series(1, 30)
+         RETURNING id`,
+        [merchant.merchantId, setting.id],
+      )
+    ).map((row) => row.id);
+    for (let i = 0; i < 3; i++) {
+      const resent = await h.request('POST', '/api/v1/webhooks/resend', { ids, url: noisy.url });
+      expect(resent.status).toBe(202);
+      expect(resent.body.data.resent).toHaveLength(30);
+    }
+    await noisy.waitFor((r) => r.length >= CONCURRENCY / 2, 5_000, 'the first resends');
+
+    // Another merchant's events, one every 100 ms, each delivered at once, while the resends hang.
+    const started = Date.now();
+    await h.freshMerchant();
+    await h.subscribe({ url: `${healthy.url}?${randomUUID()}` });
+    const latencies: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const at = performance.now();
+      await h.publish('order.paid', 'card');
+      await healthy.waitFor((r) => r.length > i, 1_500, `the other merchant's webhook ${i + 1}`);
+      latencies.push(healthy.received[i].at - at);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+    expect(Math.max(...latencies)).toBeLessThan(500);
+    // Meanwhile the resends held their endpoint's share, no more.
+    expect(noisy.received.length).toBe(CONCURRENCY / 2);
+
+    // None is lost: the hung ones time out (an attempt each), the others follow once it answers.
+    noisy.answer = () => ({ status: 200 });
+    await h.waitForRow(
+      `SELECT count(*)::int AS n FROM webhook_resends WHERE webhook_id = ANY ($1::uuid[])`,
+      [ids],
+      ([row]) => row.n === 0,
+      30_000,
+    );
+    const [attempts] = await h.rows(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE succeeded)::int AS succeeded
+       FROM webhook_attempts WHERE webhook_id = ANY ($1::uuid[]) AND kind = 'resend'`,
+      [ids],
+    );
+    expect(attempts).toEqual({ n: 90, succeeded: 90 - CONCURRENCY / 2 });
+    expect(noisy.received).toHaveLength(90);
+  }, 60_000);
+
   async function metricsText(): Promise<string> {
     const answer = await fetch(`${h.baseUrl}/metrics`);
     return answer.text();

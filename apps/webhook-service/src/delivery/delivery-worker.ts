@@ -12,12 +12,12 @@ import { DeliverWebhook, type DeliveryOutcome } from './deliver-webhook.usecase.
 import { EndpointScheduler } from './endpoint-scheduler.js';
 
 /**
- * The delivery loop of one process: claims due deliveries (resends first) up to its free
- * concurrency, shared fairly between endpoints (EndpointScheduler), runs them, and sleeps until the
- * next one is due, a poll interval passes, or it is woken (new webhooks committed here, a resend
- * asked here, a delivery finished). Every poll interval it looks up which endpoints have due rows
- * (discovery); replicas share the work through the claim's SKIP LOCKED; nothing is held in memory
- * that a crash could lose.
+ * The delivery loop of one process: claims due deliveries up to its free concurrency, shared fairly
+ * between endpoints (EndpointScheduler; an endpoint's resends first, within its share), runs them,
+ * and sleeps until the next one is due, a poll interval passes, or it is woken (new webhooks
+ * committed here, a resend asked here, a delivery finished). Every poll interval it looks up which
+ * endpoints have due rows or resends (discovery); replicas share the work through the claim's SKIP
+ * LOCKED; nothing is held in memory that a crash could lose.
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -28,7 +28,6 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
   private loop?: Promise<void>;
   private woken = false;
   private wakeUp?: () => void;
-  private lastResendCheck = 0;
   private lastDiscovery = 0;
 
   constructor(
@@ -61,9 +60,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     await Promise.allSettled([...this.running]);
   }
 
-  /** Look for due work now: after new webhooks of these settings were committed, or a resend asked. */
-  wake(options: { resends?: boolean; settingsIds?: Iterable<string> } = {}): void {
-    if (options.resends) this.lastResendCheck = 0;
+  /**
+   * Look for due work now: after new webhooks of these settings were committed (`settingsIds`), or
+   * resends of their webhooks asked (`resendsOf`).
+   */
+  wake(options: { resendsOf?: Iterable<string>; settingsIds?: Iterable<string> } = {}): void {
+    if (options.resendsOf) this.scheduler.hintResends(options.resendsOf, Date.now());
     if (options.settingsIds) this.scheduler.hint(options.settingsIds, Date.now());
     this.woken = true;
     this.wakeUp?.();
@@ -77,7 +79,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         if (Date.now() - this.lastDiscovery >= poll) {
           this.lastDiscovery = Date.now();
           const since = this.scheduler.beginDiscovery();
-          this.scheduler.discovered(await this.deliveries.dueEndpoints(), Date.now(), since);
+          const { scheduled, resends } = await this.deliveries.dueEndpoints();
+          this.scheduler.discovered(scheduled, Date.now(), since, resends);
           this.metrics.openCircuits.set(this.scheduler.openCircuits());
         }
         const free = concurrency - this.running.size;
@@ -95,25 +98,22 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     }
   }
 
-  /** Claims and starts up to `free` deliveries; true when a claim was filled (more may be due). */
+  /**
+   * Claims and starts up to `free` deliveries, each endpoint's resends first within its share; true
+   * when a claim was filled (more may be due).
+   */
   private async claimAndStart(free: number): Promise<boolean> {
     const lease = this.config.WEBHOOK_LEASE_MS;
-    if (Date.now() - this.lastResendCheck >= this.config.WEBHOOK_POLL_MS) {
-      this.lastResendCheck = Date.now();
-      const resends = await this.deliveries.claimResends(
-        Math.min(free, this.config.WEBHOOK_CLAIM_BATCH),
-        lease,
-      );
-      for (const job of resends) this.start(job);
-      free -= resends.length;
-      if (free <= 0) return true;
-    }
     const allocation = this.scheduler.allocate(Math.min(free, this.config.WEBHOOK_CLAIM_BATCH), Date.now());
-    if (allocation.rows.size === 0) return false;
-    const jobs = await this.deliveries.claimWebhooks(allocation.rows, lease);
-    const got = new Map<string, number>();
-    for (const job of jobs) got.set(job.settingsId, (got.get(job.settingsId) ?? 0) + 1);
     let filled = false;
+    if (allocation.resends.size > 0) {
+      const resends = await this.deliveries.claimResends(allocation.resends, lease);
+      filled = this.scheduler.resendsClaimed(allocation, countBySetting(resends));
+      for (const job of resends) this.start(job);
+    }
+    if (allocation.rows.size === 0) return filled;
+    const jobs = await this.deliveries.claimWebhooks(allocation.rows, lease);
+    const got = countBySetting(jobs);
     for (const [settingsId, asked] of allocation.rows) {
       const claimed = got.get(settingsId) ?? 0;
       this.scheduler.claimed(settingsId, asked, claimed, allocation, Date.now());
@@ -134,7 +134,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
           // database failing says nothing about the receiver: its circuit is not judged (a probe's
           // circuit opens again for the same cool-down).
           this.logger.error(`Webhook ${job.webhookId}: attempt not recorded: ${String(error)}`);
-          if (job.kind === 'scheduled') this.scheduler.released(job.settingsId, Date.now());
+          this.scheduler.released(job.settingsId, Date.now(), job.kind === 'resend');
         },
       )
       .finally(() => {
@@ -150,9 +150,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     const now = Date.now();
     if (job.kind === 'scheduled' && outcome.retryDelayMs !== null)
       this.scheduler.rescheduled(job.settingsId, now + outcome.retryDelayMs);
-    // A resend elsewhere says nothing about the endpoint.
-    if (job.kind === 'resend' && !job.toSettingsUrl) return;
-    const change = this.scheduler.finished(job.settingsId, outcome.succeeded, now, job.kind === 'scheduled');
+    const change =
+      job.kind === 'scheduled'
+        ? this.scheduler.finished(job.settingsId, outcome.succeeded, now)
+        : // A resend elsewhere says nothing about the endpoint.
+          this.scheduler.resendFinished(job.settingsId, job.toSettingsUrl ? outcome.succeeded : null, now);
     if (!change) return;
     this.metrics.circuitChanges.inc({ to: change.to });
     this.metrics.openCircuits.set(this.scheduler.openCircuits());
@@ -177,4 +179,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       };
     });
   }
+}
+
+function countBySetting(jobs: readonly DeliveryJob[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const job of jobs) counts.set(job.settingsId, (counts.get(job.settingsId) ?? 0) + 1);
+  return counts;
 }

@@ -152,23 +152,52 @@ export const CLAIM_WEBHOOKS_SQL = `
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
     s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
 
-/** The claim of due resends, oldest first; those of a deleted setting are dropped, never sent. */
-const CLAIM_RESENDS_SQL = `
-  WITH due AS (
-    SELECT id FROM webhook_resends
-    WHERE next_attempt_at <= now()
-    ORDER BY next_attempt_at
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED
+/**
+ * Discovery of resends: each endpoint with a resend queued and the milliseconds until its first one
+ * can be claimed (a resend in flight has its lease's end there), one probe of
+ * webhook_resends_endpoint_due_idx per endpoint, like DUE_ENDPOINTS_SQL.
+ */
+export const DUE_RESEND_ENDPOINTS_SQL = `
+  WITH RECURSIVE endpoints AS (
+    (SELECT settings_id FROM webhook_resends ORDER BY settings_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT r.settings_id FROM webhook_resends r
+            WHERE r.settings_id > e.settings_id ORDER BY r.settings_id LIMIT 1)
+    FROM endpoints e WHERE e.settings_id IS NOT NULL
+  )
+  SELECT e.settings_id,
+    ceil(extract(epoch FROM (n.next_attempt_at - clock_timestamp())) * 1000)::float8 AS ms
+  FROM endpoints e CROSS JOIN LATERAL (
+    SELECT next_attempt_at FROM webhook_resends r
+    WHERE r.settings_id = e.settings_id
+    ORDER BY next_attempt_at LIMIT 1) n
+  WHERE e.settings_id IS NOT NULL`;
+
+/**
+ * The claim of due resends, endpoint by endpoint as CLAIM_WEBHOOKS_SQL (the same parameters: the
+ * slots of each endpoint's fair share given to resends), oldest first, leased in next_attempt_at;
+ * those of a deleted setting are dropped, never sent.
+ */
+export const CLAIM_RESENDS_SQL = `
+  WITH due AS MATERIALIZED (
+    SELECT d.id, s.deleted_at IS NOT NULL AS deleted
+    FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
+    JOIN webhook_settings s ON s.id = e.settings_id
+    CROSS JOIN LATERAL (
+      SELECT id FROM webhook_resends
+      WHERE settings_id = e.settings_id AND next_attempt_at <= now()
+      ORDER BY next_attempt_at
+      LIMIT e.n
+      FOR UPDATE SKIP LOCKED) d
   ),
   dropped AS (
-    DELETE FROM webhook_resends r USING due, webhooks w, webhook_settings s
-    WHERE r.id = due.id AND w.id = r.webhook_id AND s.id = w.settings_id AND s.deleted_at IS NOT NULL
+    DELETE FROM webhook_resends WHERE id = ANY (ARRAY(SELECT id FROM due WHERE deleted))
   )
   UPDATE webhook_resends r
-  SET next_attempt_at = now() + $2::int * interval '1 millisecond', lease_token = gen_random_uuid()
-  FROM due, webhooks w, webhook_settings s
-  WHERE r.id = due.id AND w.id = r.webhook_id AND s.id = w.settings_id AND s.deleted_at IS NULL
+  SET next_attempt_at = now() + $3::int * interval '1 millisecond', lease_token = gen_random_uuid()
+  FROM webhooks w, webhook_settings s
+  WHERE r.id = ANY (ARRAY(SELECT id FROM due WHERE NOT deleted))
+    AND w.id = r.webhook_id AND s.id = r.settings_id
   RETURNING 'resend' AS kind, w.id AS webhook_id, r.id AS resend_id, r.lease_token,
     coalesce(r.url, s.url) AS url, r.url IS NULL OR r.url = s.url AS to_settings_url, ${JOB_COLUMNS}`;
 
@@ -291,9 +320,14 @@ export class DeliveryRepository {
     return claimed.map((row) => this.toJob(row));
   }
 
-  async claimResends(limit: number, leaseMs: number): Promise<DeliveryJob[]> {
-    const rows = await queryPrepared<JobRow>(this.dataSource, CLAIM_RESENDS_SQL, [limit, leaseMs]);
-    return rows.map((row) => this.toJob(row));
+  /** Up to `rows.get(settingsId)` due resends of each endpoint, oldest first. */
+  async claimResends(rows: ReadonlyMap<string, number>, leaseMs: number): Promise<DeliveryJob[]> {
+    const claimed = await queryPrepared<JobRow>(this.dataSource, CLAIM_RESENDS_SQL, [
+      [...rows.keys()],
+      [...rows.values()],
+      leaseMs,
+    ]);
+    return claimed.map((row) => this.toJob(row));
   }
 
   /**
@@ -350,14 +384,16 @@ export class DeliveryRepository {
     return row.delivered === 1;
   }
 
-  /** Each endpoint with a claimable webhook, and the milliseconds until its first one is due. */
-  async dueEndpoints(): Promise<Map<string, number>> {
-    const rows = await queryPrepared<{ settings_id: string; ms: number }>(
-      this.dataSource,
-      DUE_ENDPOINTS_SQL,
-      [],
-    );
-    return new Map(rows.map((row) => [row.settings_id, row.ms]));
+  /**
+   * Each endpoint with a claimable webhook, and the milliseconds until its first one is due; the same
+   * for the endpoints with resends queued.
+   */
+  async dueEndpoints(): Promise<{ scheduled: Map<string, number>; resends: Map<string, number> }> {
+    type Row = { settings_id: string; ms: number };
+    const scheduled = await queryPrepared<Row>(this.dataSource, DUE_ENDPOINTS_SQL, []);
+    const resends = await queryPrepared<Row>(this.dataSource, DUE_RESEND_ENDPOINTS_SQL, []);
+    const byEndpoint = (rows: Row[]) => new Map(rows.map((row) => [row.settings_id, row.ms]));
+    return { scheduled: byEndpoint(scheduled), resends: byEndpoint(resends) };
   }
 }
 

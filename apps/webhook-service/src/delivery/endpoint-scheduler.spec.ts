@@ -216,3 +216,99 @@ describe('EndpointScheduler: circuit breaker', () => {
     expect(claimRound(s, 64, T0 + 30)).toEqual({ bad: 64 });
   });
 });
+
+/** A claim round as the worker makes it: resends first, then rows, with `available` of each due. */
+function resendRound(
+  s: EndpointScheduler,
+  free: number,
+  now: number,
+  available: { resends?: Record<string, number>; rows?: Record<string, number> } = {},
+) {
+  const allocation = s.allocate(free, now);
+  const resends: Record<string, number> = {};
+  for (const [id, asked] of allocation.resends)
+    resends[id] = Math.min(asked, available.resends?.[id] ?? Infinity);
+  s.resendsClaimed(allocation, new Map(Object.entries(resends)));
+  const rows: Record<string, number> = {};
+  for (const [id, asked] of allocation.rows) {
+    rows[id] = Math.min(asked, available.rows?.[id] ?? Infinity);
+    s.claimed(id, asked, rows[id], allocation, now);
+  }
+  return { resends, rows };
+}
+
+describe('EndpointScheduler: resends', () => {
+  it('gives resends slots of their endpoint’s share, before its rows: many resends to a hung receiver hold only that share', () => {
+    const s = scheduler({ endpointConcurrency: 32 });
+    s.hintResends(['noisy'], T0);
+    expect(resendRound(s, 64, T0)).toEqual({ resends: { noisy: 32 }, rows: {} });
+    // They hang; its rows and another endpoint's come due: noisy has no room left, the other gets
+    // its share.
+    s.hint(['noisy', 'other'], T0);
+    expect(resendRound(s, 32, T0)).toEqual({ resends: {}, rows: { other: 32 } });
+    // As resends finish, the slots they free go to noisy's resends first, then to its rows.
+    for (let i = 0; i < 3; i++) s.resendFinished('noisy', null, T0);
+    expect(resendRound(s, 3, T0, { resends: { noisy: 1 } })).toEqual({
+      resends: { noisy: 1 },
+      rows: { noisy: 2 },
+    });
+  });
+
+  it('forgets an endpoint’s resends once a claim gets fewer than asked, and learns them from discovery', () => {
+    const s = scheduler();
+    s.hintResends(['a'], T0);
+    expect(resendRound(s, 10, T0, { resends: { a: 2 } })).toEqual({ resends: { a: 2 }, rows: {} });
+    expect(resendRound(s, 8, T0)).toEqual({ resends: {}, rows: {} });
+    const allocation = s.allocate(8, T0);
+    expect(allocation.resends.size).toBe(0);
+
+    s.discovered(new Map(), T0, s.beginDiscovery(), new Map([['b', 300]]));
+    expect(s.nextDueAt(T0)).toBe(T0 + 300);
+    expect(resendRound(s, 8, T0 + 300, { resends: { b: 1 } })).toEqual({ resends: { b: 1 }, rows: {} });
+    // Its resend is in flight: a discovery that lists nothing of it keeps it until it finishes.
+    s.discovered(new Map(), T0 + 400, s.beginDiscovery(), new Map());
+    s.resendFinished('b', true, T0 + 500);
+    s.discovered(new Map(), T0 + 600, s.beginDiscovery(), new Map());
+    expect(s.nextDueAt(T0 + 600)).toBeNull();
+  });
+
+  it('sends an open circuit’s resends one at a time, without waiting for the cool-down; one that succeeds at the setting’s URL closes it', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 64, T0, { bad: 1 });
+    s.finished('bad', false, T0);
+    expect(s.circuitOf('bad')).toBe('open');
+    s.hint(['bad'], T0);
+    s.hintResends(['bad'], T0);
+    expect(resendRound(s, 64, T0 + 10)).toEqual({ resends: { bad: 1 }, rows: {} });
+    expect(resendRound(s, 63, T0 + 20)).toEqual({ resends: {}, rows: {} });
+    // Failed at the setting's URL: still open, the next resend goes.
+    expect(s.resendFinished('bad', false, T0 + 30)).toBeNull();
+    expect(resendRound(s, 64, T0 + 40)).toEqual({ resends: { bad: 1 }, rows: {} });
+    // A resend elsewhere says nothing about the receiver; one at the setting's URL that succeeds
+    // closes the circuit and the backlog flows.
+    expect(s.resendFinished('bad', null, T0 + 50)).toBeNull();
+    expect(s.circuitOf('bad')).toBe('open');
+    expect(resendRound(s, 64, T0 + 60, { resends: { bad: 1 } })).toEqual({ resends: { bad: 1 }, rows: {} });
+    expect(s.resendFinished('bad', true, T0 + 70)).toEqual({ to: 'closed' });
+    expect(resendRound(s, 64, T0 + 70, { resends: { bad: 0 } })).toEqual({
+      resends: { bad: 0 },
+      rows: { bad: 64 },
+    });
+  });
+
+  it('frees the slot of a resend that could not be recorded, without touching the circuit', () => {
+    const s = scheduler({ breakerFailures: 1, endpointConcurrency: 2 });
+    s.hint(['a'], T0);
+    claimRound(s, 64, T0, { a: 1 });
+    s.finished('a', false, T0);
+    s.hint(['a'], T0);
+    s.hintResends(['a'], T0);
+    // The probe and a resend go together.
+    expect(resendRound(s, 64, T0 + 1_000)).toEqual({ resends: { a: 1 }, rows: { a: 1 } });
+    expect(s.circuitOf('a')).toBe('half-open');
+    s.released('a', T0 + 1_100, true);
+    expect(s.circuitOf('a')).toBe('half-open');
+    expect(resendRound(s, 64, T0 + 1_100)).toEqual({ resends: { a: 1 }, rows: {} });
+  });
+});

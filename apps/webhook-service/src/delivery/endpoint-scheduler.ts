@@ -5,12 +5,15 @@
  *
  * - Fair share: the slots are shared out between the endpoints that want them (due rows or
  *   deliveries in flight), at most ceil(concurrency / contenders) and WEBHOOK_ENDPOINT_CONCURRENCY
- *   each. An endpoint alone gets every slot; a receiver that hangs holds only its share.
+ *   each. An endpoint alone gets every slot; a receiver that hangs holds only its share. Resends
+ *   (of the endpoint's webhooks, to whatever URL) take slots of the same share, before its
+ *   scheduled rows; they wait for a slot like them, they are never dropped.
  * - Circuit breaker: after `failures` failed attempts in a row an endpoint's circuit opens. Its due
  *   rows then wait in the table, untouched (no attempt is spent, nothing is dropped), until the
  *   cool-down ends; then one probe goes. A probe that fails reopens the circuit for twice as long
  *   (up to MAX_COOLDOWN_FACTOR × the first cool-down); any success closes it. A probe whose outcome
- *   could not be recorded reopens it for the same cool-down.
+ *   could not be recorded reopens it for the same cool-down. While the circuit is not closed, the
+ *   endpoint's resends go one at a time (a resend to the setting's URL that succeeds closes it).
  */
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
@@ -38,7 +41,14 @@ interface Endpoint {
   dueAt: number | null;
   /** The scheduler's step at which `dueAt` was last set (see `claimed` and `discovered`). */
   dueSetAt: number;
+  /** When its next claimable resend is due (local ms); null when none is known. */
+  resendDueAt: number | null;
+  /** As `dueSetAt`, for `resendDueAt`. */
+  resendDueSetAt: number;
+  /** Deliveries in flight, resends included. */
   inFlight: number;
+  /** Resends among them. */
+  resendsInFlight: number;
   failures: number;
   circuit: CircuitState;
   /** While open: when the probe may go. */
@@ -46,10 +56,15 @@ interface Endpoint {
   cooldownMs: number;
 }
 
-/** A claim to make: up to `rows` due rows of each endpoint. */
+/**
+ * A claim to make: up to `resends` due resends of each endpoint first, then up to `rows` due rows
+ * (scheduled deliveries) of the slots (`slots`) the resends left.
+ */
 export interface Allocation {
   step: number;
   rows: Map<string, number>;
+  resends: Map<string, number>;
+  slots: Map<string, number>;
 }
 
 export type CircuitChange = { to: 'open'; cooldownMs: number; failures: number } | { to: 'closed' } | null;
@@ -74,11 +89,16 @@ export class EndpointScheduler {
    * flight, unless its circuit is still open (new rows would go to the receiver that just failed).
    * An endpoint announced while the query ran is left as announced: the query may not have seen it.
    */
-  discovered(due: ReadonlyMap<string, number>, now: number, since: number): void {
+  discovered(
+    due: ReadonlyMap<string, number>,
+    now: number,
+    since: number,
+    resends: ReadonlyMap<string, number> = new Map(),
+  ): void {
     for (const [id, endpoint] of this.endpoints) {
-      if (endpoint.dueSetAt > since) continue;
-      if (due.has(id)) continue;
-      endpoint.dueAt = null;
+      if (endpoint.dueSetAt <= since && !due.has(id)) endpoint.dueAt = null;
+      if (endpoint.resendDueSetAt <= since && !resends.has(id)) endpoint.resendDueAt = null;
+      if (endpoint.dueAt !== null || endpoint.resendDueAt !== null) continue;
       const held = endpoint.circuit !== 'closed' && endpoint.probeAt > now;
       if (endpoint.inFlight === 0 && !held) this.endpoints.delete(id);
     }
@@ -86,11 +106,20 @@ export class EndpointScheduler {
       const endpoint = this.endpoint(id);
       if (endpoint.dueSetAt <= since) this.setDue(endpoint, now + Math.max(0, inMs));
     }
+    for (const [id, inMs] of resends) {
+      const endpoint = this.endpoint(id);
+      if (endpoint.resendDueSetAt <= since) this.setResendDue(endpoint, now + Math.max(0, inMs));
+    }
   }
 
   /** Rows due now were created for these endpoints. */
   hint(settingsIds: Iterable<string>, now: number): void {
     for (const id of settingsIds) this.setDue(this.endpoint(id), now);
+  }
+
+  /** Resends of these endpoints' webhooks were asked (committed) here. */
+  hintResends(settingsIds: Iterable<string>, now: number): void {
+    for (const id of settingsIds) this.setResendDue(this.endpoint(id), now);
   }
 
   /** A row of this endpoint becomes due at `at` (a retry recorded here). */
@@ -100,28 +129,30 @@ export class EndpointScheduler {
   }
 
   /**
-   * How many rows to claim at which endpoint with `free` slots: each due endpoint whose circuit lets
-   * it send gets up to its fair share less what it has in flight, one slot at a time round the
-   * endpoints, until the free slots or the shares run out.
+   * How many resends and rows to claim at which endpoint with `free` slots: each endpoint with
+   * resends or rows due that its circuit lets it send gets up to its fair share less what it has in
+   * flight (resends included), one slot at a time round the endpoints, until the free slots or the
+   * shares run out. An endpoint's slots go to its resends first (`resendsClaimed` gives what they
+   * leave to its rows).
    */
   allocate(free: number, now: number): Allocation {
     const step = ++this.step;
-    const rows = new Map<string, number>();
+    const allocation: Allocation = { step, rows: new Map(), resends: new Map(), slots: new Map() };
     const { concurrency, endpointConcurrency } = this.settings;
-    const ready: [string, Endpoint][] = [];
+    const ready: { id: string; endpoint: Endpoint; scheduled: number; resends: number }[] = [];
     let contenders = 0;
-    for (const entry of this.endpoints) {
-      const endpoint = entry[1];
+    for (const [id, endpoint] of this.endpoints) {
       // An endpoint held back by its circuit does not count: the others may use its share.
-      const wants = endpoint.dueAt !== null && endpoint.dueAt <= now && this.mayClaim(endpoint, now) > 0;
+      const scheduled = endpoint.dueAt !== null && endpoint.dueAt <= now ? this.mayClaim(endpoint, now) : 0;
+      const resends =
+        endpoint.resendDueAt !== null && endpoint.resendDueAt <= now ? this.mayResend(endpoint) : 0;
+      const wants = scheduled + resends > 0;
       if (wants || endpoint.inFlight > 0) contenders++;
-      if (wants) ready.push(entry);
+      if (wants) ready.push({ id, endpoint, scheduled, resends });
     }
-    if (ready.length === 0 || free <= 0) return { step, rows };
+    if (ready.length === 0 || free <= 0) return allocation;
     const share = Math.min(endpointConcurrency, Math.ceil(concurrency / contenders));
-    const room = ready.map(([, endpoint]) =>
-      Math.min(this.mayClaim(endpoint, now), share - endpoint.inFlight),
-    );
+    const room = ready.map((e) => Math.min(e.scheduled + e.resends, share - e.endpoint.inFlight));
     const start = this.turn++ % ready.length;
     for (let given = true; free > 0 && given;) {
       given = false;
@@ -131,11 +162,41 @@ export class EndpointScheduler {
         room[i]--;
         free--;
         given = true;
-        const id = ready[i][0];
-        rows.set(id, (rows.get(id) ?? 0) + 1);
+        const id = ready[i].id;
+        allocation.slots.set(id, (allocation.slots.get(id) ?? 0) + 1);
       }
     }
-    return { step, rows };
+    for (const { id, scheduled, resends } of ready) {
+      const slots = allocation.slots.get(id);
+      if (!slots) continue;
+      if (resends > 0) allocation.resends.set(id, Math.min(slots, resends));
+      if (scheduled > 0) allocation.rows.set(id, Math.min(slots, scheduled));
+    }
+    return allocation;
+  }
+
+  /**
+   * The resend claim made for `allocation` got `got` of each endpoint's resends asked: they are in
+   * flight, and the endpoint's rows to claim shrink to the slots they left. Fewer than asked means no
+   * resend is left due at that endpoint (unless one was asked meanwhile). Answers whether a claim got
+   * all it asked (more may be due).
+   */
+  resendsClaimed(allocation: Allocation, got: ReadonlyMap<string, number>): boolean {
+    let filled = false;
+    for (const [id, asked] of allocation.resends) {
+      const claimed = got.get(id) ?? 0;
+      const endpoint = this.endpoint(id);
+      endpoint.inFlight += claimed;
+      endpoint.resendsInFlight += claimed;
+      if (claimed === asked) filled = true;
+      else if (endpoint.resendDueSetAt < allocation.step) endpoint.resendDueAt = null;
+      const rows = allocation.rows.get(id);
+      if (rows === undefined) continue;
+      const left = Math.min(rows, (allocation.slots.get(id) ?? 0) - claimed);
+      if (left > 0) allocation.rows.set(id, left);
+      else allocation.rows.delete(id);
+    }
+    return filled;
   }
 
   /**
@@ -155,11 +216,24 @@ export class EndpointScheduler {
    * If it was the probe, the circuit opens again for the same cool-down (the receiver was not judged)
    * and then probes again: half-open, it would wait for ever for an outcome that will not come.
    */
-  released(settingsId: string, now: number): void {
+  released(settingsId: string, now: number, resend = false): void {
     const endpoint = this.endpoints.get(settingsId);
     if (!endpoint) return;
     endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
-    if (endpoint.circuit === 'half-open') this.open(endpoint, now);
+    if (resend) endpoint.resendsInFlight = Math.max(0, endpoint.resendsInFlight - 1);
+    // A resend is never the probe.
+    else if (endpoint.circuit === 'half-open') this.open(endpoint, now);
+  }
+
+  /**
+   * A resend claimed here finished: its slot is free. `succeeded` judges the endpoint's receiver when
+   * it went to the setting's URL; null when it went elsewhere (it says nothing about the endpoint).
+   */
+  resendFinished(settingsId: string, succeeded: boolean | null, now: number): CircuitChange {
+    const endpoint = this.endpoint(settingsId);
+    endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
+    endpoint.resendsInFlight = Math.max(0, endpoint.resendsInFlight - 1);
+    return succeeded === null ? null : this.finished(settingsId, succeeded, now, false);
   }
 
   /** A delivery claimed here (`inFlight` true) or a resend to the setting's own URL finished. */
@@ -191,6 +265,14 @@ export class EndpointScheduler {
   nextDueAt(now: number): number | null {
     let next: number | null = null;
     for (const endpoint of this.endpoints.values()) {
+      const resendAt = endpoint.resendDueAt;
+      if (
+        resendAt !== null &&
+        resendAt > now &&
+        this.mayResend(endpoint) > 0 &&
+        (next === null || resendAt < next)
+      )
+        next = resendAt;
       if (endpoint.dueAt === null) continue;
       let at = endpoint.dueAt;
       if (endpoint.circuit === 'open') at = Math.max(at, endpoint.probeAt);
@@ -218,6 +300,14 @@ export class EndpointScheduler {
     return endpoint.circuit === 'open' && endpoint.probeAt <= now && endpoint.inFlight === 0 ? 1 : 0;
   }
 
+  /** Resends the circuit lets this endpoint have in flight now, before the fair share. */
+  private mayResend(endpoint: Endpoint): number {
+    if (endpoint.circuit === 'closed') return this.settings.concurrency;
+    // Not closed: one at a time. They are explicit asks (a merchant who fixed the receiver resends
+    // one and, if it succeeds, the circuit closes), not the held backlog; one slot at most.
+    return endpoint.resendsInFlight === 0 ? 1 : 0;
+  }
+
   private open(endpoint: Endpoint, now: number): CircuitChange {
     endpoint.circuit = 'open';
     endpoint.probeAt = now + endpoint.cooldownMs;
@@ -229,13 +319,21 @@ export class EndpointScheduler {
     endpoint.dueSetAt = ++this.step;
   }
 
+  private setResendDue(endpoint: Endpoint, at: number): void {
+    endpoint.resendDueAt = at;
+    endpoint.resendDueSetAt = ++this.step;
+  }
+
   private endpoint(settingsId: string): Endpoint {
     let endpoint = this.endpoints.get(settingsId);
     if (!endpoint) {
       endpoint = {
         dueAt: null,
         dueSetAt: 0,
+        resendDueAt: null,
+        resendDueSetAt: 0,
         inFlight: 0,
+        resendsInFlight: 0,
         failures: 0,
         circuit: 'closed',
         probeAt: 0,

@@ -8,7 +8,9 @@ import { vetReceiverUrl } from '../settings/settings.usecases.js';
 
 /**
  * Queues one extra attempt per webhook of the merchant (to its setting's URL, or to `url`). It
- * does not restart or shorten the retry schedule; the delivery workers send it shortly (202).
+ * does not restart or shorten the retry schedule; the delivery workers send it shortly (202), first
+ * among the webhook's endpoint's deliveries, within that endpoint's fair share
+ * (docs/webhook-fairness.md).
  */
 @Injectable()
 export class ResendWebhooks {
@@ -25,20 +27,20 @@ export class ResendWebhooks {
     // retention sweep is deleting is waited for and then not found, as if it had never been there
     // (its resend would fail the foreign key); one locked here the sweep passes over, and keeps
     // while its resend is queued (purge-webhooks.usecase.ts).
-    const rows = await this.dataSource.query<{ webhook_id: string }[]>(
+    const rows = await this.dataSource.query<{ webhook_id: string; settings_id: string }[]>(
       `WITH found AS (
-         SELECT w.id FROM webhooks w
+         SELECT w.id, w.settings_id FROM webhooks w
          WHERE w.merchant_id = $1 AND w.id = ANY ($2::uuid[])
          ORDER BY w.id
          FOR KEY SHARE
        )
-       INSERT INTO webhook_resends (id, webhook_id, url)
-       SELECT gen_random_uuid(), id, $3 FROM found
-       RETURNING webhook_id`,
+       INSERT INTO webhook_resends (id, webhook_id, settings_id, url)
+       SELECT gen_random_uuid(), id, settings_id, $3 FROM found
+       RETURNING webhook_id, settings_id`,
       [merchant.merchantId, ids, request.url ?? null],
     );
     const found = new Set(rows.map((r) => r.webhook_id));
-    if (found.size > 0) this.worker.wake({ resends: true });
+    if (found.size > 0) this.worker.wake({ resendsOf: rows.map((r) => r.settings_id) });
     return {
       data: { resent: ids.filter((id) => found.has(id)), notFound: ids.filter((id) => !found.has(id)) },
     };

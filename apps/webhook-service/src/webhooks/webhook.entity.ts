@@ -125,6 +125,10 @@ export class WebhookResendRow {
   @Column({ name: 'webhook_id', type: 'uuid' })
   webhookId: string;
 
+  /** The webhook's setting: the endpoint whose fair share the resend takes a slot of. */
+  @Column({ name: 'settings_id', type: 'uuid' })
+  settingsId: string;
+
   /** Another address to send to; null = the settings' URL. */
   @Column({ type: 'text', nullable: true })
   url: string | null;
