@@ -307,11 +307,32 @@ describe('fan-out and delivery', () => {
       [raced.id],
       ([w]) => w.status === 'canceled' && w.next_attempt_at === null && w.finished_at !== null,
     );
-    await h.waitForRow(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [delivered.id], (rows) => !rows.length);
+    await h.waitForRow(
+      `SELECT id FROM webhook_resends WHERE webhook_id = $1`,
+      [delivered.id],
+      (rows) => !rows.length,
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received).toHaveLength(1); // the delivery before the delete, nothing after
     expect(await h.rows(ATTEMPTS, [raced.id])).toEqual([]);
     expect(await h.rows(ATTEMPTS, [delivered.id])).toHaveLength(1);
+  });
+
+  it('sends a resend that a replica of the version before inserted without its endpoint', async () => {
+    // While a deploy rolls out, old replicas insert resends as they always did (no settings_id).
+    await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    const [delivered] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE event_id = $1`,
+      [event.id],
+      ([w]) => w?.status === 'succeeded',
+    );
+    await h.rows(
+      `INSERT INTO webhook_resends (id, webhook_id, url) VALUES (gen_random_uuid(), $1, NULL) RETURNING id`,
+      [delivered.id],
+    );
+    await h.waitForRow(ATTEMPTS, [delivered.id], (rows) => rows.length === 2);
+    expect(await h.rows(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [delivered.id])).toEqual([]);
   });
 
   it('vets the address again at delivery: a host that now resolves to loopback is not connected to', async () => {
