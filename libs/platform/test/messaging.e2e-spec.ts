@@ -92,6 +92,20 @@ describe('outbox and durable consumers', () => {
     expect(collector.events.filter((e) => e.envelope.id === envelope.id)).toHaveLength(1);
   });
 
+  it('prunes every inbox row older than the stream keeps events, however many, and no other', async () => {
+    await dataSource.query(
+      `INSERT INTO inbox (event_id, consumer, subject, handled_at)
+       SELECT gen_random_uuid(), 'prune', 'order.paid', now() - interval '40 days' FROM generate_series(1, 12000)`,
+    );
+    await dataSource.query(
+      `INSERT INTO inbox (event_id, consumer, subject, handled_at)
+       SELECT gen_random_uuid(), 'prune', 'order.paid', now() - interval '29 days' FROM generate_series(1, 10)`,
+    );
+    expect(await consumers.pruneInbox()).toBe(12000);
+    const left = await dataSource.query(`SELECT count(*)::int AS n FROM inbox WHERE consumer = 'prune'`);
+    expect(left[0].n).toBe(10);
+  });
+
   describe('consumer', () => {
     const handled: string[] = [];
     let failNext = 0;

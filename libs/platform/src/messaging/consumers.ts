@@ -76,6 +76,7 @@ function endHandlingSpan(span: Span, outcome: HandleOutcome): void {
 }
 const INBOX_RETENTION = '31 days'; // the EVENTS stream keeps 30
 const INBOX_PRUNE_EVERY_MS = 3_600_000;
+const INBOX_PRUNE_BATCH = 5_000;
 const MAX_NAK_DELAY_MS = 60_000;
 const DEFAULT_BATCH_SIZE = 100;
 
@@ -137,16 +138,27 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
 
   /**
    * Inbox rows only need to outlive the stream's own retention (a redelivery can't be older), so
-   * older ones are removed in small batches.
+   * older ones are removed, every one of them, in batches of short statements (a busy hour adds far
+   * more rows than any fixed number per run would remove). Returns how many.
    */
-  async pruneInbox(): Promise<void> {
+  async pruneInbox(): Promise<number> {
+    let removed = 0;
     try {
-      await this.dataSource.query(
-        `DELETE FROM inbox WHERE (consumer, event_id) IN (
-           SELECT consumer, event_id FROM inbox WHERE handled_at < now() - interval '${INBOX_RETENTION}' LIMIT 1000)`,
-      );
+      for (;;) {
+        const [{ n }] = await this.dataSource.query<{ n: number }[]>(
+          `WITH gone AS (
+             DELETE FROM inbox WHERE (consumer, event_id) IN (
+               SELECT consumer, event_id FROM inbox WHERE handled_at < now() - interval '${INBOX_RETENTION}'
+                LIMIT ${INBOX_PRUNE_BATCH})
+             RETURNING 1)
+           SELECT count(*)::int AS n FROM gone`,
+        );
+        removed += n;
+        if (n < INBOX_PRUNE_BATCH || this.stopping) return removed;
+      }
     } catch (error) {
       this.logger.warn(`Inbox prune failed: ${String(error)}`);
+      return removed;
     }
   }
 
