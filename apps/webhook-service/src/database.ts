@@ -6,6 +6,7 @@ import { WebhookLeases1764200000000 } from './migrations/1764200000000-webhook-l
 import { EndpointDueIndex1764700000000 } from './migrations/1764700000000-endpoint-due-index.js';
 import { WebhookTraceparent1764800000000 } from './migrations/1764800000000-webhook-traceparent.js';
 import { ResendEndpoint1764900000000 } from './migrations/1764900000000-resend-endpoint.js';
+import { SettingsIdempotencyKey1765000000000 } from './migrations/1765000000000-settings-idempotency-key.js';
 
 export const WEBHOOK_ENTITIES = [WebhookSettingsRow, WebhookRow, WebhookAttemptRow, WebhookResendRow];
 export const WEBHOOK_MIGRATIONS = [
@@ -15,4 +16,5 @@ export const WEBHOOK_MIGRATIONS = [
   EndpointDueIndex1764700000000,
   WebhookTraceparent1764800000000,
   ResendEndpoint1764900000000,
+  SettingsIdempotencyKey1765000000000,
 ];

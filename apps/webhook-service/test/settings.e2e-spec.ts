@@ -49,6 +49,33 @@ describe('webhook settings API', () => {
     expect(after.body.data.map((s: { id: string }) => s.id)).not.toContain(data.id);
   });
 
+  it('answers a retry with the setting its key made when the first answer was never stored', async () => {
+    const key = `settings-${Date.now()}`;
+    const url = `${RECEIVER}/once-${Date.now()}`;
+    const create = (body: Record<string, unknown>) =>
+      h.request('POST', '/api/v1/settings', body, { 'idempotency-key': key });
+    // As if the first request died after its commit: its key holds no answer and its lease ran out.
+    const forgetAnswer = () =>
+      h.db.query(
+        `UPDATE idempotency_keys SET response_status = NULL, response_body = NULL,
+           lease_until = now() - interval '1 second' WHERE key = $1`,
+        [key],
+      );
+    const first = await create({ url, credentialType: 'api-key' });
+    expect(first.status).toBe(201);
+    await forgetAnswer();
+
+    const retry = await create({ url, credentialType: 'api-key' });
+    expect(retry.status).toBe(201);
+    expect(retry.body.data).toEqual(first.body.data); // its credential and signing secret too
+    const list = await h.request('GET', '/api/v1/settings');
+    expect(list.body.data.filter((s: { url: string }) => s.url === url)).toHaveLength(1);
+
+    await forgetAnswer();
+    const other = await create({ url: `${url}/other`, credentialType: 'api-key' });
+    expect(other.status).toBe(422);
+  });
+
   it('generates basic credentials, or keeps the ones sent; empty filters mean all', async () => {
     const generated = await h.subscribe({ url: RECEIVER, credentialType: 'basic' });
     expect(generated.credential).toMatchObject({ type: 'basic', apiKey: null });
@@ -165,7 +192,11 @@ describe('webhook settings API', () => {
     // What a header carries is still taken; basic credentials travel base64-encoded, any text.
     const spaced = await settings({ credentialType: 'api-key', apiKey: 'Key with spaces_!#$%&*+-.^`|~1' });
     expect(spaced.status).toBe(201);
-    const basic = await settings({ credentialType: 'basic', username: 'Jörg Shop', password: 'pässwörd:1 \u2603' });
+    const basic = await settings({
+      credentialType: 'basic',
+      username: 'Jörg Shop',
+      password: 'pässwörd:1 \u2603',
+    });
     expect(basic.status).toBe(201);
   });
 

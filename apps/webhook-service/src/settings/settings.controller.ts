@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   CreateWebhookSettingsRequest,
@@ -9,7 +9,14 @@ import {
   type WebhookSettingsListResponse,
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, GuidParam, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import {
+  ApiErrors,
+  CurrentMerchant,
+  GuidParam,
+  IDEMPOTENCY_HEADER,
+  NOT_FOUND,
+  type MerchantContext,
+} from '@byrd/platform';
 import { CreateSettings, DeleteSettings, GetSettings, ListSettings } from './settings.usecases.js';
 
 @ApiTags('webhook settings')
@@ -32,8 +39,9 @@ export class SettingsController {
   create(
     @CurrentMerchant() merchant: MerchantContext,
     @Body() body: CreateWebhookSettingsRequest,
+    @Headers(IDEMPOTENCY_HEADER) idempotencyKey?: string,
   ): Promise<WebhookSettingsResponse> {
-    return this.createSettings.execute(merchant, body);
+    return this.createSettings.execute(merchant, body, idempotencyKey);
   }
 
   @Get()

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, IsNull, MoreThan } from 'typeorm';
 import {
   type CreateWebhookSettingsRequest,
   type DeleteWebhookSettingsResponse,
   type WebhookSettingsListResponse,
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
-import { ApiError, type MerchantContext } from '@byrd/platform';
+import { ApiError, IDEMPOTENCY_RETENTION_MS, Refusal, type MerchantContext } from '@byrd/platform';
 import { CANCELED } from '../delivery/delivery.repository.js';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
@@ -36,8 +36,13 @@ export class CreateSettings {
   async execute(
     merchant: MerchantContext,
     request: CreateWebhookSettingsRequest,
+    idempotencyKey?: string,
   ): Promise<WebhookSettingsResponse> {
     await vetReceiverUrl(this.guard, 'url', request.url, merchant);
+    const earlier = idempotencyKey
+      ? await this.settingsOfKey(merchant.merchantId, idempotencyKey, request)
+      : null;
+    if (earlier) return { data: presentSettings(this.secrets.openRow(earlier), true) };
     const row = this.dataSource.getRepository(WebhookSettingsRow).create({
       id: randomUUID(),
       merchantId: merchant.merchantId,
@@ -52,9 +57,38 @@ export class CreateSettings {
       retryOn4xx: request.retryOn4xx ?? true,
       createdAt: new Date(),
       deletedAt: null,
+      idempotencyKey: idempotencyKey ?? null,
     });
     await this.dataSource.getRepository(WebhookSettingsRow).insert(this.secrets.sealRow(row));
     return { data: presentSettings(row, true) };
+  }
+
+  /**
+   * The live setting an earlier request with this idempotency-key created, within the key's
+   * retention. That request committed it but died (or failed) before its answer was stored, so the
+   * key's lease ran out and this retry runs: it answers that setting instead of subscribing the URL
+   * a second time. The same key for another URL is refused, as the key's stored answer would be.
+   */
+  private async settingsOfKey(
+    merchantId: string,
+    idempotencyKey: string,
+    request: CreateWebhookSettingsRequest,
+  ): Promise<WebhookSettingsRow | null> {
+    const earlier = await this.dataSource.getRepository(WebhookSettingsRow).findOne({
+      where: {
+        merchantId,
+        idempotencyKey,
+        deletedAt: IsNull(),
+        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+      },
+      order: { createdAt: 'DESC' },
+    });
+    if (earlier && earlier.url !== request.url) {
+      throw Refusal.idempotencyKeyReused(
+        `This idempotency-key was already used for webhook settings ${earlier.id} of another URL`,
+      );
+    }
+    return earlier;
   }
 }
 
@@ -113,10 +147,9 @@ export class DeleteSettings {
     const row = await findSettings(this.dataSource, merchant.merchantId, id);
     await this.dataSource.transaction(async (manager) => {
       await manager.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
-      await manager.query(
-        `UPDATE webhooks SET ${CANCELED} WHERE settings_id = $1 AND status = 'pending'`,
-        [row.id],
-      );
+      await manager.query(`UPDATE webhooks SET ${CANCELED} WHERE settings_id = $1 AND status = 'pending'`, [
+        row.id,
+      ]);
     });
     return { data: { id: row.id, deleted: true } };
   }

@@ -52,4 +52,8 @@ export class WebhookSettingsRow {
 
   @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
   deletedAt: Date | null;
+
+  /** The `idempotency-key` of the request that created it: a retry finds this setting (CreateSettings). */
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
 }
