@@ -239,11 +239,11 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
           `${job.metadata.name}: the same database as the service`,
         );
       }
-      // The provisioning Job creates what the services use.
+      // The provisioning Job creates what the services use (and they keep it as it is at boot).
       const env = Object.fromEntries(provision.spec.template.spec.containers[0].env.map((e) => [e.name, e.value ?? e.valueFrom]));
       for (const d of deployments) {
         const config = named(docs, 'ConfigMap', d.metadata.name).data;
-        for (const key of ['NATS_URL', 'NATS_SUBJECT_PREFIX', 'EVENTS_STREAM', 'API_KEYS_BUCKET', 'MERCHANTS_BUCKET']) {
+        for (const key of ['NATS_URL', 'NATS_SUBJECT_PREFIX', 'EVENTS_STREAM', 'EVENTS_STREAM_REPLICAS', 'API_KEYS_BUCKET', 'MERCHANTS_BUCKET']) {
           // The docs service is the one that never talks to NATS: it gets none of its settings.
           const expected = NATS_LESS.includes(component(d)) ? undefined : env[key];
           assert.equal(config[key], expected, `${key} of the provisioning Job and ${d.metadata.name}`);

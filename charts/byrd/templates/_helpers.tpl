@@ -144,6 +144,7 @@ hashes it into checksum/config so a change rolls the pods.
 {{- $_ := set $data "NATS_URL" (toString $root.Values.nats.url) -}}
 {{- $_ := set $data "NATS_SUBJECT_PREFIX" (toString $root.Values.nats.subjectPrefix) -}}
 {{- $_ := set $data "EVENTS_STREAM" (toString $root.Values.nats.eventsStream) -}}
+{{- $_ := set $data "EVENTS_STREAM_REPLICAS" (toString $root.Values.nats.streamReplicas) -}}
 {{- $_ := set $data "API_KEYS_BUCKET" (toString $root.Values.nats.apiKeysBucket) -}}
 {{- $_ := set $data "MERCHANTS_BUCKET" (toString $root.Values.nats.merchantsBucket) -}}
 {{- end -}}

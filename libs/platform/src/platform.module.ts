@@ -103,7 +103,12 @@ export class PlatformModule {
               natsOptionsFrom(config, serviceName),
               config.NATS_SUBJECT_PREFIX,
             );
-            await ensureEventsStream(nats.jsm, config.EVENTS_STREAM, config.NATS_SUBJECT_PREFIX);
+            await ensureEventsStream(
+              nats.jsm,
+              config.EVENTS_STREAM,
+              config.NATS_SUBJECT_PREFIX,
+              config.EVENTS_STREAM_REPLICAS,
+            );
             return nats;
           },
         },

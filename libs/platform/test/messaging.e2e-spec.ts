@@ -5,7 +5,10 @@ import { createEnvelope, type EventEnvelope } from '@byrd/contracts';
 import {
   baseConfigSchema,
   dataSourceOptions,
+  DUPLICATE_WINDOW_MS,
+  ensureEventsStream,
   EventConsumers,
+  eventSubjects,
   loadConfig,
   Outbox,
   PermanentEventError,
@@ -90,6 +93,26 @@ describe('outbox and durable consumers', () => {
     expect(await outbox.pass()).toBe(1);
     await new Promise((r) => setTimeout(r, 300));
     expect(collector.events.filter((e) => e.envelope.id === envelope.id)).toHaveLength(1);
+  });
+
+  it('brings an existing events stream to the expected window, retention and copies', async () => {
+    const name = `ENSURE_${randomUUID().slice(0, 8)}`;
+    const prefix = `${name.toLowerCase()}.`;
+    await env.nats.jsm.streams.add({ name, subjects: [`${prefix}order.>`], duplicate_window: 60_000 * 1e6 });
+    try {
+      await ensureEventsStream(env.nats.jsm, name, prefix, 1);
+      const { config } = await env.nats.jsm.streams.info(name);
+      expect(config.duplicate_window).toBe(DUPLICATE_WINDOW_MS * 1e6);
+      expect(config.max_age).toBe(30 * 24 * 3_600_000 * 1e6);
+      expect(config.num_replicas).toBe(1);
+      expect(config.subjects).toEqual(expect.arrayContaining(eventSubjects(prefix)));
+    } finally {
+      await env.nats.jsm.streams.delete(name);
+    }
+    // More copies than servers: NATS refuses to create it, so the misconfiguration stops the boot.
+    await expect(ensureEventsStream(env.nats.jsm, `${name}_R3`, `${prefix}r3.`, 3)).rejects.toThrow(
+      /replicas > 1/,
+    );
   });
 
   it('prunes every inbox row older than the stream keeps events, however many, and no other', async () => {

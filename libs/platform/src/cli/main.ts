@@ -12,6 +12,7 @@ const cliConfigSchema = z.object({
   NATS_PASSWORD: z.string().optional(),
   NATS_SUBJECT_PREFIX: z.string().default(''),
   EVENTS_STREAM: z.string().default('EVENTS'),
+  EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   API_KEYS_BUCKET: z.string().default('API_KEYS'),
   MERCHANTS_BUCKET: z.string().default('MERCHANTS'),
 });
@@ -34,7 +35,8 @@ A merchant's developer (a sandbox API key in $BYRD_API_KEY; npm run cli -- liste
   listen --forward-to <url> [--events <a,b>]                      stream the sandbox webhooks to a local address, signed
   trigger <event>                                                 produce a real sandbox event by running its flow
 
-Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, API_KEYS_BUCKET, MERCHANTS_BUCKET.`;
+Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, EVENTS_STREAM_REPLICAS (1), API_KEYS_BUCKET,
+MERCHANTS_BUCKET.`;
 
 type Out = { log: (line: string) => void; error: (line: string) => void };
 
@@ -143,7 +145,12 @@ export async function runCli(
         return 0;
       }
       case 'nats provision': {
-        await ensureEventsStream(nats.jsm, config.EVENTS_STREAM, config.NATS_SUBJECT_PREFIX);
+        await ensureEventsStream(
+          nats.jsm,
+          config.EVENTS_STREAM,
+          config.NATS_SUBJECT_PREFIX,
+          config.EVENTS_STREAM_REPLICAS,
+        );
         out.log(
           `Stream ${config.EVENTS_STREAM} and buckets ${config.API_KEYS_BUCKET}, ${config.MERCHANTS_BUCKET} are ready.`,
         );

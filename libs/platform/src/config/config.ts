@@ -39,6 +39,8 @@ export const baseConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default('EVENTS'),
+  /** Copies of every event the EVENTS stream keeps (servers of a NATS cluster); see ensureEventsStream. */
+  EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   API_KEYS_BUCKET: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)

@@ -10,10 +10,18 @@ export function eventSubjects(prefix: string): string[] {
 }
 
 /**
- * Creates the EVENTS stream, or brings an existing one to the expected subjects. Idempotent: every
- * service calls it at boot, and the Helm provisioning Job calls it before any service starts.
+ * Creates the EVENTS stream, or brings an existing one to the expected subjects, retention,
+ * de-duplication window and number of copies (`replicas`: EVENTS_STREAM_REPLICAS; on a NATS cluster,
+ * 3 keeps an acknowledged event on three servers, where one copy may lose the events it acknowledged
+ * since its last flush to disk if that server's machine fails). Idempotent: every service calls it at
+ * boot, and the Helm provisioning Job calls it before any service starts.
  */
-export async function ensureEventsStream(jsm: JetStreamManager, name: string, prefix: string): Promise<void> {
+export async function ensureEventsStream(
+  jsm: JetStreamManager,
+  name: string,
+  prefix: string,
+  replicas = 1,
+): Promise<void> {
   const config = {
     name,
     subjects: eventSubjects(prefix),
@@ -22,14 +30,23 @@ export async function ensureEventsStream(jsm: JetStreamManager, name: string, pr
     discard: DiscardPolicy.Old,
     max_age: 30 * 24 * 3_600_000 * NANOS_PER_MS,
     duplicate_window: DUPLICATE_WINDOW_MS * NANOS_PER_MS,
+    num_replicas: replicas,
   };
   try {
     const info = await jsm.streams.info(name);
     const current = new Set(info.config.subjects ?? []);
-    if (config.subjects.every((s) => current.has(s))) return;
+    const settled =
+      config.subjects.every((s) => current.has(s)) &&
+      info.config.max_age === config.max_age &&
+      info.config.duplicate_window === config.duplicate_window &&
+      info.config.num_replicas === config.num_replicas;
+    if (settled) return;
     await jsm.streams.update(name, {
       ...info.config,
       subjects: [...new Set([...current, ...config.subjects])],
+      max_age: config.max_age,
+      duplicate_window: config.duplicate_window,
+      num_replicas: config.num_replicas,
     });
   } catch (error) {
     if (!isNotFound(error)) throw error;
