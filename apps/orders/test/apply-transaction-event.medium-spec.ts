@@ -292,6 +292,17 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect(await eventsOf(order)).toEqual(['order.paid']);
     expect(await transactionsOf(order)).toHaveLength(3); // still listed
 
+    // The refund's event applied before its payment's (redelivery), the payment seen pending first.
+    const other = await openOrder({ paymentLockId: card, paymentLockedAt: new Date() });
+    const pending = await deliver(other, 'transaction.payment.pending');
+    await deliver(other, 'transaction.refund.success', {
+      sourceTransactionId: pending,
+      refundedAtOnce: true,
+    });
+    await deliver(other, 'transaction.payment.success', { transactionId: pending, refundedAtOnce: true });
+    expect(await reload(other)).toMatchObject({ status: 'created', paymentId: null, refundedIsoAmount: 0 });
+    expect(await eventsOf(other)).toEqual(['order.pending']);
+
     const canceled = await openOrder({ status: 'canceled', canceledAt: new Date() });
     await deliver(canceled, 'transaction.payment.success', { refundedAtOnce: true });
     expect((await reload(canceled)).status).toBe('canceled');

@@ -239,7 +239,12 @@ describe('one charge per order', () => {
     const [payment] = await successfulPayments(orderId);
     expect(Number(payment.refunded_iso_amount)).toBe(2500);
     // Neither the money nor its refund is the order's: it waits for the attempt holding it.
-    const order = await h.waitForOrder(orderId, (o) => o.transactions.length === 2);
+    const order = await h.waitForOrder(
+      orderId,
+      (o) =>
+        o.transactions.length === 2 &&
+        o.transactions.every((t: { status: string }) => t.status === 'Success'),
+    );
     expect(order).toMatchObject({ status: 'created', isoRefundedAmount: 0, paymentId: null });
   });
 
