@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import {
   DEFAULT_ORDER_EXPIRES_IN_MS,
@@ -9,7 +9,7 @@ import {
   reconcileAmounts,
   type CreateOrderRequest,
 } from '@byrd/contracts';
-import { ApiError, IDEMPOTENCY_RETENTION_MS, Refusal, type MerchantContext } from '@byrd/platform';
+import { ApiError, createdWithinKeyRetention, Refusal, type MerchantContext } from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
@@ -85,7 +85,7 @@ export class CreateOrder {
       where: {
         merchantId,
         idempotencyKey,
-        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+        createdAt: createdWithinKeyRetention(),
       },
       order: { createdAt: 'DESC' },
     });

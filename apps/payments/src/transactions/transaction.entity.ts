@@ -2,13 +2,12 @@ import {
   Column,
   CreateDateColumn,
   Entity,
-  MoreThan,
   Not,
   PrimaryColumn,
   UpdateDateColumn,
   type FindOptionsWhere,
 } from 'typeorm';
-import { IDEMPOTENCY_RETENTION_MS, minorUnits } from '@byrd/platform';
+import { createdWithinKeyRetention, minorUnits } from '@byrd/platform';
 import type {
   CardBrand,
   InitiatedFrom,
@@ -180,6 +179,6 @@ export function ofIdempotencyKey(
     ...where,
     merchantId,
     idempotencyKey,
-    createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+    createdAt: createdWithinKeyRetention(),
   };
 }

@@ -311,18 +311,17 @@ export class DeliveryRepository {
   }
 
   /** Up to `rows.get(settingsId)` due webhooks of each endpoint, oldest first. */
-  async claimWebhooks(rows: ReadonlyMap<string, number>, leaseMs: number): Promise<DeliveryJob[]> {
-    const claimed = await queryPrepared<JobRow>(this.dataSource, CLAIM_WEBHOOKS_SQL, [
-      [...rows.keys()],
-      [...rows.values()],
-      leaseMs,
-    ]);
-    return claimed.map((row) => this.toJob(row));
+  claimWebhooks(rows: ReadonlyMap<string, number>, leaseMs: number): Promise<DeliveryJob[]> {
+    return this.claim(CLAIM_WEBHOOKS_SQL, rows, leaseMs);
   }
 
   /** Up to `rows.get(settingsId)` due resends of each endpoint, oldest first. */
-  async claimResends(rows: ReadonlyMap<string, number>, leaseMs: number): Promise<DeliveryJob[]> {
-    const claimed = await queryPrepared<JobRow>(this.dataSource, CLAIM_RESENDS_SQL, [
+  claimResends(rows: ReadonlyMap<string, number>, leaseMs: number): Promise<DeliveryJob[]> {
+    return this.claim(CLAIM_RESENDS_SQL, rows, leaseMs);
+  }
+
+  private async claim(sql: string, rows: ReadonlyMap<string, number>, leaseMs: number) {
+    const claimed = await queryPrepared<JobRow>(this.dataSource, sql, [
       [...rows.keys()],
       [...rows.values()],
       leaseMs,

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, IsNull, MoreThan } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import {
   type CreateWebhookSettingsRequest,
   type DeleteWebhookSettingsResponse,
   type WebhookSettingsListResponse,
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
-import { ApiError, IDEMPOTENCY_RETENTION_MS, Refusal, type MerchantContext } from '@byrd/platform';
+import { ApiError, createdWithinKeyRetention, Refusal, type MerchantContext } from '@byrd/platform';
 import { CANCELED } from '../delivery/delivery.repository.js';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
@@ -79,7 +79,7 @@ export class CreateSettings {
         merchantId,
         idempotencyKey,
         deletedAt: IsNull(),
-        createdAt: MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS)),
+        createdAt: createdWithinKeyRetention(),
       },
       order: { createdAt: 'DESC' },
     });

@@ -14,7 +14,7 @@ import { Reflector } from '@nestjs/core';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import type { FastifyReply } from 'fastify';
 import { catchError, finalize, from, mergeMap, of, throwError, type Observable } from 'rxjs';
-import { DataSource } from 'typeorm';
+import { DataSource, MoreThan, type FindOperator } from 'typeorm';
 import { queryPrepared } from '../database/prepared.js';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
@@ -28,6 +28,14 @@ const MAX_KEY_LENGTH = 255;
 /** How long a key's answer is kept and replayed. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
 const RETENTION = `${IDEMPOTENCY_RETENTION_MS} milliseconds`;
+
+/**
+ * `createdAt` of a row a request with an idempotency-key made, still within the key's retention: a
+ * retry of that request whose answer was lost (it died after its commit) finds the row by its key.
+ */
+export function createdWithinKeyRetention(): FindOperator<Date> {
+  return MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS));
+}
 
 /** The request's `idempotency-key` header, if it sent one. */
 export function idempotencyKeyOf(request: {
