@@ -21,6 +21,16 @@ describe('fan-out and delivery', () => {
   });
   afterEach(() => receiver?.stop());
 
+  /** The webhook of `event` once it was delivered. */
+  const deliveredWebhookOf = async (event: { id: string }) =>
+    (
+      await h.waitForRow(
+        `SELECT * FROM webhooks WHERE event_id = $1`,
+        [event.id],
+        ([w]) => w?.status === 'succeeded',
+      )
+    )[0];
+
   it('POSTs the API-FACTS body with the x-api-key credential and a valid Standard Webhooks signature', async () => {
     const settings = await h.subscribe({ url: receiver.url });
     const event = await h.publish('transaction.payment.success', 'card');
@@ -220,11 +230,7 @@ describe('fan-out and delivery', () => {
           : { status: 200, body: 'x'.repeat(50_000) };
     await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');
-    const [webhook] = await h.waitForRow(
-      `SELECT * FROM webhooks WHERE event_id = $1`,
-      [event.id],
-      ([w]) => w?.status === 'succeeded',
-    );
+    const webhook = await deliveredWebhookOf(event);
     const attempts = await h.rows(ATTEMPTS, [webhook.id]);
     expect(attempts.map((a) => [a.status_code, a.succeeded, a.error])).toEqual([
       [null, false, 'No answer within 1000 ms'],
@@ -261,11 +267,7 @@ describe('fan-out and delivery', () => {
     receiver.answer = () => ({ status: 200, body: 'ok\u0000done' });
     await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');
-    const [webhook] = await h.waitForRow(
-      `SELECT * FROM webhooks WHERE event_id = $1`,
-      [event.id],
-      ([w]) => w?.status === 'succeeded',
-    );
+    const webhook = await deliveredWebhookOf(event);
     // A resend is recorded by another statement.
     expect((await h.request('POST', '/api/v1/webhooks/resend', { ids: [webhook.id] })).status).toBe(202);
     const attempts = await h.waitForRow(ATTEMPTS, [webhook.id], (rows) => rows.length === 2);
@@ -283,11 +285,7 @@ describe('fan-out and delivery', () => {
   it('sends nothing more for a deleted setting: a webhook its event left after the delete is canceled, a resend dropped', async () => {
     const settings = await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');
-    const [delivered] = await h.waitForRow(
-      `SELECT * FROM webhooks WHERE event_id = $1`,
-      [event.id],
-      ([w]) => w?.status === 'succeeded',
-    );
+    const delivered = await deliveredWebhookOf(event);
     expect((await h.request('DELETE', `/api/v1/settings/${settings.id}`)).status).toBe(200);
     // The race by hand: a fan-out that read the setting before the delete committed after its cancel
     // step, leaving a pending webhook behind.
@@ -322,11 +320,7 @@ describe('fan-out and delivery', () => {
     // While a deploy rolls out, old replicas insert resends as they always did (no settings_id).
     await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');
-    const [delivered] = await h.waitForRow(
-      `SELECT * FROM webhooks WHERE event_id = $1`,
-      [event.id],
-      ([w]) => w?.status === 'succeeded',
-    );
+    const delivered = await deliveredWebhookOf(event);
     await h.rows(
       `INSERT INTO webhook_resends (id, webhook_id, url) VALUES (gen_random_uuid(), $1, NULL) RETURNING id`,
       [delivered.id],
@@ -360,11 +354,7 @@ describe('fan-out and delivery', () => {
     const settings = await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');
     await receiver.waitFor((r) => r.length === 1);
-    const [webhook] = await h.waitForRow(
-      `SELECT * FROM webhooks WHERE event_id = $1`,
-      [event.id],
-      ([w]) => w?.status === 'succeeded',
-    );
+    const webhook = await deliveredWebhookOf(event);
     const unknown = randomUUID();
 
     const resent = await h.request('POST', '/api/v1/webhooks/resend', { Ids: [webhook.id, unknown] });

@@ -57,11 +57,12 @@ export class ApplyTransactionEvent {
 
     const transactions = manager.getRepository(OrderTransaction);
     const known = await transactions.findOneBy({ transactionId: content.transactionId });
+    const merged = mergeTransactionStatus(known?.status, status);
     await transactions.save({
       transactionId: content.transactionId,
       orderId: order.id,
       operationType,
-      status: mergeTransactionStatus(known?.status, status),
+      status: merged,
       isoAmount: content.isoAmount ?? toIsoAmount(content.amount, content.currency),
       paymentMethod: envelope.paymentMethod,
       sourceTransactionId: content.sourceTransactionId ?? null,
@@ -105,8 +106,7 @@ export class ApplyTransactionEvent {
     const partial = newlySucceeded ? partialEvent(operationType, order, all) : null;
     if (partial) await this.events.record(manager, order, partial, envelope.paymentMethod);
     // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing.
-    const merged = all.find((t) => t.transactionId === content.transactionId)?.status;
-    if (status === 'TemporaryFailed' && merged === 'TemporaryFailed')
+    if (merged === 'TemporaryFailed' && status === 'TemporaryFailed')
       await this.events.record(manager, order, OrderEvents.TemporaryFailed, envelope.paymentMethod);
   }
 }

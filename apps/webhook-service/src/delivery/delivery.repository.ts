@@ -116,6 +116,24 @@ export const CANCELED = `status = 'canceled', next_attempt_at = NULL, lease_toke
   finished_at = now()`;
 
 /**
+ * The rows of `table` due now, endpoint by endpoint ($1 the settings ids, $2 how many of each),
+ * oldest first through the table's (settings_id, next_attempt_at) index, locked SKIP LOCKED; `deleted`
+ * tells the rows of a deleted setting; `claimable` narrows the rows further. Shared by both claims.
+ */
+function dueByEndpoint(table: 'webhooks' | 'webhook_resends', claimable?: string): string {
+  return `
+    SELECT d.id, s.deleted_at IS NOT NULL AS deleted
+    FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
+    JOIN webhook_settings s ON s.id = e.settings_id
+    CROSS JOIN LATERAL (
+      SELECT id FROM ${table}
+      WHERE settings_id = e.settings_id${claimable ? ` AND ${claimable}` : ''} AND next_attempt_at <= now()
+      ORDER BY next_attempt_at
+      LIMIT e.n
+      FOR UPDATE SKIP LOCKED) d`;
+}
+
+/**
  * The claim of due webhooks, endpoint by endpoint: $1 the settings ids, $2 how many rows of each
  * (the worker's fair shares, endpoint-scheduler.ts), $3 the lease in ms. Each endpoint's oldest due
  * rows are read through webhooks_endpoint_due_idx (so another endpoint's backlog costs nothing),
@@ -130,17 +148,7 @@ export const CANCELED = `status = 'canceled', next_attempt_at = NULL, lease_toke
  * DeleteSettings committed can commit its webhooks after the delete canceled the pending ones.
  */
 export const CLAIM_WEBHOOKS_SQL = `
-  WITH due AS MATERIALIZED (
-    SELECT d.id, s.deleted_at IS NOT NULL AS deleted
-    FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
-    JOIN webhook_settings s ON s.id = e.settings_id
-    CROSS JOIN LATERAL (
-      SELECT id FROM webhooks
-      WHERE settings_id = e.settings_id AND ${CLAIMABLE} AND next_attempt_at <= now()
-      ORDER BY next_attempt_at
-      LIMIT e.n
-      FOR UPDATE SKIP LOCKED) d
-  ),
+  WITH due AS MATERIALIZED (${dueByEndpoint('webhooks', CLAIMABLE)}),
   canceled AS (
     UPDATE webhooks SET ${CANCELED} WHERE id = ANY (ARRAY(SELECT id FROM due WHERE deleted))
   )
@@ -179,17 +187,7 @@ export const DUE_RESEND_ENDPOINTS_SQL = `
  * those of a deleted setting are dropped, never sent.
  */
 export const CLAIM_RESENDS_SQL = `
-  WITH due AS MATERIALIZED (
-    SELECT d.id, s.deleted_at IS NOT NULL AS deleted
-    FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
-    JOIN webhook_settings s ON s.id = e.settings_id
-    CROSS JOIN LATERAL (
-      SELECT id FROM webhook_resends
-      WHERE settings_id = e.settings_id AND next_attempt_at <= now()
-      ORDER BY next_attempt_at
-      LIMIT e.n
-      FOR UPDATE SKIP LOCKED) d
-  ),
+  WITH due AS MATERIALIZED (${dueByEndpoint('webhook_resends')}),
   dropped AS (
     DELETE FROM webhook_resends WHERE id = ANY (ARRAY(SELECT id FROM due WHERE deleted))
   )
