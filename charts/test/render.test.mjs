@@ -250,6 +250,12 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
         }
         // Client addresses (logs, the hosted form's rate limits) believe the configured proxy hops.
         assert.equal(config.TRUSTED_PROXIES, '1', `${d.metadata.name}: TRUSTED_PROXIES`);
+        // No request waits on a silent or locked database for ever (the services' default, 30 s).
+        assert.equal(
+          config.DATABASE_STATEMENT_TIMEOUT_MS,
+          DATABASELESS.includes(component(d)) ? undefined : '30000',
+          `${d.metadata.name}: DATABASE_STATEMENT_TIMEOUT_MS`,
+        );
       }
     });
 

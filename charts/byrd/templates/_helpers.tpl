@@ -150,6 +150,7 @@ hashes it into checksum/config so a change rolls the pods.
 {{- end -}}
 {{- if .svc.database.enabled -}}
 {{- $_ := set $data "DATABASE_POOL_SIZE" (toString (int .svc.database.poolSize)) -}}
+{{- $_ := set $data "DATABASE_STATEMENT_TIMEOUT_MS" (toString (int .svc.database.statementTimeoutMs)) -}}
 {{- end -}}
 {{- with dig "limits" "memory" "" (.svc.resources | default dict) -}}
 {{- $_ := set $data "NODE_OPTIONS" (printf "%s --max-old-space-size=%d" $root.Values.nodeOptions (include "byrd.oldSpaceMiB" .| int)) -}}

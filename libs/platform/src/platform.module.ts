@@ -83,6 +83,7 @@ export class PlatformModule {
                 dataSourceOptions({
                   url: database.config.DATABASE_URL,
                   poolSize: database.config.DATABASE_POOL_SIZE,
+                  statementTimeoutMs: database.config.DATABASE_STATEMENT_TIMEOUT_MS,
                   entities: database.entities,
                   migrations: database.migrations,
                 }),

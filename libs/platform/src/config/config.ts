@@ -27,6 +27,11 @@ export const baseConfigSchema = z.object({
   HTTP_PORT: port.default(3000),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * The longest the database may take, in ms: a statement, a transaction left idle (its locks are
+   * then freed), a wait for a pool connection; a connection silent 5 s longer is dropped. 0: none.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   NATS_URL: url(['nats:', 'tls:', 'ws:', 'wss:']).default('nats://127.0.0.1:4222'),
   NATS_USER: z.string().optional(),
   NATS_PASSWORD: z.string().optional(),
@@ -143,6 +148,7 @@ export type BaseConfig = z.infer<typeof baseConfigSchema>;
 export const statelessConfigSchema = baseConfigSchema.omit({
   DATABASE_URL: true,
   DATABASE_POOL_SIZE: true,
+  DATABASE_STATEMENT_TIMEOUT_MS: true,
   OUTBOX_RELAY_ENABLED: true,
   OUTBOX_POLL_MS: true,
   OUTBOX_BATCH_WINDOW_MS: true,

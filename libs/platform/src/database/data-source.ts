@@ -1,3 +1,5 @@
+import type { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
@@ -13,6 +15,13 @@ import {
 export interface DatabaseOptions {
   url: string;
   poolSize?: number;
+  /**
+   * The longest the database may take (ms): a statement running (PostgreSQL cancels it), a
+   * transaction left idle (PostgreSQL ends its session and frees its locks), a wait for a pool
+   * connection. A connection silent that long plus ANSWER_GRACE_MS with a statement outstanding is
+   * dropped. Unset or 0: no limit (migrations, one-off commands).
+   */
+  statementTimeoutMs?: number;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   entities: MixedList<Function | string | EntitySchema>;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -21,19 +30,80 @@ export interface DatabaseOptions {
 
 const connectionLogger = new Logger('Database');
 
+/** How long past the statement timeout a silent connection is still waited for. */
+export const ANSWER_GRACE_MS = 5_000;
+
+/** Idle time before TCP keepalive probes start, so a connection whose server vanished is found. */
+const KEEPALIVE_DELAY_MS = 10_000;
+
 /**
- * Every pool connection carries an 'error' listener from birth. A connection the server drops (a
- * restart, a failover, pg_terminate_backend) while no query runs on it emits 'error'; in the moments
- * between the pool handing it out and its borrower attaching a listener (or after the borrower
- * removed its own), nobody listens, and an unhandled 'error' event ends the process. The pool still
- * discards such a connection on release (it is no longer queryable); the next borrower gets a new one.
+ * A pool connection that never hangs its caller, and never ends the process when it is lost.
+ *
+ * - It carries an 'error' listener from birth. A connection the server drops (a restart, a failover,
+ *   pg_terminate_backend) while no query runs on it emits 'error'; in the moments between the pool
+ *   handing it out and its borrower attaching a listener (or after the borrower removed its own),
+ *   nobody listens, and an unhandled 'error' event ends the process. The pool discards such a
+ *   connection on release (it is no longer queryable); the next borrower gets a new one.
+ * - With a statement timeout, a connection that stays silent for that long plus ANSWER_GRACE_MS
+ *   while a statement is outstanding is destroyed: PostgreSQL would have answered, if only with the
+ *   timeout's error, so its server is gone without a word (a failover, a partition) and TCP would
+ *   take about 15 minutes to say so. The statement fails with a sentence saying so, the pool
+ *   discards the connection and opens a new one.
  */
 class ResilientClient extends pg.Client {
+  private readonly silenceLimitMs: number;
+  /** Statements sent and not yet answered (each ends with one ReadyForQuery). */
+  private outstanding = 0;
+  private watchedStream: Socket | null = null;
+
   constructor(config?: string | pg.ClientConfig) {
     super(config);
+    const statementTimeout = typeof config === 'object' ? Number(config.statement_timeout ?? 0) : 0;
+    this.silenceLimitMs = statementTimeout > 0 ? statementTimeout + ANSWER_GRACE_MS : 0;
     this.on('error', (error: Error) =>
       connectionLogger.warn(`A database connection was lost: ${error.message}`),
     );
+    if (this.silenceLimitMs > 0) {
+      this.protocol.on('readyForQuery', () => {
+        this.outstanding = Math.max(0, this.outstanding - 1);
+        if (this.outstanding === 0) this.watchedStream?.setTimeout(0);
+      });
+    }
+  }
+
+  // Every overload of pg's query passes through unchanged; only the count of outstanding ones moves.
+  // @ts-expect-error -- one signature standing for all of query's overloads
+  override query(...args: unknown[]): unknown {
+    if (this.silenceLimitMs > 0) this.expectAnswer();
+    return Reflect.apply(super.query, this, args);
+  }
+
+  private expectAnswer(): void {
+    this.outstanding += 1;
+    // The stream is replaced once TLS is negotiated: watch the one in use now.
+    const stream = this.protocol.stream;
+    if (stream !== this.watchedStream) {
+      this.watchedStream = stream;
+      stream.on('timeout', () => {
+        // Judged after this turn's I/O: a process resumed after a pause runs its expired timers
+        // before it reads the answers waiting in its sockets.
+        const bytesRead = stream.bytesRead;
+        setImmediate(() => {
+          if (this.outstanding === 0 || stream.bytesRead !== bytesRead) return;
+          stream.destroy(
+            new Error(
+              `PostgreSQL did not answer within ${this.silenceLimitMs} ms; the connection was dropped`,
+            ),
+          );
+        });
+      });
+    }
+    stream.setTimeout(this.silenceLimitMs);
+  }
+
+  /** pg's connection to the server (not in its type definitions): its messages and its socket. */
+  private get protocol(): EventEmitter & { stream: Socket } {
+    return (this as unknown as { connection: EventEmitter & { stream: Socket } }).connection;
   }
 }
 
@@ -54,7 +124,20 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
-    extra: { max: options.poolSize ?? 10, application_name: 'byrd', Client: ResilientClient },
+    extra: {
+      max: options.poolSize ?? 10,
+      application_name: 'byrd',
+      Client: ResilientClient,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+      ...(options.statementTimeoutMs
+        ? {
+            statement_timeout: options.statementTimeoutMs,
+            idle_in_transaction_session_timeout: options.statementTimeoutMs,
+            connectionTimeoutMillis: options.statementTimeoutMs,
+          }
+        : {}),
+    },
   };
 }
 
