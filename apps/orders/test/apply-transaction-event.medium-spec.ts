@@ -210,6 +210,28 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect(await eventsOf(order)).toEqual(['order.paid', 'order.partialrefunded', 'order.refunded']);
   });
 
+  it("gives the order its paymentId and order.paid when a full refund's event comes before its payment's", async () => {
+    const order = await openOrder();
+    const paymentId = randomUUID();
+    await deliver(order, 'transaction.refund.success', { sourceTransactionId: paymentId });
+    expect((await reload(order)).status).toBe('created');
+    await deliver(order, 'transaction.payment.success', { transactionId: paymentId });
+
+    expect(await reload(order)).toMatchObject({ status: 'refunded', paymentId, refundedIsoAmount: 2500 });
+    // What happened, in the order it happened: paid, then refunded.
+    expect(await eventsOf(order)).toEqual(['order.paid', 'order.refunded']);
+  });
+
+  it("announces a partial refund whose event came before its payment's, once the payment is known", async () => {
+    const order = await openOrder();
+    const paymentId = randomUUID();
+    await deliver(order, 'transaction.refund.success', { isoAmount: 1000, sourceTransactionId: paymentId });
+    await deliver(order, 'transaction.payment.success', { transactionId: paymentId });
+
+    expect(await reload(order)).toMatchObject({ status: 'paid', paymentId, refundedIsoAmount: 1000 });
+    expect(await eventsOf(order)).toEqual(['order.paid', 'order.partialrefunded']);
+  });
+
   it('reads the operation and status off the event name when the content lacks them', async () => {
     const order = await openOrder();
     const paymentId = await deliver(order, 'transaction.payment.success', {

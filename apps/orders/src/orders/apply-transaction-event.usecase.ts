@@ -15,12 +15,13 @@ import { OrderEventRecorder } from './order-events.js';
 import {
   countedOf,
   deriveOrderStatus,
-  eventForTransition,
   fullyReleasedPreAuths,
+  holdsMoney,
   partialEvent,
   keepsPaymentLock,
   mergeTransactionStatus,
   sumOf,
+  transitionEvents,
 } from './order-status.js';
 
 /**
@@ -89,7 +90,9 @@ export class ApplyTransactionEvent {
     order.lastTransactionId = content.transactionId;
     const counted = countedOf(all);
     order.refundedIsoAmount = sumOf(counted, ['Refund'], 'Success');
-    if (order.status === 'paid' && before !== 'paid' && before !== 'refunded') {
+    // The order newly holds money: this event's payment, or one a refund's event named before it.
+    const newlyPaid = !holdsMoney(before) && holdsMoney(order.status);
+    if (newlyPaid) {
       const paying = counted.filter(
         (t) => (t.operationType === 'Payment' || t.operationType === 'Capture') && t.status === 'Success',
       );
@@ -99,12 +102,16 @@ export class ApplyTransactionEvent {
     }
     await manager.save(order);
 
-    const change = eventForTransition(before, order.status);
-    if (change) await this.events.record(manager, order, change, envelope.paymentMethod);
+    for (const change of transitionEvents(before, order.status))
+      await this.events.record(manager, order, change, envelope.paymentMethod);
     const newlySucceeded =
       status === 'Success' && known?.status !== 'Success' && content.refundedAtOnce !== true;
     const partial = newlySucceeded ? partialEvent(operationType, order, all) : null;
     if (partial) await this.events.record(manager, order, partial, envelope.paymentMethod);
+    // Refunds applied before the payment they gave back: announced now that the money is known.
+    const refundedBefore =
+      newlyPaid && operationType !== 'Refund' ? partialEvent('Refund', order, all) : null;
+    if (refundedBefore) await this.events.record(manager, order, refundedBefore, envelope.paymentMethod);
     // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing.
     if (merged === 'TemporaryFailed' && status === 'TemporaryFailed')
       await this.events.record(manager, order, OrderEvents.TemporaryFailed, envelope.paymentMethod);

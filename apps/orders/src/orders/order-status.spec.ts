@@ -1,6 +1,7 @@
 import {
   deriveOrderStatus,
   eventForTransition,
+  transitionEvents,
   keepsPaymentLock,
   mergeTransactionStatus,
   partialEvent,
@@ -83,6 +84,14 @@ describe('eventForTransition', () => {
     expect(eventForTransition('paid', 'refunded')).toBe('order.refunded');
     expect(eventForTransition('pending', 'created')).toBeNull();
     expect(eventForTransition('paid', 'paid')).toBeNull();
+  });
+
+  it('announces a payment learned of after its full refund as paid, then refunded', () => {
+    expect(transitionEvents('created', 'refunded')).toEqual(['order.paid', 'order.refunded']);
+    expect(transitionEvents('canceled', 'refunded')).toEqual(['order.paid', 'order.refunded']);
+    expect(transitionEvents('paid', 'refunded')).toEqual(['order.refunded']);
+    expect(transitionEvents('pending', 'paid')).toEqual(['order.paid']);
+    expect(transitionEvents('paid', 'paid')).toEqual([]);
   });
 
   it('keeps the payment lock while an attempt may be charging or holds money', () => {

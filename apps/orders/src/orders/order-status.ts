@@ -124,6 +124,22 @@ export function eventForTransition(from: OrderStatus, to: OrderStatus): OrderEve
   }
 }
 
+/** Whether an order in this status has taken money (some of it may have been refunded since). */
+export function holdsMoney(status: OrderStatus): boolean {
+  return status === 'paid' || status === 'refunded';
+}
+
+/**
+ * The order events a status change announces, in the order things happened: an order that learns of
+ * its payment only after the refund of all of it (their events came the other way round) was paid,
+ * then refunded, and merchants hear both.
+ */
+export function transitionEvents(from: OrderStatus, to: OrderStatus): OrderEventName[] {
+  if (to === 'refunded' && !holdsMoney(from)) return [OrderEvents.Paid, OrderEvents.Refunded];
+  const change = eventForTransition(from, to);
+  return change ? [change] : [];
+}
+
 /**
  * The order-level "in part" event a newly successful transaction calls for: a capture that leaves
  * the order's amount not yet taken (order.partialpaid), a refund that gives back less than was
