@@ -11,7 +11,7 @@ import {
   type TransactionStatus,
 } from '@byrd/contracts';
 import { ApiError, Refusal } from '@byrd/platform';
-import { OrderLock } from '../payments-core/order-lock.js';
+import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
@@ -124,6 +124,9 @@ export class SettleAsyncPayment {
         throw error;
       });
     this.events.flush();
+    // An outcome without money gives the order back at once, as a declined card does: an earlier
+    // `pay` of this payment may have taken the order's lock and died before settling (kill -9).
+    if (NO_MONEY_HELD.includes(settled.status)) await this.orderLock.release(settled);
     if (settled.status === 'Success' && !refusal) await this.openAttempts.voidOthers(settled);
     return presentTransaction(settled, null);
   }
