@@ -1,4 +1,4 @@
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, In, IsNull, Not } from 'typeorm';
 import { ofIdempotencyKey, Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
 import type { PaymentActor } from './payer.js';
@@ -33,4 +33,23 @@ export async function retriedPayment(
     key: idempotencyKey,
     earlier: earlier && !NO_MONEY_HELD.includes(earlier.status) ? earlier : null,
   };
+}
+
+/**
+ * Whether another payment of this payment's idempotency-key, within the key's retention, may be
+ * charging or hold money. Asked once this one is committed in flight, before the acquirer is: two
+ * requests of one key both get that far when the first stalled (a paused replica) past its key's
+ * lease and the merchant's retry took the key over, each having found no payment of the key. The
+ * second one committed sees the first here and yields, so one at most reaches the acquirer (both
+ * yield when both were committed before either looked; the merchant's next retry starts anew).
+ */
+export async function anotherPaymentOfKey(dataSource: DataSource, payment: Transaction): Promise<boolean> {
+  if (!payment.idempotencyKey) return false;
+  return dataSource.getRepository(Transaction).exists({
+    where: ofIdempotencyKey(payment.merchantId, payment.idempotencyKey, {
+      sourceTransactionId: IsNull(),
+      id: Not(payment.id),
+      status: Not(In(NO_MONEY_HELD)),
+    }),
+  });
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { ApiError } from '@byrd/platform';
+import { DataSource } from 'typeorm';
+import { ApiError, ErrorKind } from '@byrd/platform';
 import {
   ACQUIRER,
   acquirerResult,
@@ -15,6 +16,7 @@ import { applyOutcome } from '../transactions/outcome.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { CardSaver } from './card-saver.js';
 import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
+import { anotherPaymentOfKey } from '../payments-core/retried-payment.js';
 
 /**
  * The write-ahead state: the transaction is about to go to the acquirer. The caller commits it so
@@ -46,6 +48,7 @@ export class PaymentAuthorizer {
   private readonly logger = new Logger(PaymentAuthorizer.name);
 
   constructor(
+    private readonly dataSource: DataSource,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
     private readonly outcomes: AcquirerOutcomeRecorder,
@@ -90,9 +93,22 @@ export class PaymentAuthorizer {
    * Runs a written-ahead authorisation (the transaction is committed in flight) to its recorded
    * outcome; a successful one stores the card in the vault when its shopper asked (CardSaver), then
    * closes the attempt. Returns the order's refusal when another attempt holds the order (the
-   * transaction is then recorded Denied, BYRD205, and nothing reached the acquirer), else null.
+   * transaction is then recorded Denied, BYRD205, and nothing reached the acquirer), a conflict (409)
+   * when another payment of its idempotency-key is charging (recorded Error, `anotherPaymentOfKey`),
+   * else null.
    */
   async authorize(transaction: Transaction, pending: PendingAuthorization): Promise<ApiError | null> {
+    if (await anotherPaymentOfKey(this.dataSource, transaction)) {
+      // Nothing reached the acquirer: the attempt ends holding no money, the other one goes on.
+      await this.outcomes.record(transaction, acquirerResult('Error'));
+      return new ApiError(
+        ErrorKind.Conflict,
+        'A request with this idempotency-key is still being processed',
+        {
+          retryAfter: 1,
+        },
+      );
+    }
     let refusal: ApiError | null;
     try {
       refusal = await this.orderLock.take(transaction);
