@@ -116,8 +116,9 @@ export class RunOperation {
 
   /**
    * Records the acquirer's answer to an operation in flight, with its event; a failed one gives its
-   * reserved amount back. Only while the row still waits for an answer (the live request and the
-   * recovery may both try): otherwise `transaction` is reloaded as recorded. Returns the source.
+   * reserved amount back. Only while the row still waits for an answer under the claim `transaction`
+   * was read with (the live request and the recovery may both try): otherwise `transaction` is
+   * reloaded as recorded. Returns the source.
    */
   async finish(transaction: Transaction, result: AcquirerResult): Promise<Transaction> {
     const operation = transaction.operationType as FollowUpOperation;
@@ -125,7 +126,12 @@ export class RunOperation {
       const money = await this.lockMoney(manager, transaction.merchantId, transaction.sourceTransactionId!);
       const { source } = money;
       const current = await this.transactions.lock(manager, transaction.id);
-      if (!current.acquirerPendingSince) {
+      // Recorded only under the claim its caller read: once the recovery has claimed the call (and
+      // may be voiding it at the acquirer), the live request's answer is not recorded.
+      if (
+        !current.acquirerPendingSince ||
+        current.acquirerPendingSince.getTime() !== transaction.acquirerPendingSince?.getTime()
+      ) {
         Object.assign(transaction, current);
         return { source, released: false };
       }

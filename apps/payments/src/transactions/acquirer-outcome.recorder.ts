@@ -8,8 +8,11 @@ import { TransactionEventRecorder } from './transaction-event-recorder.js';
 
 /**
  * Records acquirers' answers to written-ahead payments and their events in ONE statement, each only
- * while its row still waits for it: of a live request and the recovery settling the same row, the
- * first to record wins and the other reads what it recorded. An unknown outcome (TemporaryFailed) is
+ * while its row still waits for it under the same claim: `acquirer_pending_since` as its caller read
+ * it (the write-ahead's, or the recovery's claim, which moves it). Of a live request and the
+ * recovery settling the same row, the first to record wins and the other reads what it recorded;
+ * once the recovery has claimed the row, the live request's answer is no longer recorded (the
+ * recovery may be voiding that very call at the acquirer). An unknown outcome (TemporaryFailed) is
  * recorded and announced but keeps the row waiting, so the recovery settles it later. Answers that
  * arrive together are recorded together (group commit); the same transaction twice in one batch is
  * recorded as it first arrived, and the second finds it recorded. Planned for each batch
@@ -19,16 +22,18 @@ const RECORD = `
   WITH input AS (
     SELECT DISTINCT ON (id) *
       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                  $7::uuid[], $8::text[], $9::jsonb[], $10::text[]) WITH ORDINALITY
+                  $7::uuid[], $8::text[], $9::jsonb[], $10::text[], $11::timestamptz[]) WITH ORDINALITY
         AS i(id, status, code, description, updated_at, pending_since, event_id, subject, payload,
-             traceparent, arrival)
+             traceparent, claimed_since, arrival)
      ORDER BY id, arrival),
   done AS (
     UPDATE transactions t
        SET status = i.status, code = i.code, description = i.description, updated_at = i.updated_at,
            acquirer_pending_since = i.pending_since
       FROM input i
-     WHERE t.id = ANY ($1::uuid[]) AND t.id = i.id AND t.acquirer_pending_since IS NOT NULL
+     WHERE t.id = ANY ($1::uuid[]) AND t.id = i.id
+       -- to the millisecond, as the caller's Date holds it
+       AND date_trunc('milliseconds', t.acquirer_pending_since) = i.claimed_since
     RETURNING i.event_id)
   INSERT INTO outbox (id, subject, payload, traceparent)
   SELECT i.event_id, i.subject, i.payload, i.traceparent FROM input i JOIN done USING (event_id)
@@ -47,6 +52,7 @@ type OutcomeRow = [
   subject: string,
   payload: string,
   traceparent: string | null,
+  claimedSince: Date | null,
 ];
 
 /** Outcomes recorded together at most, and batches written at once. */
@@ -65,6 +71,7 @@ export class AcquirerOutcomeRecorder {
 
   /** Returns false (and reloads the transaction) when someone else recorded an outcome first. */
   async record(transaction: Transaction, result: AcquirerResult): Promise<boolean> {
+    const claimedSince = transaction.acquirerPendingSince;
     applyOutcome(transaction, result.outcome, result.code);
     transaction.updatedAt = new Date();
     if (result.outcome !== 'TemporaryFailed') transaction.acquirerPendingSince = null;
@@ -80,6 +87,7 @@ export class AcquirerOutcomeRecorder {
       event.type,
       JSON.stringify(event),
       traceparentOf(),
+      claimedSince,
     ]);
     if (recorded) {
       this.events.flush();

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import type { Acquirer, AcquirerResult } from '../src/acquirer/acquirer.js';
+import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
+import { OpenAttempts } from '../src/async/open-attempts.js';
+import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
+import { ChargebackRepository } from '../src/chargebacks/chargeback.repository.js';
+import { RunOperation } from '../src/operations/run-operation.usecase.js';
+import { newPayment } from '../src/payments-core/new-payment.js';
+import { OrderLock } from '../src/payments-core/order-lock.js';
+import { CardSaver } from '../src/payments/card-saver.js';
+import { markInFlight, PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
+import { RecoverAcquirerCalls } from '../src/recovery/recover-acquirer-calls.js';
+import { AcquirerOutcomeRecorder } from '../src/transactions/acquirer-outcome.recorder.js';
+import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
+import { PaymentsMedium } from './medium.js';
+
+const CARD = { number: '5448280000000007', expiration: '12/40', cvv: '123', holder: 'Medium Test' };
+const AN_HOUR_AGO = () => new Date(Date.now() - 3_600_000);
+
+/**
+ * The recovery and a slow live request settling the same acquirer call (medium tier, real sandbox
+ * ledger): the recovery finds nothing at the acquirer, the live call lands there just after, the
+ * recovery voids it, and only then does the live request come back with the acquirer's approval.
+ * Our record must end as the acquirer's does (voided: no money), never Success over a reversed call.
+ */
+describe('the recovery racing a live acquirer call (medium)', () => {
+  let medium: PaymentsMedium;
+  let sandbox: SandboxAcquirer;
+  let outcomes: AcquirerOutcomeRecorder;
+  let operations: RunOperation;
+  let recovery: RecoverAcquirerCalls;
+  /** Run by the acquirer the recovery talks to: just after its lookup, and just after its void. */
+  const hooks: { afterLookup?: () => Promise<void>; afterVoid?: () => Promise<void> } = {};
+
+  beforeAll(async () => {
+    medium = await PaymentsMedium.start();
+    const { dataSource, config } = medium;
+    const events = new TransactionEventRecorder(medium.outbox());
+    sandbox = new SandboxAcquirer(dataSource, config);
+    const racing: Acquirer = Object.assign(Object.create(sandbox) as SandboxAcquirer, {
+      async lookup(reference: string, mode: 'sandbox' | 'live') {
+        const held = await sandbox.lookup(reference, mode);
+        await hooks.afterLookup?.();
+        return held;
+      },
+      async void(reference: string, mode: 'sandbox' | 'live') {
+        await sandbox.void(reference, mode);
+        await hooks.afterVoid?.();
+      },
+    });
+    outcomes = new AcquirerOutcomeRecorder(dataSource, events);
+    const orderLock = new OrderLock(medium.rpc());
+    operations = new RunOperation(
+      dataSource,
+      medium.transactions,
+      new ChargebackRepository(),
+      events,
+      orderLock,
+      sandbox,
+      config,
+    );
+    const authorizer = new PaymentAuthorizer(
+      dataSource,
+      sandbox,
+      config,
+      outcomes,
+      orderLock,
+      new CardSaver(medium.rpc(), dataSource),
+      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider()),
+    );
+    recovery = new RecoverAcquirerCalls(
+      medium.transactions,
+      racing,
+      config,
+      outcomes,
+      authorizer,
+      operations,
+    );
+  });
+  afterEach(() => {
+    delete hooks.afterLookup;
+    delete hooks.afterVoid;
+  });
+  afterAll(() => medium?.close());
+
+  const eventsOf = (transactionId: string) =>
+    medium.dataSource
+      .query<{ subject: string }[]>(
+        `SELECT subject FROM outbox WHERE payload -> 'data' ->> 'transactionId' = $1 ORDER BY seq`,
+        [transactionId],
+      )
+      .then((rows) => rows.map((row) => row.subject));
+
+  it('never records a payment the recovery voided at the acquirer as Success', async () => {
+    const now = new Date();
+    const live = newPayment({
+      payer: {
+        merchantId: `merchant-${randomUUID()}`,
+        mode: 'sandbox',
+        order: null,
+        initiatedFrom: 'Server',
+      },
+      request: { currency: 'EUR' },
+      isoAmount: 2500,
+      paymentMethod: 'card',
+      isPreAuth: false,
+      acquirer: 'SIMULATED',
+      requestId: randomUUID(),
+      expiresAt: new Date(now.getTime() + 3_600_000),
+      now,
+    });
+    markInFlight(live, AN_HOUR_AGO()); // written ahead, its acquirer call slow beyond the recovery's delay
+    await medium.insert(live);
+
+    let answer: AcquirerResult | undefined;
+    let liveRecorded: boolean | undefined;
+    hooks.afterLookup = async () => {
+      answer = await sandbox.authorize({
+        reference: live.id,
+        merchantMode: 'sandbox',
+        operation: 'Payment',
+        isoAmount: 2500,
+        currency: 'EUR',
+        card: CARD,
+      });
+    };
+    hooks.afterVoid = async () => {
+      liveRecorded = await outcomes.record(live, answer!);
+    };
+    await recovery.execute();
+
+    expect(answer?.outcome).toBe('Success'); // the acquirer did approve the live call, before the void
+    expect(await sandbox.lookup(live.id, 'sandbox')).toMatchObject({ outcome: 'Denied' }); // then voided it
+    expect(liveRecorded).toBe(false);
+    expect(await medium.reload(live.id)).toMatchObject({ status: 'Error', acquirerPendingSince: null });
+    expect(await eventsOf(live.id)).toEqual(['transaction.payment.error']);
+  });
+
+  it('never records a capture the recovery voided at the acquirer as Success', async () => {
+    const preAuth = await medium.settled(`merchant-${randomUUID()}`, 'PreAuth', 5000, {
+      capturedIsoAmount: 5000,
+    });
+    const live = await medium.capturedEarlier(preAuth, 5000, (capture) =>
+      markInFlight(capture, AN_HOUR_AGO()),
+    );
+
+    let answer: AcquirerResult | undefined;
+    hooks.afterLookup = async () => {
+      answer = await sandbox.followUp({
+        reference: live.id,
+        sourceReference: preAuth.id,
+        merchantMode: 'sandbox',
+        operation: 'Capture',
+        isoAmount: 5000,
+        currency: 'EUR',
+      });
+    };
+    hooks.afterVoid = async () => {
+      await operations.finish(live, answer!);
+    };
+    await recovery.execute();
+
+    expect(answer?.outcome).toBe('Success');
+    expect(await sandbox.lookup(live.id, 'sandbox')).toMatchObject({ outcome: 'Denied' });
+    expect(await medium.reload(live.id)).toMatchObject({ status: 'Error', acquirerPendingSince: null });
+    // The capture's reserved amount went back to the pre-authorisation.
+    expect(await medium.reload(preAuth.id)).toMatchObject({ capturedIsoAmount: 0 });
+  });
+});
