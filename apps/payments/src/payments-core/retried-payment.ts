@@ -1,5 +1,6 @@
-import { DataSource, In, IsNull, Not } from 'typeorm';
-import { ofIdempotencyKey, Transaction } from '../transactions/transaction.entity.js';
+import { DataSource } from 'typeorm';
+import { IDEMPOTENCY_RETENTION_MS, queryPrepared } from '@byrd/platform';
+import { Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
 import type { PaymentActor } from './payer.js';
 
@@ -8,6 +9,37 @@ export interface RetriedPayment {
   key: string | undefined;
   /** The payment a retry answers instead of starting another, or null. */
   earlier: Transaction | null;
+}
+
+/**
+ * The newest payment (not a capture or refund whose own request used the key) of a merchant's
+ * idempotency-key, within the key's retention, that may be charging or holds money, other than
+ * `$5`. One prepared statement on the key's index: every request that sends a key asks it.
+ */
+const LIVE_PAYMENT_OF_KEY = `
+  SELECT id FROM transactions
+   WHERE merchant_id = $1 AND idempotency_key = $2 AND source_transaction_id IS NULL
+     AND created_at > now() - $3 * interval '1 millisecond' AND status <> ALL ($4::text[]) AND id <> $5
+   ORDER BY created_at DESC
+   LIMIT 1`;
+
+/** No transaction has this id: `LIVE_PAYMENT_OF_KEY` leaves none out. */
+const NONE = '00000000-0000-0000-0000-000000000000';
+
+async function livePaymentOfKey(
+  dataSource: DataSource,
+  merchantId: string,
+  idempotencyKey: string,
+  except = NONE,
+): Promise<string | null> {
+  const [row] = await queryPrepared<{ id: string }>(dataSource, LIVE_PAYMENT_OF_KEY, [
+    merchantId,
+    idempotencyKey,
+    IDEMPOTENCY_RETENTION_MS,
+    NO_MONEY_HELD,
+    except,
+  ]);
+  return row?.id ?? null;
 }
 
 /**
@@ -24,14 +56,10 @@ export async function retriedPayment(
 ): Promise<RetriedPayment> {
   const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
   if (!merchantId || !idempotencyKey) return { key: undefined, earlier: null };
-  const earlier = await dataSource.getRepository(Transaction).findOne({
-    // A payment, not a capture or refund whose own request used the same key.
-    where: ofIdempotencyKey(merchantId, idempotencyKey, { sourceTransactionId: IsNull() }),
-    order: { createdAt: 'DESC' },
-  });
+  const earlier = await livePaymentOfKey(dataSource, merchantId, idempotencyKey);
   return {
     key: idempotencyKey,
-    earlier: earlier && !NO_MONEY_HELD.includes(earlier.status) ? earlier : null,
+    earlier: earlier ? await dataSource.getRepository(Transaction).findOneByOrFail({ id: earlier }) : null,
   };
 }
 
@@ -45,11 +73,7 @@ export async function retriedPayment(
  */
 export async function anotherPaymentOfKey(dataSource: DataSource, payment: Transaction): Promise<boolean> {
   if (!payment.idempotencyKey) return false;
-  return dataSource.getRepository(Transaction).exists({
-    where: ofIdempotencyKey(payment.merchantId, payment.idempotencyKey, {
-      sourceTransactionId: IsNull(),
-      id: Not(payment.id),
-      status: Not(In(NO_MONEY_HELD)),
-    }),
-  });
+  return (
+    (await livePaymentOfKey(dataSource, payment.merchantId, payment.idempotencyKey, payment.id)) !== null
+  );
 }
