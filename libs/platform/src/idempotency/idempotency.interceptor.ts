@@ -15,6 +15,7 @@ import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import type { FastifyReply } from 'fastify';
 import { catchError, finalize, from, mergeMap, of, throwError, type Observable } from 'rxjs';
 import { DataSource, MoreThan, type FindOperator } from 'typeorm';
+import { columnsOf, GroupCommit } from '../database/group-commit.js';
 import { queryPrepared } from '../database/prepared.js';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
@@ -56,6 +57,19 @@ export class ReplayedError extends Error {
 }
 
 type StoredAnswer = { request_hash: string; response_status: number | null; response_body: unknown };
+/** An answer to store: the statement's parameters, a column each. */
+type AnswerRow = [scope: string, key: string, owner: string, status: number, body: string];
+
+/**
+ * Stores the answers of a batch of requests, each only while its request still owns its key. One
+ * statement for the batch (group commit): requests that finish together share one round trip and
+ * one WAL flush, and each still waits for its own answer to be committed.
+ */
+const STORE_ANSWERS = `
+  UPDATE idempotency_keys k
+     SET response_status = a.status, response_body = a.body, lease_owner = NULL, lease_until = NULL
+    FROM unnest($1::text[], $2::text[], $3::uuid[], $4::int[], $5::jsonb[]) AS a(scope, key, owner, status, body)
+   WHERE k.merchant_id = a.scope AND k.key = a.key AND k.lease_owner = a.owner`;
 /** A key held by one running request (`owner`). */
 type Lease = { scope: string; key: string; owner: string };
 
@@ -73,6 +87,13 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   private purgeTimer?: NodeJS.Timeout;
 
   private readonly leaseMs: number;
+  private readonly answers = new GroupCommit<AnswerRow, void>(
+    async (rows) => {
+      await queryPrepared(this.dataSource, STORE_ANSWERS, columnsOf(rows));
+      return rows.map(() => undefined);
+    },
+    { maxBatch: 64, maxInFlight: 2 },
+  );
 
   constructor(
     private readonly dataSource: DataSource,
@@ -131,12 +152,18 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
    * Inserts the key as in progress, leased to this request; returns the earlier answer when the key
    * is already taken. One statement claims a new key, takes over one older than the retention
    * period, or one whose running request's lease ran out (that request died or could not release it).
+   *
+   * Its commit does not wait for the WAL flush (`synchronous_commit` off for this statement's own
+   * transaction): other requests see the claim at once all the same, and whatever the request then
+   * writes is committed after it, synchronously, which flushes the claim too. A database crash can
+   * only forget a claim nothing durable came of. The stored answer (`complete`) stays synchronous.
    */
   private async claim(lease: Lease, hash: string): Promise<StoredAnswer | null> {
     const inserted = await queryPrepared(
       this.dataSource,
       `INSERT INTO idempotency_keys (merchant_id, key, request_hash, lease_owner, lease_until)
-       VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')
+       SELECT $1, $2, $3, $4, now() + $5 * interval '1 millisecond'
+        WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL
        ON CONFLICT (merchant_id, key) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL,
              created_at = now(), lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
@@ -186,12 +213,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   }
 
   private async complete(lease: Lease, status: number, body: unknown): Promise<void> {
-    await queryPrepared(
-      this.dataSource,
-      `UPDATE idempotency_keys SET response_status = $4, response_body = $5, lease_owner = NULL, lease_until = NULL
-        WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
-      [lease.scope, lease.key, lease.owner, status, JSON.stringify(body ?? null)],
-    );
+    await this.answers.submit([lease.scope, lease.key, lease.owner, status, JSON.stringify(body ?? null)]);
   }
 
   /**
