@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import {
   DEFAULT_ORDER_EXPIRES_IN_MS,
@@ -31,11 +31,6 @@ export class CreateOrder {
       throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
     if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
     const expiresInMs = this.expiresInMs(expiryOf(request));
-    const earlier = idempotencyKey
-      ? await this.orderOfKey(merchant.merchantId, idempotencyKey, request, amount.isoAmount)
-      : null;
-    if (earlier) return presentOrder(earlier, this.config.CHECKOUT_URL);
-
     const now = new Date();
     const order = this.dataSource.getRepository(Order).create({
       id: randomUUID(),
@@ -61,12 +56,29 @@ export class CreateOrder {
       createdAt: now,
       updatedAt: now,
     });
-    await this.dataSource.transaction(async (manager) => {
+    const answered = await this.dataSource.transaction(async (manager) => {
+      if (idempotencyKey) {
+        // One request of a key at a time, and a later one answers the order an earlier one made:
+        // two can get here at once when the first stalled past its key's lease (a paused replica)
+        // and the merchant's retry took the key over.
+        await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+          `orders:${merchant.merchantId}:${idempotencyKey}`,
+        ]);
+        const earlier = await this.orderOfKey(
+          manager,
+          merchant.merchantId,
+          idempotencyKey,
+          request,
+          amount.isoAmount,
+        );
+        if (earlier) return earlier;
+      }
       await manager.insert(Order, order as QueryDeepPartialEntity<Order>);
       await this.events.record(manager, order, OrderEvents.Created);
+      return order;
     });
-    this.events.flush();
-    return presentOrder(order, this.config.CHECKOUT_URL);
+    if (answered === order) this.events.flush();
+    return presentOrder(answered, this.config.CHECKOUT_URL);
   }
 
   /**
@@ -76,12 +88,13 @@ export class CreateOrder {
    * another amount, currency or reference is refused, as the key's stored answer would be.
    */
   private async orderOfKey(
+    manager: EntityManager,
     merchantId: string,
     idempotencyKey: string,
     request: CreateOrderRequest,
     isoAmount: number,
   ): Promise<Order | null> {
-    const earlier = await this.dataSource.getRepository(Order).findOne({
+    const earlier = await manager.getRepository(Order).findOne({
       where: {
         merchantId,
         idempotencyKey,
