@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { callService } from '@byrd/platform/testing';
+import { CreateSettings } from '../src/settings/settings.usecases.js';
 import { WebhookHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -74,6 +75,31 @@ describe('webhook settings API', () => {
     await forgetAnswer();
     const other = await create({ url: `${url}/other`, credentialType: 'api-key' });
     expect(other.status).toBe(422);
+  });
+
+  it('subscribes once when requests of one key run at once (the first stalled past its lease)', async () => {
+    // The key's lease lets one request run at a time; both run when the first stalled (a paused
+    // replica) past it and the merchant's retry took the key over: the use case itself, four at once.
+    const create = h.app.get(CreateSettings);
+    const merchant = {
+      merchantId: h.merchant.merchantId,
+      merchantName: 'Settings',
+      mode: 'sandbox' as const,
+      scopes: [],
+    };
+    for (let round = 0; round < 5; round++) {
+      const key = `concurrent-${round}-${Date.now()}`;
+      const url = `${RECEIVER}/concurrent-${round}-${Date.now()}`;
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () => create.execute(merchant, { url, credentialType: 'api-key' }, key)),
+      );
+      const { rows } = await h.db.query<{ id: string }>(`SELECT id FROM webhook_settings WHERE url = $1`, [
+        url,
+      ]);
+      expect(rows).toHaveLength(1);
+      expect(new Set(answers.map((answer) => answer.data.id))).toEqual(new Set([rows[0].id]));
+      expect(new Set(answers.map((answer) => answer.data.credential.apiKey)).size).toBe(1);
+    }
   });
 
   it('generates basic credentials, or keeps the ones sent; empty filters mean all', async () => {

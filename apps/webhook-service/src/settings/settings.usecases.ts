@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, IsNull, type EntityManager } from 'typeorm';
 import {
   type CreateWebhookSettingsRequest,
   type DeleteWebhookSettingsResponse,
@@ -39,10 +39,6 @@ export class CreateSettings {
     idempotencyKey?: string,
   ): Promise<WebhookSettingsResponse> {
     await vetReceiverUrl(this.guard, 'url', request.url, merchant);
-    const earlier = idempotencyKey
-      ? await this.settingsOfKey(merchant.merchantId, idempotencyKey, request)
-      : null;
-    if (earlier) return { data: presentSettings(this.secrets.openRow(earlier), true) };
     const row = this.dataSource.getRepository(WebhookSettingsRow).create({
       id: randomUUID(),
       merchantId: merchant.merchantId,
@@ -59,8 +55,21 @@ export class CreateSettings {
       deletedAt: null,
       idempotencyKey: idempotencyKey ?? null,
     });
-    await this.dataSource.getRepository(WebhookSettingsRow).insert(this.secrets.sealRow(row));
-    return { data: presentSettings(row, true) };
+    const earlier = await this.dataSource.transaction(async (manager) => {
+      if (idempotencyKey) {
+        // One request of a key at a time, and a later one answers the setting an earlier one made:
+        // two can get here at once when the first stalled past its key's lease (a paused replica)
+        // and the merchant's retry took the key over.
+        await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+          `settings:${merchant.merchantId}:${idempotencyKey}`,
+        ]);
+        const found = await this.settingsOfKey(manager, merchant.merchantId, idempotencyKey, request);
+        if (found) return found;
+      }
+      await manager.getRepository(WebhookSettingsRow).insert(this.secrets.sealRow(row));
+      return null;
+    });
+    return { data: presentSettings(earlier ? this.secrets.openRow(earlier) : row, true) };
   }
 
   /**
@@ -70,11 +79,12 @@ export class CreateSettings {
    * a second time. The same key for another URL is refused, as the key's stored answer would be.
    */
   private async settingsOfKey(
+    manager: EntityManager,
     merchantId: string,
     idempotencyKey: string,
     request: CreateWebhookSettingsRequest,
   ): Promise<WebhookSettingsRow | null> {
-    const earlier = await this.dataSource.getRepository(WebhookSettingsRow).findOne({
+    const earlier = await manager.getRepository(WebhookSettingsRow).findOne({
       where: {
         merchantId,
         idempotencyKey,
