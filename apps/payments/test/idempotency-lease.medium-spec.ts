@@ -3,7 +3,6 @@ import { ErrorKind } from '@byrd/platform';
 import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
 import { OpenAttempts } from '../src/async/open-attempts.js';
 import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
-import { newPayment } from '../src/payments-core/new-payment.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
 import { CardSaver } from '../src/payments/card-saver.js';
 import { PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
@@ -43,19 +42,7 @@ describe('payments of one idempotency-key written twice (medium)', () => {
 
   /** A payment without an order, committed in flight under `key`, as CreatePayment writes it ahead. */
   async function writtenAhead(merchantId: string, key: string): Promise<Transaction> {
-    const now = new Date();
-    const payment = newPayment({
-      payer: { merchantId, mode: 'sandbox', order: null, initiatedFrom: 'Server' },
-      request: { currency: 'EUR' },
-      isoAmount: 2500,
-      paymentMethod: 'card',
-      isPreAuth: false,
-      acquirer: 'SIMULATED',
-      requestId: randomUUID(),
-      idempotencyKey: key,
-      expiresAt: new Date(now.getTime() + 3_600_000),
-      now,
-    });
+    const payment = medium.orderless(merchantId, 2500, { idempotencyKey: key });
     authorizer.withoutShopper(payment, CARD);
     return medium.insert(payment);
   }

@@ -63,6 +63,27 @@ export class PaymentsMedium {
     await this.db.close();
   }
 
+  /** A new card payment (or pre-authorisation) of no order, in memory: not yet written. */
+  orderless(
+    merchantId: string,
+    isoAmount: number,
+    options: { isPreAuth?: boolean; idempotencyKey?: string } = {},
+  ): Transaction {
+    const now = new Date();
+    return newPayment({
+      payer: { merchantId, mode: 'sandbox', order: null, initiatedFrom: 'Server' },
+      request: { currency: 'EUR' },
+      isoAmount,
+      paymentMethod: 'card',
+      isPreAuth: options.isPreAuth ?? false,
+      acquirer: 'SIMULATED',
+      requestId: randomUUID(),
+      idempotencyKey: options.idempotencyKey,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+      now,
+    });
+  }
+
   /** A settled (Success) payment or pre-authorisation of `isoAmount` euro cents, with its balances. */
   async settled(
     merchantId: string,
@@ -70,18 +91,7 @@ export class PaymentsMedium {
     isoAmount: number,
     balances: Balances = {},
   ): Promise<Transaction> {
-    const now = new Date();
-    const transaction = newPayment({
-      payer: { merchantId, mode: 'sandbox', order: null, initiatedFrom: 'Server' },
-      request: { currency: 'EUR' },
-      isoAmount,
-      paymentMethod: 'card',
-      isPreAuth: operationType === 'PreAuth',
-      acquirer: 'SIMULATED',
-      requestId: randomUUID(),
-      expiresAt: new Date(now.getTime() + 3_600_000),
-      now,
-    });
+    const transaction = this.orderless(merchantId, isoAmount, { isPreAuth: operationType === 'PreAuth' });
     applyOutcome(transaction, 'Success', 'BYRD200');
     return this.insert(Object.assign(transaction, balances));
   }

@@ -5,7 +5,6 @@ import { OpenAttempts } from '../src/async/open-attempts.js';
 import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
 import { ChargebackRepository } from '../src/chargebacks/chargeback.repository.js';
 import { RunOperation } from '../src/operations/run-operation.usecase.js';
-import { newPayment } from '../src/payments-core/new-payment.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
 import { CardSaver } from '../src/payments/card-saver.js';
 import { markInFlight, PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
@@ -92,23 +91,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       .then((rows) => rows.map((row) => row.subject));
 
   it('never records a payment the recovery voided at the acquirer as Success', async () => {
-    const now = new Date();
-    const live = newPayment({
-      payer: {
-        merchantId: `merchant-${randomUUID()}`,
-        mode: 'sandbox',
-        order: null,
-        initiatedFrom: 'Server',
-      },
-      request: { currency: 'EUR' },
-      isoAmount: 2500,
-      paymentMethod: 'card',
-      isPreAuth: false,
-      acquirer: 'SIMULATED',
-      requestId: randomUUID(),
-      expiresAt: new Date(now.getTime() + 3_600_000),
-      now,
-    });
+    const live = medium.orderless(`merchant-${randomUUID()}`, 2500);
     markInFlight(live, AN_HOUR_AGO()); // written ahead, its acquirer call slow beyond the recovery's delay
     await medium.insert(live);
 
