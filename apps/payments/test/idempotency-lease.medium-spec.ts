@@ -6,6 +6,7 @@ import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
 import { CardSaver } from '../src/payments/card-saver.js';
 import { PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
+import { applyOutcome } from '../src/transactions/outcome.js';
 import { AcquirerOutcomeRecorder } from '../src/transactions/acquirer-outcome.recorder.js';
 import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import type { Transaction } from '../src/transactions/transaction.entity.js';
@@ -76,6 +77,21 @@ describe('payments of one idempotency-key written twice (medium)', () => {
       await Promise.all(both.map((payment) => authorizer.authorize(payment, { card: CARD })));
       expect((await charges(both)).length).toBeLessThanOrEqual(1);
     }
+  });
+
+  it("charges the retry's payment although the stalled request left one waiting for a 3DS challenge", async () => {
+    // The retry answered its shopper with its own challenge; the stalled request then woke and wrote
+    // another payment of the key, waiting for a challenge nobody will answer.
+    const merchantId = `merchant-${randomUUID()}`;
+    const key = randomUUID();
+    const orphan = medium.orderless(merchantId, 2500, { idempotencyKey: key });
+    applyOutcome(orphan, 'PendingMerchantAction', 'BYRD201');
+    await medium.insert(orphan);
+    const answered = await writtenAhead(merchantId, key);
+
+    expect(await authorizer.authorize(answered, { card: CARD })).toBeNull();
+    expect(await medium.reload(answered.id)).toMatchObject({ status: 'Success' });
+    expect(await charges([answered, orphan])).toEqual([{ reference: answered.id }]);
   });
 
   it('still charges a new payment of a key whose earlier payment ended holding no money', async () => {

@@ -13,31 +13,26 @@ export interface RetriedPayment {
 
 /**
  * The newest payment (not a capture or refund whose own request used the key) of a merchant's
- * idempotency-key, within the key's retention, that may be charging or holds money, other than
- * `$5`. One prepared statement on the key's index: every request that sends a key asks it.
+ * idempotency-key, within the key's retention, that did not end without money. One prepared
+ * statement on the key's index: every request that sends a key asks it.
  */
 const LIVE_PAYMENT_OF_KEY = `
   SELECT id FROM transactions
    WHERE merchant_id = $1 AND idempotency_key = $2 AND source_transaction_id IS NULL
-     AND created_at > now() - $3 * interval '1 millisecond' AND status <> ALL ($4::text[]) AND id <> $5
+     AND created_at > now() - $3 * interval '1 millisecond' AND status <> ALL ($4::text[])
    ORDER BY created_at DESC
    LIMIT 1`;
-
-/** No transaction has this id: `LIVE_PAYMENT_OF_KEY` leaves none out. */
-const NONE = '00000000-0000-0000-0000-000000000000';
 
 async function livePaymentOfKey(
   dataSource: DataSource,
   merchantId: string,
   idempotencyKey: string,
-  except = NONE,
 ): Promise<string | null> {
   const [row] = await queryPrepared<{ id: string }>(dataSource, LIVE_PAYMENT_OF_KEY, [
     merchantId,
     idempotencyKey,
     IDEMPOTENCY_RETENTION_MS,
     NO_MONEY_HELD,
-    except,
   ]);
   return row?.id ?? null;
 }
@@ -64,16 +59,33 @@ export async function retriedPayment(
 }
 
 /**
- * Whether another payment of this payment's idempotency-key, within the key's retention, may be
- * charging or hold money. Asked once this one is committed in flight, before the acquirer is: two
+ * Another payment of a key that the acquirer was asked for or that took money: in flight
+ * (`acquirer_pending_since`) or Success. One still waiting for its shopper's 3DS challenge is not:
+ * it reaches the acquirer only through this same check, once its challenge is answered.
+ */
+const CHARGING_PAYMENT_OF_KEY = `
+  SELECT 1 FROM transactions
+   WHERE merchant_id = $1 AND idempotency_key = $2 AND source_transaction_id IS NULL
+     AND created_at > now() - $3 * interval '1 millisecond' AND id <> $4
+     AND (status = 'Success' OR acquirer_pending_since IS NOT NULL)
+   LIMIT 1`;
+
+/**
+ * Whether another payment of this payment's idempotency-key, within the key's retention, is being
+ * charged or took money. Asked once this one is committed in flight, before the acquirer is: two
  * requests of one key both get that far when the first stalled (a paused replica) past its key's
  * lease and the merchant's retry took the key over, each having found no payment of the key. The
  * second one committed sees the first here and yields, so one at most reaches the acquirer (both
- * yield when both were committed before either looked; the merchant's next retry starts anew).
+ * yield when both were committed before either looked; the merchant's next retry starts anew). A
+ * stalled request's payment that waits for a 3DS challenge nobody will answer stops nothing.
  */
 export async function anotherPaymentOfKey(dataSource: DataSource, payment: Transaction): Promise<boolean> {
   if (!payment.idempotencyKey) return false;
-  return (
-    (await livePaymentOfKey(dataSource, payment.merchantId, payment.idempotencyKey, payment.id)) !== null
-  );
+  const rows = await queryPrepared(dataSource, CHARGING_PAYMENT_OF_KEY, [
+    payment.merchantId,
+    payment.idempotencyKey,
+    IDEMPOTENCY_RETENTION_MS,
+    payment.id,
+  ]);
+  return rows.length > 0;
 }
