@@ -9,7 +9,13 @@ import {
   reconcileAmounts,
   type CreateOrderRequest,
 } from '@byrd/contracts';
-import { ApiError, createdWithinKeyRetention, Refusal, type MerchantContext } from '@byrd/platform';
+import {
+  ApiError,
+  createdWithinKeyRetention,
+  lockKeyInTransaction,
+  Refusal,
+  type MerchantContext,
+} from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
@@ -58,12 +64,7 @@ export class CreateOrder {
     });
     const answered = await this.dataSource.transaction(async (manager) => {
       if (idempotencyKey) {
-        // One request of a key at a time, and a later one answers the order an earlier one made:
-        // two can get here at once when the first stalled past its key's lease (a paused replica)
-        // and the merchant's retry took the key over.
-        await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-          `orders:${merchant.merchantId}:${idempotencyKey}`,
-        ]);
+        await lockKeyInTransaction(manager, 'orders', merchant.merchantId, idempotencyKey);
         const earlier = await this.orderOfKey(
           manager,
           merchant.merchantId,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ApiError, ErrorKind } from '@byrd/platform';
+import { Refusal, type ApiError } from '@byrd/platform';
 import {
   ACQUIRER,
   acquirerResult,
@@ -101,13 +101,7 @@ export class PaymentAuthorizer {
     if (await anotherPaymentOfKey(this.dataSource, transaction)) {
       // Nothing reached the acquirer: the attempt ends holding no money, the other one goes on.
       await this.outcomes.record(transaction, acquirerResult('Error'));
-      return new ApiError(
-        ErrorKind.Conflict,
-        'A request with this idempotency-key is still being processed',
-        {
-          retryAfter: 1,
-        },
-      );
+      return Refusal.keyInProgress();
     }
     let refusal: ApiError | null;
     try {

@@ -7,7 +7,13 @@ import {
   type WebhookSettingsListResponse,
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
-import { ApiError, createdWithinKeyRetention, Refusal, type MerchantContext } from '@byrd/platform';
+import {
+  ApiError,
+  createdWithinKeyRetention,
+  lockKeyInTransaction,
+  Refusal,
+  type MerchantContext,
+} from '@byrd/platform';
 import { CANCELED } from '../delivery/delivery.repository.js';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
@@ -57,12 +63,7 @@ export class CreateSettings {
     });
     const earlier = await this.dataSource.transaction(async (manager) => {
       if (idempotencyKey) {
-        // One request of a key at a time, and a later one answers the setting an earlier one made:
-        // two can get here at once when the first stalled past its key's lease (a paused replica)
-        // and the merchant's retry took the key over.
-        await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-          `settings:${merchant.merchantId}:${idempotencyKey}`,
-        ]);
+        await lockKeyInTransaction(manager, 'settings', merchant.merchantId, idempotencyKey);
         const found = await this.settingsOfKey(manager, merchant.merchantId, idempotencyKey, request);
         if (found) return found;
       }

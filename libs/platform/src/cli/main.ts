@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '../config/config.js';
+import { baseConfigSchema, loadConfig } from '../config/config.js';
 import { MerchantDirectory } from '../auth/merchants.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
@@ -12,7 +12,7 @@ const cliConfigSchema = z.object({
   NATS_PASSWORD: z.string().optional(),
   NATS_SUBJECT_PREFIX: z.string().default(''),
   EVENTS_STREAM: z.string().default('EVENTS'),
-  EVENTS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  EVENTS_STREAM_REPLICAS: baseConfigSchema.shape.EVENTS_STREAM_REPLICAS,
   API_KEYS_BUCKET: z.string().default('API_KEYS'),
   MERCHANTS_BUCKET: z.string().default('MERCHANTS'),
 });

@@ -33,6 +33,10 @@ export const Refusal = {
   awaitingShopper(message: string): ApiError {
     return new ApiError(ErrorKind.Conflict, message, { code: 'BYRD201' });
   },
+  /** BYRD409, 409: a request with this idempotency-key is still running; retry it later, same key. */
+  keyInProgress(message = 'A request with this idempotency-key is still being processed'): ApiError {
+    return new ApiError(ErrorKind.Conflict, message, { code: 'BYRD409', retryAfter: 1 });
+  },
   /** BYRD900, 422: an idempotency key reused with a different request. */
   idempotencyKeyReused(message: string): ApiError {
     return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD900' });

@@ -14,10 +14,10 @@ import { Reflector } from '@nestjs/core';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import type { FastifyReply } from 'fastify';
 import { catchError, finalize, from, mergeMap, of, throwError, type Observable } from 'rxjs';
-import { DataSource, MoreThan, type FindOperator } from 'typeorm';
+import { DataSource, MoreThan, type EntityManager, type FindOperator } from 'typeorm';
 import { columnsOf, GroupCommit } from '../database/group-commit.js';
 import { queryPrepared } from '../database/prepared.js';
-import { ApiError, ErrorKind } from '../errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
 import { toErrorResponse, type ErrorBody } from '../errors/error-body.js';
 import type { AuthenticatedRequest } from '../auth/api-key.guard.js';
@@ -36,6 +36,23 @@ const RETENTION = `${IDEMPOTENCY_RETENTION_MS} milliseconds`;
  */
 export function createdWithinKeyRetention(): FindOperator<Date> {
   return MoreThan(new Date(Date.now() - IDEMPOTENCY_RETENTION_MS));
+}
+
+/**
+ * Holds, until `manager`'s transaction ends, the lock of one merchant's idempotency-key for rows of
+ * `kind`: a use case that looks up the row its key made and inserts one if there is none does both
+ * under it, so two requests of one key that run at once (the first stalled past its key's lease and
+ * the merchant's retry took the key over) make one row, and the later answers the earlier's.
+ */
+export async function lockKeyInTransaction(
+  manager: EntityManager,
+  kind: string,
+  merchantId: string,
+  idempotencyKey: string,
+): Promise<void> {
+  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+    `${kind}:${merchantId}:${idempotencyKey}`,
+  ]);
 }
 
 /** The request's `idempotency-key` header, if it sent one. */
@@ -201,9 +218,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
       throw Refusal.idempotencyKeyReused('This idempotency-key was already used with a different request');
     }
     if (existing.response_status === null) {
-      throw new ApiError(ErrorKind.Conflict, 'A request with this idempotency-key is still being processed', {
-        retryAfter: 1,
-      });
+      throw Refusal.keyInProgress();
     }
     void reply.header('idempotent-replayed', 'true');
     if (existing.response_status >= 400) {
