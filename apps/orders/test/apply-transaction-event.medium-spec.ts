@@ -6,22 +6,13 @@ import {
   type TransactionEventContent,
   type TransactionEventName,
 } from '@byrd/contracts';
-import {
-  EventConsumers,
-  loadConfig,
-  NatsContext,
-  Outbox,
-  OutboxMessage,
-  PermanentEventError,
-} from '@byrd/platform';
-import { MediumDatabase, TEST_NATS_URL } from '@byrd/platform/testing';
-import { ordersConfigSchema } from '../src/config.js';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
+import { OutboxMessage, PermanentEventError } from '@byrd/platform';
+import type { MediumDatabase } from '@byrd/platform/testing';
 import { ApplyTransactionEvent } from '../src/orders/apply-transaction-event.usecase.js';
 import { ExpireOrders } from '../src/orders/expire-orders.usecase.js';
 import { GetOrder } from '../src/orders/get-order.usecase.js';
-import { OrderEventRecorder } from '../src/orders/order-events.js';
 import { Order, OrderTransaction } from '../src/orders/order.entity.js';
+import { OrdersMedium } from './medium.js';
 
 /**
  * ApplyTransactionEvent on a real PostgreSQL with the orders migrations (medium tier): what a
@@ -29,35 +20,22 @@ import { Order, OrderTransaction } from '../src/orders/order.entity.js';
  * outbox (relay off, so they stay there to be read).
  */
 describe('ApplyTransactionEvent (medium)', () => {
+  let medium: OrdersMedium;
   let db: MediumDatabase;
-  let nats: NatsContext;
   let apply: ApplyTransactionEvent;
   let getOrder: GetOrder;
   let expireOrders: ExpireOrders;
   let merchantId: string;
 
   beforeAll(async () => {
-    db = await MediumDatabase.create({
-      service: 'orders',
-      entities: ORDERS_ENTITIES,
-      migrations: ORDERS_MIGRATIONS,
-    });
-    const config = loadConfig(ordersConfigSchema, {
-      DATABASE_URL: db.url,
-      NATS_URL: TEST_NATS_URL,
-      OUTBOX_RELAY_ENABLED: 'false',
-    });
-    nats = await NatsContext.open({ url: TEST_NATS_URL, name: 'orders-medium' }, `medium${randomUUID()}.`);
-    const outbox = new Outbox(db.dataSource, nats, config, new EventConsumers(db.dataSource, nats, config));
-    apply = new ApplyTransactionEvent(new OrderEventRecorder(outbox));
-    expireOrders = new ExpireOrders(db.dataSource, new OrderEventRecorder(outbox), config);
-    getOrder = new GetOrder(db.dataSource, config);
+    medium = await OrdersMedium.start();
+    ({ db } = medium);
+    apply = new ApplyTransactionEvent(medium.events);
+    expireOrders = new ExpireOrders(db.dataSource, medium.events, medium.config);
+    getOrder = new GetOrder(db.dataSource, medium.config);
   });
 
-  afterAll(async () => {
-    await nats?.close();
-    await db?.close();
-  });
+  afterAll(() => medium?.close());
 
   beforeEach(() => {
     merchantId = `merchant-${randomUUID()}`;
