@@ -250,6 +250,84 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     }
   });
 
+  it('keeps a token another request for the same card is still asking about, when the first one fails', async () => {
+    // Request A stores the card and asks for its verification; request B for the same card and
+    // reference gets the same token and asks for its own. A's ask fails while B's is still on its
+    // way: A's clean-up must leave the token B is about to answer with.
+    const rpc = h.tokens.get(Rpc);
+    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    const reference = `customer-${randomUUID()}`;
+    let asks = 0;
+    let secondAsking!: () => void;
+    const secondIsAsking = new Promise<void>((resolve) => (secondAsking = resolve));
+    let answerSecond!: () => void;
+    const secondMayAnswer = new Promise<void>((resolve) => (answerSecond = resolve));
+    let second: Promise<{ status: number; body: { tokenId: string; action: { url: string } } }> | undefined;
+    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+      if (subject === 'rpc.payments.verifyCard') {
+        asks += 1;
+        if (asks === 1) {
+          second = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+          await secondIsAsking;
+          throw new Error('payments did not answer');
+        }
+        if (asks === 2) {
+          secondAsking();
+          await secondMayAnswer;
+        }
+      }
+      return ask(subject, request);
+    }) as typeof rpc.call);
+    try {
+      const failed = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      answerSecond();
+      const answered = await second!;
+      expect(answered.status).toBe(201);
+      const { tokenId } = answered.body;
+      expect((await h.tokenRequest('GET', `/api/v2/tokens/${tokenId}`)).status).toBe(200);
+      await completeChallenge(answered.body.action.url, '1234');
+      expect((await h.payWithToken(tokenId)).body).toMatchObject({ code: 'BYRD200', status: 'Success' });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('charges a token once the shopper passed the verification of either of two tokenizations at once', async () => {
+    // A double submit: both requests answer 201 with the same token and a 3DS page each; the vault
+    // keeps the id of the verification written last. The shopper may follow either page.
+    for (const followed of ['written first', 'written last'] as const) {
+      const rpc = h.tokens.get(Rpc);
+      const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+      const reference = `customer-${randomUUID()}`;
+      let first = true;
+      let second: Promise<{ status: number; body: { tokenId: string; action: { url: string } } }> | undefined;
+      const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+        if (subject === 'rpc.payments.verifyCard' && first) {
+          first = false;
+          // The second request stores the card and starts its verification while this one asks.
+          second = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+          await second;
+        }
+        return ask(subject, request);
+      }) as typeof rpc.call);
+      try {
+        const one = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+        const other = await second!;
+        expect([one.status, other.status]).toEqual([201, 201]);
+        expect(other.body.tokenId).toBe(one.body.tokenId);
+        const page = followed === 'written first' ? one.body.action.url : other.body.action.url;
+        await completeChallenge(page, '1234');
+        expect((await h.payWithToken(one.body.tokenId)).body).toMatchObject({
+          code: 'BYRD200',
+          status: 'Success',
+        });
+      } finally {
+        spy.mockRestore();
+      }
+    }
+  });
+
   it('needs no redirect when the merchant sends the 3DS data', async () => {
     const created = await h.createToken({
       number: VISA,

@@ -9,6 +9,7 @@ import { CardVerifications1764300000100 } from './migrations/1764300000100-card-
 import { SavedCards1764400000100 } from './migrations/1764400000100-saved-cards.js';
 import { WriteAhead1764500000200 } from './migrations/1764500000200-write-ahead.js';
 import { PaymentIdempotencyKeys1764700000100 } from './migrations/1764700000100-payment-idempotency-keys.js';
+import { TokenVerifications1765100000100 } from './migrations/1765100000100-token-verifications.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -20,4 +21,5 @@ export const PAYMENTS_MIGRATIONS = [
   SavedCards1764400000100,
   WriteAhead1764500000200,
   PaymentIdempotencyKeys1764700000100,
+  TokenVerifications1765100000100,
 ];

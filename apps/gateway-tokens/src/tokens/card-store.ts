@@ -7,6 +7,17 @@ import { CardCipher, CardFingerprint } from '../vault/card-cipher.js';
 import { VaultMetrics } from '../vault/vault-metrics.js';
 import { CardToken } from './card-token.entity.js';
 
+/** A stored card: its token, whether this call made it, and the verification it had before. */
+export interface StoredCard {
+  token: CardToken;
+  created: boolean;
+  /** A known card's verification before this call replaced it (null for a new token). */
+  previousVerificationId: string | null;
+}
+
+/** Tries at storing a card whose token a concurrent request deletes meanwhile (its clean-up). */
+const STORE_ATTEMPTS = 3;
+
 export interface CardToStore {
   merchantId: string;
   customReference: string | null;
@@ -15,8 +26,8 @@ export interface CardToStore {
   holder: string | null;
   transactionMode: RequestTransactionMode | null;
   /**
-   * The 3DS verification a NEW token must pass before it is charged (null: none, the shopper was
-   * authenticated already). A known card keeps its own until the caller sets another.
+   * The 3DS verification the token must pass before it is charged (null: none, the shopper was
+   * authenticated already), written with the card, before anyone is asked to start it (write-ahead).
    */
   verificationId: string | null;
 }
@@ -35,7 +46,7 @@ export class CardStore {
     private readonly metrics: VaultMetrics,
   ) {}
 
-  store(stored: CardToStore): Promise<{ token: CardToken; created: boolean }> {
+  store(stored: CardToStore): Promise<StoredCard> {
     return this.metrics.measure(
       'tokenize',
       () => this.storeCard(stored),
@@ -43,39 +54,49 @@ export class CardStore {
     );
   }
 
-  private async storeCard(stored: CardToStore): Promise<{ token: CardToken; created: boolean }> {
+  private async storeCard(stored: CardToStore): Promise<StoredCard> {
     // An empty reference is no reference (clients send "" for absent): one token either way, as the
     // unique index (coalesce(custom_reference, '')) already says.
     const input = { ...stored, customReference: stored.customReference || null };
     const repository = this.dataSource.getRepository(CardToken);
     const fingerprint = this.fingerprints.of(input.merchantId, input.card.number);
-    // A new card is the common case: one prepared statement, which does nothing when the card is known.
-    const token = this.tokenOf(randomUUID(), input, fingerprint, null);
-    if (await insertUnlessConflict(this.dataSource, { target: CardToken, entity: token }))
-      return { token, created: true };
+    for (let attempt = 1; ; attempt++) {
+      // A new card is the common case: one prepared statement, which does nothing when the card is known.
+      const token = this.tokenOf(randomUUID(), input, fingerprint);
+      if (await insertUnlessConflict(this.dataSource, { target: CardToken, entity: token }))
+        return { token, created: true, previousVerificationId: null };
 
-    const existing = await repository.findOneByOrFail({
-      merchantId: input.merchantId,
-      customReference: input.customReference ?? IsNull(),
-      fingerprint,
-    });
-    const refreshed = this.tokenOf(existing.id, input, fingerprint, existing);
-    await repository.save(refreshed);
-    return { token: refreshed, created: false };
+      const existing = await repository.findOneBy({
+        merchantId: input.merchantId,
+        customReference: input.customReference ?? IsNull(),
+        fingerprint,
+      });
+      if (existing) {
+        const previousVerificationId = existing.verificationId;
+        // One statement, and only if the row is still there (a save would insert it again).
+        const { id, ...fields } = this.fieldsOf(existing.id, input, fingerprint, existing);
+        const { affected } = await repository.update({ id }, fields);
+        if (affected === 1)
+          return { token: Object.assign(existing, fields), created: false, previousVerificationId };
+      }
+      // Gone since the insert met it: the request that made it failed and took it back. Store anew.
+      if (attempt === STORE_ATTEMPTS)
+        throw new Error('The card token vanished on every try to store the card');
+    }
   }
 
-  private tokenOf(
-    id: string,
-    input: CardToStore,
-    fingerprint: Buffer,
-    existing: CardToken | null,
-  ): CardToken {
+  private tokenOf(id: string, input: CardToStore, fingerprint: Buffer): CardToken {
+    return Object.assign(new CardToken(), this.fieldsOf(id, input, fingerprint, null));
+  }
+
+  /** What storing the card writes: a new token's columns, or a known one's refreshed columns. */
+  private fieldsOf(id: string, input: CardToStore, fingerprint: Buffer, existing: CardToken | null) {
     const sealed = this.cipher.seal(id, {
       number: input.card.number,
       expiration: input.card.expiration,
       holder: input.holder,
     });
-    return Object.assign(existing ?? new CardToken(), {
+    return {
       id,
       merchantId: input.merchantId,
       customReference: input.customReference,
@@ -89,7 +110,7 @@ export class CardStore {
       wrappedKey: sealed.wrappedKey,
       kekId: sealed.kekId,
       transactionMode: input.transactionMode ?? existing?.transactionMode ?? null,
-      verificationId: existing ? existing.verificationId : input.verificationId,
-    } satisfies Partial<CardToken>);
+      verificationId: input.verificationId,
+    } satisfies Partial<CardToken>;
   }
 }

@@ -31,10 +31,10 @@ export class CreateToken {
   async execute(merchant: MerchantContext, request: CreateTokenRequest): Promise<CreateTokenResponse> {
     const card = checkCard(request.Card, new Date(), 'Card');
     const { verified: authenticated } = checkThreeDSData(request.Card, card.brand, 'Card');
-    // Written ahead with the token: until payments has started this verification (and the shopper
-    // passed it), the token cannot be charged, even if this process dies while asking.
+    // Written ahead with the card, new or known: until payments has started this verification (and
+    // the shopper passed it), the token cannot be charged, even if this process dies while asking.
     const verificationId = authenticated ? null : randomUUID();
-    const { token, created } = await this.store.store({
+    const { token, created, previousVerificationId } = await this.store.store({
       merchantId: merchant.merchantId,
       customReference: request.CustomReference ?? null,
       alias: request.Alias ?? null,
@@ -43,36 +43,37 @@ export class CreateToken {
       transactionMode: request.transactionMode ?? request.Card.transactionMode ?? null,
       verificationId,
     });
-    if (authenticated) {
-      // A new token is stored verified; a known one may still wait for its shopper's verification.
-      if (token.verificationId !== null) await this.setVerification(token, null);
-      return presentCreatedToken(token, request, null);
-    }
+    if (!verificationId) return presentCreatedToken(token, request, null);
     try {
       const started = await this.rpc.call(RpcSubjects.PaymentsVerifyCard, {
         merchantId: merchant.merchantId,
         merchantMode: merchant.mode,
         tokenId: token.id,
         redirectUrl: request.RedirectUrl ?? null,
-        verificationId: verificationId!,
+        verificationId,
       });
-      if (token.verificationId !== started.verificationId)
-        await this.setVerification(token, started.verificationId);
       return presentCreatedToken(token, request, started.actionUrl);
     } catch (error) {
-      // A card that cannot be verified is not kept, unless a concurrent request for the same card
-      // (the same token) has since started a verification of its own and answered with it.
-      if (created)
-        await this.dataSource
-          .getRepository(CardToken)
-          .delete({ id: token.id, verificationId: verificationId! });
+      await this.takeBack(token, created, verificationId, previousVerificationId);
       throw error;
     }
   }
 
-  private async setVerification(token: CardToken, verificationId: string | null): Promise<void> {
-    token.verificationId = verificationId;
-    await this.dataSource.getRepository(CardToken).update({ id: token.id }, { verificationId });
+  /**
+   * Undoes what a request whose verification could not be started wrote: a card it stored is not
+   * kept, and a known card gets its previous verification back. Only while the token still carries
+   * this request's verification: a concurrent request for the same card (the same token) that wrote
+   * its own since answers with the token, and keeps it.
+   */
+  private async takeBack(
+    token: CardToken,
+    created: boolean,
+    verificationId: string,
+    previousVerificationId: string | null,
+  ): Promise<void> {
+    const tokens = this.dataSource.getRepository(CardToken);
+    if (created) await tokens.delete({ id: token.id, verificationId });
+    else await tokens.update({ id: token.id, verificationId }, { verificationId: previousVerificationId });
   }
 }
 
@@ -99,7 +100,6 @@ export class SaveAuthenticatedCard {
       transactionMode: request.transactionMode ?? null,
       verificationId: null,
     });
-    await this.dataSource.getRepository(CardToken).update({ id: token.id }, { verificationId: null });
     return presentToken(token);
   }
 }

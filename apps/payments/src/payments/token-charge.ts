@@ -37,7 +37,7 @@ export class TokenCharge {
     if (card.isExpired) {
       throw Refusal.cardExpired(`Token ${tokenId} is expired (${card.expiration})`);
     }
-    if (card.verificationId) await this.assertVerified(tokenId, card.verificationId);
+    if (card.verificationId) await this.assertVerified(transaction.merchantId, tokenId, card.verificationId);
     Object.assign(transaction, { tokenId, transactionMode: mode });
     const input = { number: card.number, expiration: card.expiration, holder: card.holder };
     return MERCHANT_INITIATED.includes(mode)
@@ -45,10 +45,15 @@ export class TokenCharge {
       : this.charge.start(transaction, input, now);
   }
 
-  /** The token's 3DS verification must have succeeded: its shopper may never have finished it. */
-  private async assertVerified(tokenId: string, verificationId: string): Promise<void> {
+  /**
+   * The token's 3DS verification must have succeeded: its shopper may never have finished it. The
+   * vault names the last one started; one a concurrent tokenization of the same card started, and
+   * its shopper passed, proves the cardholder all the same.
+   */
+  private async assertVerified(merchantId: string, tokenId: string, verificationId: string): Promise<void> {
     const verification = await this.transactions.verification(verificationId);
     if (verification?.status === 'Success') return;
+    if (await this.transactions.tokenVerified(merchantId, tokenId)) return;
     const why =
       verification?.status === 'Created'
         ? 'its cardholder has not completed the 3D Secure verification yet'

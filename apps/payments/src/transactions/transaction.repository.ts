@@ -130,4 +130,13 @@ export class TransactionRepository {
   verification(id: string): Promise<Transaction | null> {
     return this.dataSource.getRepository(Transaction).findOneBy({ id, operationType: 'Verification' });
   }
+
+  /** Whether any 3DS verification of the merchant's token succeeded. */
+  async tokenVerified(merchantId: string, tokenId: string): Promise<boolean> {
+    const passed = await this.dataSource.getRepository(Transaction).findOne({
+      select: { id: true },
+      where: { tokenId, merchantId, operationType: 'Verification', status: 'Success' },
+    });
+    return passed !== null;
+  }
 }
