@@ -129,6 +129,110 @@ describe('RunOperation (medium)', () => {
     });
   });
 
+  describe('release racing a capture of the same pre-authorisation', () => {
+    /** The sandbox acquirer, holding the next follow-up of a kind (`gate`) until the test lets it answer. */
+    class GatedAcquirer extends SandboxAcquirer {
+      private readonly arrived = new Map<string, () => void>();
+      private readonly gates = new Map<string, Promise<void>>();
+      private readonly open = new Map<string, () => void>();
+      reached(operation: string): Promise<void> {
+        return new Promise<void>((resolve) => this.arrived.set(operation, resolve));
+      }
+      gate(operation: string): void {
+        this.gates.set(operation, new Promise<void>((resolve) => this.open.set(operation, resolve)));
+      }
+      answer(operation: string): void {
+        this.open.get(operation)?.();
+      }
+      override async followUp(request: Parameters<SandboxAcquirer['followUp']>[0]) {
+        this.arrived.get(request.operation)?.();
+        const gate = this.gates.get(request.operation);
+        this.gates.delete(request.operation);
+        await gate;
+        return super.followUp(request);
+      }
+    }
+    /** Records the orders payments asks to unlock (the RPC to orders, here not sent). */
+    class RecordingOrderLock extends OrderLock {
+      readonly unlocked: string[] = [];
+      override async release(transaction: Transaction): Promise<void> {
+        this.unlocked.push(transaction.id);
+      }
+    }
+
+    /** RunOperation on the gated acquirer, recording the unlocks it asks for. */
+    function gatedRun() {
+      const acquirer = new GatedAcquirer(medium.dataSource, medium.config);
+      const orderLock = new RecordingOrderLock(medium.rpc());
+      const gated = new RunOperation(
+        medium.dataSource,
+        medium.transactions,
+        new ChargebackRepository(),
+        new TransactionEventRecorder(medium.outbox()),
+        orderLock,
+        acquirer,
+        medium.config,
+      );
+      return { acquirer, orderLock, gated };
+    }
+
+    it('unlocks the order only once nothing is captured and every release has settled', async () => {
+      const { acquirer, orderLock, gated } = gatedRun();
+      const runGated = (operation: FollowUpOperation, sourceId: string, isoAmount: number) =>
+        gated.execute(merchant(), operation, sourceId, { isoAmount }, randomUUID());
+      const preAuth = await settled('PreAuth', 5000);
+      await medium.dataSource
+        .getRepository(Transaction)
+        .update({ id: preAuth.id }, { orderId: randomUUID() });
+
+      // A release of 30.00 waits at the acquirer; meanwhile a capture of the 20.00 it leaves.
+      acquirer.gate('Release');
+      acquirer.gate('Capture');
+      const releaseAtAcquirer = acquirer.reached('Release');
+      const release = runGated('Release', preAuth.id, 3000);
+      await releaseAtAcquirer;
+      const captureAtAcquirer = acquirer.reached('Capture');
+      const capture = runGated('Capture', preAuth.id, 2000);
+      await captureAtAcquirer;
+
+      acquirer.answer('Release');
+      expect(await release).toMatchObject({ status: 'Success' });
+      // 20.00 is reserved by the capture: the pre-authorisation may still take money.
+      expect(orderLock.unlocked).toEqual([]);
+
+      acquirer.answer('Capture'); // the sandbox denies captures of 20.00 and below
+      expect(await capture).toMatchObject({ status: 'Denied' });
+      expect(orderLock.unlocked).toEqual([]); // the 20.00 is held again
+
+      expect(await runGated('Release', preAuth.id, 2000)).toMatchObject({ status: 'Success' });
+      expect(orderLock.unlocked).toEqual([preAuth.id]);
+    });
+
+    it('does not unlock while another release of it is still at the acquirer', async () => {
+      const { acquirer, orderLock, gated } = gatedRun();
+      const preAuth = await settled('PreAuth', 5000);
+      await medium.dataSource
+        .getRepository(Transaction)
+        .update({ id: preAuth.id }, { orderId: randomUUID() });
+      acquirer.gate('Release');
+      const firstAtAcquirer = acquirer.reached('Release');
+      const first = gated.execute(merchant(), 'Release', preAuth.id, { isoAmount: 3000 }, randomUUID());
+      await firstAtAcquirer; // held there; the next release goes straight through
+      const second = await gated.execute(
+        merchant(),
+        'Release',
+        preAuth.id,
+        { isoAmount: 2000 },
+        randomUUID(),
+      );
+      expect(second).toMatchObject({ status: 'Success' });
+      expect(orderLock.unlocked).toEqual([]);
+      acquirer.answer('Release');
+      expect(await first).toMatchObject({ status: 'Success' });
+      expect(orderLock.unlocked).toEqual([preAuth.id]);
+    });
+  });
+
   describe('refund', () => {
     it('refunds a payment up to what is left, then refuses beyond it (BYRD231)', async () => {
       const payment = await settled('Payment', 8000);

@@ -102,7 +102,7 @@ export class OpenChargeback {
       (await this.chargebacks.disputedOn(manager, transaction.merchantId, transaction.id));
     if (!preAuth) return own;
     const ofPreAuth =
-      refundableOf(preAuth, await this.transactions.capturesInFlightOf(manager, preAuth.id)) -
+      refundableOf(preAuth, await this.transactions.inFlightOf(manager, preAuth.id, 'Capture')) -
       (await this.chargebacks.disputedOnCapturesOf(manager, transaction.merchantId, preAuth.id));
     return Math.min(own, ofPreAuth);
   }

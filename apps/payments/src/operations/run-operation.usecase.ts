@@ -145,7 +145,9 @@ export class RunOperation {
         await this.moveBalances(manager, operation, money, -transaction.isoAmount);
       }
       await this.events.record(manager, transaction);
-      return { source, released: operation === 'Release' && status === 'Success' && heldOf(source) === 0 };
+      const released =
+        operation === 'Release' && status === 'Success' && (await this.fullyReleased(manager, source));
+      return { source, released };
     });
     this.events.flush();
     // A fully released pre-authorisation holds no money: its order is payable again.
@@ -183,6 +185,19 @@ export class RunOperation {
     return earlier;
   }
 
+  /**
+   * Whether a pre-authorisation gave all of its amount back: released to the last cent, and settled.
+   * What a capture or another release still in flight reserved counts as neither: the capture may
+   * take it, the release may be declined and hand it back.
+   */
+  private async fullyReleased(manager: EntityManager, preAuth: Transaction): Promise<boolean> {
+    return (
+      preAuth.capturedIsoAmount === 0 &&
+      preAuth.releasedIsoAmount === preAuth.isoAmount &&
+      (await this.transactions.inFlightOf(manager, preAuth.id, 'Release')) === 0
+    );
+  }
+
   private async lockMoney(manager: EntityManager, merchantId: string, sourceId: string) {
     const money = await this.transactions.lockMoneyOf(manager, merchantId, sourceId);
     if (!money) throw ApiError.notFound(`Transaction ${sourceId}`);
@@ -195,7 +210,7 @@ export class RunOperation {
     const onRoot =
       root === source ? onSource : await this.chargebacks.openOrLostOn(manager, root.merchantId, root.id);
     const capturesInFlight =
-      root.operationType === 'PreAuth' ? await this.transactions.capturesInFlightOf(manager, root.id) : 0;
+      root.operationType === 'PreAuth' ? await this.transactions.inFlightOf(manager, root.id, 'Capture') : 0;
     return { chargedBack: { source: onSource, root: onRoot }, capturesInFlight };
   }
 

@@ -62,15 +62,20 @@ export class TransactionRepository {
   }
 
   /**
-   * Minor units of a pre-authorisation's captures still waiting for the acquirer (in flight, or
-   * TemporaryFailed until the recovery settles them): reserved on its captured total, but not known
-   * to be taken. Read under the pre-auth's lock, which every capture takes to start and to finish.
+   * The amount of a pre-authorisation's captures (or releases) still in flight at the acquirer (and
+   * those TemporaryFailed until the recovery settles them): reserved on its captured (released)
+   * total, but not known to be done. Read under the pre-auth's lock, which every capture and release
+   * takes to start and to finish.
    */
-  async capturesInFlightOf(manager: EntityManager, preAuthId: string): Promise<number> {
+  async inFlightOf(
+    manager: EntityManager,
+    preAuthId: string,
+    operation: 'Capture' | 'Release',
+  ): Promise<number> {
     const [row] = await manager.query<{ total: string }[]>(
       `SELECT coalesce(sum(iso_amount), 0) AS total FROM transactions
-        WHERE source_transaction_id = $1 AND operation_type = 'Capture' AND acquirer_pending_since IS NOT NULL`,
-      [preAuthId],
+        WHERE source_transaction_id = $1 AND operation_type = $2 AND acquirer_pending_since IS NOT NULL`,
+      [preAuthId, operation],
     );
     return Number(row.total);
   }
