@@ -7,6 +7,7 @@ import { EndpointDueIndex1764700000000 } from './migrations/1764700000000-endpoi
 import { WebhookTraceparent1764800000000 } from './migrations/1764800000000-webhook-traceparent.js';
 import { ResendEndpoint1764900000000 } from './migrations/1764900000000-resend-endpoint.js';
 import { SettingsIdempotencyKey1765000000000 } from './migrations/1765000000000-settings-idempotency-key.js';
+import { IdempotencyAnswersWithoutSecrets1765100000000 } from './migrations/1765100000000-idempotency-answers-without-secrets.js';
 
 export const WEBHOOK_ENTITIES = [WebhookSettingsRow, WebhookRow, WebhookAttemptRow, WebhookResendRow];
 export const WEBHOOK_MIGRATIONS = [
@@ -17,4 +18,5 @@ export const WEBHOOK_MIGRATIONS = [
   WebhookTraceparent1764800000000,
   ResendEndpoint1764900000000,
   SettingsIdempotencyKey1765000000000,
+  IdempotencyAnswersWithoutSecrets1765100000000,
 ];

@@ -77,6 +77,35 @@ describe('webhook settings API', () => {
     expect(other.status).toBe(422);
   });
 
+  it("keeps no copy of a new setting's secrets under its idempotency-key, and replays it from the setting", async () => {
+    const key = `secrets-${randomUUID()}`;
+    const url = `${RECEIVER}/secrets-${randomUUID()}`;
+    const create = () =>
+      h.request('POST', '/api/v1/settings', { url, credentialType: 'basic' }, { 'idempotency-key': key });
+    const first = await create();
+    expect(first.status).toBe(201);
+    const { signingSecret, credential } = first.body.data;
+    const stored = await h.db.query<{ response_status: number; response_body: unknown }>(
+      `SELECT response_status, response_body FROM idempotency_keys WHERE key = $1`,
+      [key],
+    );
+    expect(stored.rows).toEqual([{ response_status: 201, response_body: null }]);
+    const storedText = JSON.stringify(stored.rows);
+    expect(storedText).not.toContain(signingSecret);
+    expect(storedText).not.toContain(credential.password);
+
+    const replayed = await create();
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toEqual(first.body);
+
+    // Deleted since: the replay still answers it, and subscribes nothing new.
+    await h.request('DELETE', `/api/v1/settings/${first.body.data.id}`);
+    expect((await create()).body).toEqual(first.body);
+    const { rows } = await h.db.query(`SELECT id FROM webhook_settings WHERE url = $1`, [url]);
+    expect(rows).toHaveLength(1);
+  });
+
   it('subscribes once when requests of one key run at once (the first stalled past its lease)', async () => {
     // The key's lease lets one request run at a time; both run when the first stalled (a paused
     // replica) past it and the merchant's retry took the key over: the use case itself, four at once.

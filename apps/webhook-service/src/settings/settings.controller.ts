@@ -13,6 +13,7 @@ import {
   ApiErrors,
   CurrentMerchant,
   GuidParam,
+  AnswerHoldsSecrets,
   IDEMPOTENCY_HEADER,
   NOT_FOUND,
   type MerchantContext,
@@ -31,6 +32,7 @@ export class SettingsController {
 
   @Post()
   @HttpCode(201)
+  @AnswerHoldsSecrets()
   @ApiOperation({
     summary:
       'Subscribe a URL to events. Missing credentials are generated; the answer carries the signing secret (only here).',

@@ -44,6 +44,17 @@ export class CreateSettings {
     request: CreateWebhookSettingsRequest,
     idempotencyKey?: string,
   ): Promise<WebhookSettingsResponse> {
+    if (idempotencyKey) {
+      // A retry, or a replay (the key keeps no copy of this answer: AnswerHoldsSecrets): the setting
+      // the key made answers as it was made, whatever its URL resolves to now.
+      const earlier = await this.settingsOfKey(
+        this.dataSource.manager,
+        merchant.merchantId,
+        idempotencyKey,
+        request,
+      );
+      if (earlier) return { data: presentSettings(this.secrets.openRow(earlier), true) };
+    }
     await vetReceiverUrl(this.guard, 'url', request.url, merchant);
     const row = this.dataSource.getRepository(WebhookSettingsRow).create({
       id: randomUUID(),
@@ -74,10 +85,10 @@ export class CreateSettings {
   }
 
   /**
-   * The live setting an earlier request with this idempotency-key created, within the key's
-   * retention. That request committed it but died (or failed) before its answer was stored, so the
-   * key's lease ran out and this retry runs: it answers that setting instead of subscribing the URL
-   * a second time. The same key for another URL is refused, as the key's stored answer would be.
+   * The setting an earlier request with this idempotency-key created, within the key's retention,
+   * deleted since or not (a retry must not subscribe the URL again). A replay of that request, or a
+   * retry of one that committed it but died before its key was answered, answers that setting. The
+   * same key for another URL is refused, as the key's stored answer would be.
    */
   private async settingsOfKey(
     manager: EntityManager,
@@ -89,7 +100,6 @@ export class CreateSettings {
       where: {
         merchantId,
         idempotencyKey,
-        deletedAt: IsNull(),
         createdAt: createdWithinKeyRetention(),
       },
       order: { createdAt: 'DESC' },

@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import {
   HttpStatus,
   Inject,
+  SetMetadata,
   Injectable,
   Logger,
   type CallHandler,
@@ -54,6 +55,16 @@ export async function lockKeyInTransaction(
     `${kind}:${merchantId}:${idempotencyKey}`,
   ]);
 }
+
+const ANSWER_HOLDS_SECRETS = 'byrd:idempotency:answer-holds-secrets';
+
+/**
+ * For a POST whose answer carries secrets (a generated password, a signing secret): its key keeps
+ * no copy of the answer, which would lie unsealed in `idempotency_keys` for the key's retention.
+ * A replay runs the handler again instead, so its use case must answer the same from what the first
+ * run stored under the key (it finds its own row by the key, and opens its sealed secrets).
+ */
+export const AnswerHoldsSecrets = () => SetMetadata(ANSWER_HOLDS_SECRETS, true);
 
 /** The request's `idempotency-key` header, if it sent one. */
 export function idempotencyKeyOf(request: {
@@ -148,14 +159,19 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     const successStatus =
       this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const holdsSecrets = this.reflector.get<boolean | undefined>(ANSWER_HOLDS_SECRETS, context.getHandler());
 
     const lease = { scope, key, owner: randomUUID() };
     return from(this.claim(lease, hash)).pipe(
       mergeMap((existing) => {
-        if (existing) return this.replay(existing, hash, reply);
+        if (existing) return this.replay(existing, hash, reply, holdsSecrets ? next : undefined);
         const renewal = setInterval(() => void this.renew(lease), this.leaseMs / 3);
         return next.handle().pipe(
-          mergeMap((body) => from(this.complete(lease, successStatus, body)).pipe(mergeMap(() => of(body)))),
+          mergeMap((body) =>
+            from(this.complete(lease, successStatus, holdsSecrets ? null : body)).pipe(
+              mergeMap(() => of(body)),
+            ),
+          ),
           catchError((error: unknown) =>
             from(this.fail(lease, error, String(request.id))).pipe(mergeMap(() => throwError(() => error))),
           ),
@@ -213,7 +229,13 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     }
   }
 
-  private replay(existing: StoredAnswer, hash: string, reply: FastifyReply): Observable<unknown> {
+  /** The stored answer; a success of a route whose answer holds secrets is rebuilt by `rerun`. */
+  private replay(
+    existing: StoredAnswer,
+    hash: string,
+    reply: FastifyReply,
+    rerun?: CallHandler,
+  ): Observable<unknown> {
     if (existing.request_hash !== hash) {
       throw Refusal.idempotencyKeyReused('This idempotency-key was already used with a different request');
     }
@@ -224,7 +246,7 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     if (existing.response_status >= 400) {
       throw new ReplayedError(existing.response_status, existing.response_body as ErrorBody);
     }
-    return of(existing.response_body);
+    return rerun ? rerun.handle() : of(existing.response_body);
   }
 
   private async complete(lease: Lease, status: number, body: unknown): Promise<void> {
