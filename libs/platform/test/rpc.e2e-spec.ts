@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RpcSubject } from '@byrd/contracts';
-import { ErrorKind, Rpc, RpcIdentity, ServiceMetrics, type ApiError } from '@byrd/platform';
-import { TestEnvironment } from '@byrd/platform/testing';
+import { ErrorKind, NatsContext, Rpc, RpcIdentity, ServiceMetrics, type ApiError } from '@byrd/platform';
+import { TEST_NATS_URL, TestEnvironment } from '@byrd/platform/testing';
 
 /**
  * Rpc over the real NATS, when a replica of the served side is paused (a long GC pause, a frozen
@@ -200,6 +200,39 @@ describe('Rpc with a paused replica', () => {
       rpcOf('hosted-form-bff').call('rpc.orders.embedding', { orderId: randomUUID() }, 3_000),
     ).rejects.toMatchObject({ kind: ErrorKind.Unavailable });
     expect(performance.now() - startedAt).toBeLessThan(1_000);
+  });
+
+  it('answers the requests it is handling before a shutdown closes its connection', async () => {
+    // A rolling deploy: the replica stops (SIGTERM) while handling a call that must not be asked
+    // twice. The shutdown hooks run, then the broker connection closes (NatsLifecycle).
+    const replica = await NatsContext.open(
+      { url: TEST_NATS_URL, name: 'orders-stopping' },
+      env.nats.subjectPrefix,
+    );
+    const stopping = new Rpc(
+      replica,
+      'orders',
+      RpcIdentity.fromConfig('orders', {
+        RPC_SIGNING_KEY: env.rpcKeyPair('orders').privateKey,
+        RPC_TRUSTED_CALLERS: `hosted-form-bff:${env.rpcKeyPair('hosted-form-bff').publicKey}`,
+      }),
+    );
+    let handling = false;
+    stopping.serve('rpc.orders.cancel', async () => {
+      handling = true;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { orderId: 'canceled' } as never;
+    });
+    await replica.nc.flush();
+    const call = rpcOf('hosted-form-bff').call(
+      'rpc.orders.cancel',
+      { orderId: randomUUID(), checkoutKey: randomUUID() },
+      2_000,
+    );
+    await until(() => handling);
+    await stopping.beforeApplicationShutdown();
+    await replica.close();
+    await expect(call).resolves.toEqual({ orderId: 'canceled' });
   });
 
   it('does not repeat a subject that must not run twice (a cancel): the call fails', async () => {

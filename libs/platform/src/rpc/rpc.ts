@@ -59,6 +59,8 @@ type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>> | SealedRpcReply;
 export class Rpc implements BeforeApplicationShutdown {
   private readonly logger = new Logger(Rpc.name);
   private readonly subscriptions: Subscription[] = [];
+  /** Requests being handled: a shutdown answers them before the connection and the pool close. */
+  private readonly handling = new Set<Promise<void>>();
   /** What this process knows of each subject it has called (its counts are exported at `/metrics`). */
   readonly statsBySubject = new Map<RpcSubject, RpcSubjectStats>();
 
@@ -82,7 +84,7 @@ export class Rpc implements BeforeApplicationShutdown {
           'rpc.system': 'nats',
           'rpc.method': subject,
         });
-        void inSpan(span, async () => {
+        const handled = inSpan(span, async () => {
           let reply: RpcReply<RpcResponseOf<S>> | SealedRpcReply;
           try {
             if (allowedCallers) {
@@ -104,6 +106,12 @@ export class Rpc implements BeforeApplicationShutdown {
             reply = this.errorReply(subject, failure, span);
           }
           message.respond(JSON.stringify(reply));
+        });
+        this.handling.add(handled);
+        const settled = () => this.handling.delete(handled);
+        handled.then(settled, (failure: unknown) => {
+          settled();
+          this.logger.error(`${subject}: no answer sent: ${String(failure)}`);
         });
       },
     });
@@ -251,8 +259,14 @@ export class Rpc implements BeforeApplicationShutdown {
     return rpcError(apiError.code, apiError.message, apiError.errors);
   }
 
+  /**
+   * Takes no more requests, then waits for those being handled to answer: the broker connection and
+   * the database pool close only after this (a request whose work committed must not lose its
+   * answer to a rolling deploy; not every subject may be asked again).
+   */
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all(this.subscriptions.map((s) => s.drain()));
+    await Promise.allSettled([...this.handling]);
   }
 }
 
