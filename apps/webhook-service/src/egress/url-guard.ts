@@ -1,11 +1,27 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import {
+  getDefaultResultOrder,
+  lookup as systemLookup,
+  promises as dnsPromises,
+  type LookupAddress,
+} from 'node:dns';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { promisify } from 'node:util';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, Optional } from '@nestjs/common';
 import type { MerchantMode } from '@byrd/contracts';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { EgressPolicy, isIpLiteral, isMetadataAddress } from './address-policy.js';
 
-const lookupAll = promisify(dnsLookup);
+/**
+ * Name servers (`host` or `host:port`) that resolve receivers' host names instead of the system's
+ * (/etc/resolv.conf). Not configurable: tests provide it to point the guard at a name server of theirs.
+ */
+export const RECEIVER_NAME_SERVERS = Symbol('RECEIVER_NAME_SERVERS');
+
+/** The names /etc/hosts gives; read again when older than this, so an edit is seen without a restart. */
+const HOSTS_FILE = '/etc/hosts';
+const HOSTS_FILE_MAX_AGE_MS = 5_000;
+const lookupAll = promisify(systemLookup);
 
 /** A receiver URL that may not be used, with the reason in a sentence. */
 export class RefusedUrlError extends Error {
@@ -23,16 +39,42 @@ type LookupCallback = (
  * resend to another address), and again for every connection a delivery opens: the connection's own
  * DNS lookup goes through {@link UrlGuard.lookup}, so the address vetted is the address connected to
  * (no second resolution an attacker's DNS could answer differently).
+ *
+ * Host names are resolved by c-ares (A and AAAA queries on the event loop), never by `dns.lookup`:
+ * getaddrinfo runs on libuv's small thread pool, so a merchant whose name server never answers would
+ * hold its threads for the resolver's whole timeout and every other merchant's lookups would queue
+ * behind it. Each resolution ends within WEBHOOK_TIMEOUT_MS whatever its name server does. Names in
+ * /etc/hosts resolve as there (c-ares queries do not read it), and `localhost` and `*.localhost`
+ * are loopback without asking a name server (RFC 6761). A single-label name (an in-cluster service)
+ * goes to getaddrinfo, for resolv.conf's search domains.
  */
 @Injectable()
-export class UrlGuard {
+export class UrlGuard implements OnApplicationShutdown {
   readonly policy: EgressPolicy;
+  private readonly resolver: dnsPromises.Resolver;
+  private readonly resolveTimeoutMs: number;
+  private readonly hostsFile = new HostsFile(HOSTS_FILE, HOSTS_FILE_MAX_AGE_MS);
 
-  constructor(@Inject(WEBHOOK_CONFIG) config: WebhookConfig) {
+  constructor(
+    @Inject(WEBHOOK_CONFIG) config: WebhookConfig,
+    @Optional() @Inject(RECEIVER_NAME_SERVERS) nameServers?: readonly string[],
+  ) {
     this.policy = new EgressPolicy({
       allowedHosts: config.WEBHOOK_ALLOWED_HOSTS,
       allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     });
+    this.resolveTimeoutMs = config.WEBHOOK_TIMEOUT_MS;
+    // Two tries per query (one lost UDP packet is no failure), the second waiting twice as long; the
+    // deadline in `queryAddresses` bounds the whole lookup whatever c-ares does.
+    this.resolver = new dnsPromises.Resolver({
+      timeout: Math.max(1, Math.floor(this.resolveTimeoutMs / 3)),
+      tries: 2,
+    });
+    if (nameServers?.length) this.resolver.setServers(nameServers);
+  }
+
+  onApplicationShutdown(): void {
+    this.resolver.cancel();
   }
 
   /**
@@ -68,13 +110,7 @@ export class UrlGuard {
 
   /** Resolves a host name and checks every address. @throws RefusedUrlError */
   async resolve(host: string): Promise<LookupAddress[]> {
-    let addresses: LookupAddress[];
-    try {
-      addresses = await lookupAll(host, { all: true, verbatim: true });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'ERROR';
-      throw new RefusedUrlError(`host ${host} does not resolve (${code})`);
-    }
+    const addresses = await this.addressesOf(host);
     if (addresses.length === 0) throw new RefusedUrlError(`host ${host} does not resolve`);
     if (this.policy.hostAllowed(host) && !addresses.some(({ address }) => isMetadataAddress(address)))
       return addresses;
@@ -107,4 +143,124 @@ export class UrlGuard {
       },
     );
   };
+
+  /** IP literal, then /etc/hosts, then localhost, then DNS (a single label: getaddrinfo). @throws RefusedUrlError */
+  private async addressesOf(host: string): Promise<LookupAddress[]> {
+    const bare = host.replace(/^\[|\]$/g, '');
+    const family = isIP(bare);
+    if (family) return [{ address: bare, family }];
+    const name = host.toLowerCase().replace(/\.$/, '');
+    const known = this.hostsFile.lookup(name);
+    if (known) return known;
+    if (name === 'localhost' || name.endsWith('.localhost'))
+      return [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
+    // A single label (an in-cluster service name) resolves through resolv.conf's search domains, as
+    // getaddrinfo does. No merchant's name server can answer it (the search domains' and the root's
+    // do), so it cannot hold the pool's threads the way a name under a merchant's domain can.
+    if (!name.includes('.')) return this.systemAddresses(host);
+    return this.queryAddresses(host);
+  }
+
+  /** getaddrinfo's answer (search domains, nsswitch). @throws RefusedUrlError */
+  private async systemAddresses(host: string): Promise<LookupAddress[]> {
+    try {
+      return await lookupAll(host, { all: true, verbatim: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'ERROR';
+      throw new RefusedUrlError(`host ${host} does not resolve (${code})`);
+    }
+  }
+
+  /**
+   * A and AAAA records of `host`, each family in the order its name server gave (IPv6 first only
+   * when Node's default result order says so). A query c-ares gave up on is asked again until
+   * WEBHOOK_TIMEOUT_MS has passed (c-ares shortens its tries by its own round-trip estimates); then a
+   * family that has not answered counts as not found, and when neither gave an address the host does
+   * not resolve.
+   * @throws RefusedUrlError
+   */
+  private async queryAddresses(host: string): Promise<LookupAddress[]> {
+    type Answer = { addresses: LookupAddress[] } | { code: string };
+    let expired = false;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<Answer>((resolve) => {
+      timer = setTimeout(() => {
+        expired = true;
+        resolve({ code: 'ETIMEOUT' });
+      }, this.resolveTimeoutMs);
+    });
+    const ask = async (family: 4 | 6): Promise<Answer> => {
+      for (;;) {
+        const answer: Answer = await (
+          family === 4 ? this.resolver.resolve4(host) : this.resolver.resolve6(host)
+        ).then(
+          (found) => ({ addresses: found.map((address) => ({ address, family })) }),
+          (error: NodeJS.ErrnoException) => ({ code: error.code ?? 'ERROR' }),
+        );
+        if (expired || !('code' in answer) || answer.code !== 'ETIMEOUT') return answer;
+      }
+    };
+    let answers: Answer[];
+    try {
+      answers = await Promise.all([Promise.race([ask(4), deadline]), Promise.race([ask(6), deadline])]);
+    } finally {
+      expired = true;
+      clearTimeout(timer);
+    }
+    if (getDefaultResultOrder() === 'ipv6first') answers.reverse();
+    const addresses = answers.flatMap((answer) => ('addresses' in answer ? answer.addresses : []));
+    if (addresses.length > 0) return addresses;
+    const codes = answers.map((answer) => ('code' in answer ? answer.code : 'ENODATA'));
+    if (codes.includes('ENOTFOUND')) throw new RefusedUrlError(`host ${host} does not resolve (ENOTFOUND)`);
+    if (codes.includes('ETIMEOUT'))
+      throw new RefusedUrlError(
+        `host ${host} does not resolve (ETIMEOUT: its name server did not answer within ${this.resolveTimeoutMs} ms)`,
+      );
+    const code = codes.find((c) => c !== 'ENODATA') ?? 'ENODATA';
+    throw new RefusedUrlError(`host ${host} does not resolve (${code})`);
+  }
+}
+
+/** The host-name lines of an /etc/hosts-style file, read without libuv's thread pool. */
+class HostsFile {
+  private names = new Map<string, LookupAddress[]>();
+  private readAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly path: string,
+    private readonly maxAgeMs: number,
+  ) {}
+
+  /** The addresses the file gives `name` (lowercase, no trailing dot), in file order. */
+  lookup(name: string): LookupAddress[] | undefined {
+    if (performance.now() - this.readAt > this.maxAgeMs) this.read();
+    return this.names.get(name);
+  }
+
+  private read(): void {
+    let text = '';
+    try {
+      // A few hundred bytes of a local file: synchronous, so it never queues behind a busy pool.
+      text = readFileSync(this.path, 'utf8');
+    } catch {
+      // No hosts file: no names from it.
+    }
+    const names = new Map<string, LookupAddress[]>();
+    for (const line of text.split('\n')) {
+      const [address, ...aliases] = line.replace(/#.*/, '').trim().split(/\s+/);
+      const family = isIP(address ?? '');
+      if (!family) continue;
+      for (const alias of aliases) {
+        const key = alias.toLowerCase().replace(/\.$/, '');
+        const list = names.get(key) ?? [];
+        if (!list.some((known) => known.address === address)) list.push({ address, family });
+        names.set(key, list);
+      }
+    }
+    this.names = names;
+    this.readAt = performance.now();
+  }
 }
