@@ -3,8 +3,6 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '@byrd/orders';
-import { runMigrations } from '@byrd/platform';
 import {
   callService,
   freePort,
@@ -15,7 +13,7 @@ import {
   type ServiceProcess,
   type TestMerchant,
 } from '@byrd/platform/testing';
-import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
+import { migratedServiceEnv } from './migrated-env.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PAYMENTS_MAIN = path.resolve(here, '../dist/main.js');
@@ -47,24 +45,14 @@ describe('async settlement survives kill -9 of payments', () => {
       if (!existsSync(main)) throw new Error(`${main} is missing: build payments and orders first`);
     }
     env = await TestEnvironment.create();
-    const ordersVars = await env.serviceEnv('orders', {
+    const ordersVars = await migratedServiceEnv(env, 'orders', {
       HTTP_PORT: String(await freePort()),
       LOG_LEVEL: 'warn',
     });
-    paymentsVars = await env.serviceEnv('payments', {
+    paymentsVars = await migratedServiceEnv(env, 'payments', {
       HTTP_PORT: String(await freePort()),
       PUBLIC_BASE_URL: 'http://127.0.0.1:1',
       LOG_LEVEL: 'warn',
-    });
-    await runMigrations({
-      url: ordersVars.DATABASE_URL,
-      entities: ORDERS_ENTITIES,
-      migrations: ORDERS_MIGRATIONS,
-    });
-    await runMigrations({
-      url: paymentsVars.DATABASE_URL,
-      entities: PAYMENTS_ENTITIES,
-      migrations: PAYMENTS_MIGRATIONS,
     });
     [orders, payments] = await Promise.all([
       startServiceProcess(ORDERS_MAIN, ordersVars),

@@ -1,8 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '@byrd/orders';
-import { runMigrations } from '@byrd/platform';
 import {
   cardDataLeaks,
   dumpDatabases,
@@ -13,7 +11,7 @@ import {
   type ServiceProcess,
   type TestMerchant,
 } from '@byrd/platform/testing';
-import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
+import { migratedServiceEnv } from './migrated-env.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PAYMENTS_MAIN = path.resolve(here, '../dist/main.js');
@@ -45,23 +43,13 @@ describe('card data at rest', () => {
       if (!existsSync(main)) throw new Error(`${main} is missing: run "npx turbo run build" first`);
     }
     env = await TestEnvironment.create();
-    const ordersVars = await env.serviceEnv('orders', {
+    const ordersVars = await migratedServiceEnv(env, 'orders', {
       HTTP_PORT: String(await freePort()),
       LOG_LEVEL: 'trace',
     });
-    const paymentsVars = await env.serviceEnv('payments', {
+    const paymentsVars = await migratedServiceEnv(env, 'payments', {
       HTTP_PORT: String(await freePort()),
       LOG_LEVEL: 'trace',
-    });
-    await runMigrations({
-      url: ordersVars.DATABASE_URL,
-      entities: ORDERS_ENTITIES,
-      migrations: ORDERS_MIGRATIONS,
-    });
-    await runMigrations({
-      url: paymentsVars.DATABASE_URL,
-      entities: PAYMENTS_ENTITIES,
-      migrations: PAYMENTS_MIGRATIONS,
     });
     databases.push(ordersVars.DATABASE_URL, paymentsVars.DATABASE_URL);
     orders = await startServiceProcess(ORDERS_MAIN, ordersVars);

@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import {
-  AppModule as OrdersAppModule,
-  ORDERS_ENTITIES,
-  ORDERS_MIGRATIONS,
-  ordersConfigSchema,
-  type OrdersConfig,
-} from '@byrd/orders';
-import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
+import { AppModule as OrdersAppModule, ordersConfigSchema, type OrdersConfig } from '@byrd/orders';
+import { loadConfig, Rpc, RpcIdentity } from '@byrd/platform';
 import {
   callService,
   futureExpiry,
@@ -17,7 +11,7 @@ import {
 } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { paymentsConfigSchema } from '../src/config.js';
-import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
+import { migratedServiceEnv } from './migrated-env.js';
 
 export interface HarnessOptions {
   /**
@@ -47,25 +41,14 @@ export class PaymentsHarness {
     options: HarnessOptions = {},
   ): Promise<PaymentsHarness> {
     const env = await TestEnvironment.create();
-    const ordersVars = await env.serviceEnv('orders');
-    const ordersConfig = loadConfig(ordersConfigSchema, ordersVars);
-    await runMigrations({
-      url: ordersConfig.DATABASE_URL,
-      entities: ORDERS_ENTITIES,
-      migrations: ORDERS_MIGRATIONS,
-    });
+    const ordersConfig = loadConfig(ordersConfigSchema, await migratedServiceEnv(env, 'orders'));
     const orders = await startTestApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
 
-    const paymentsVars = await env.serviceEnv('payments', extraEnv);
+    const paymentsVars = await migratedServiceEnv(env, 'payments', extraEnv);
     const paymentsConfig = loadConfig(paymentsConfigSchema, {
       ...paymentsVars,
       PUBLIC_BASE_URL: 'http://127.0.0.1:1',
       ...extraEnv,
-    });
-    await runMigrations({
-      url: paymentsConfig.DATABASE_URL,
-      entities: PAYMENTS_ENTITIES,
-      migrations: PAYMENTS_MIGRATIONS,
     });
     const payments = await startTestApp(AppModule.forRoot(paymentsConfig), SERVICE_NAME);
     // The port is known only once listening; the services read PUBLIC_BASE_URL from this object per use.

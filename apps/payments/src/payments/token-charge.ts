@@ -46,14 +46,14 @@ export class TokenCharge {
   }
 
   /**
-   * The token's 3DS verification must have succeeded: its shopper may never have finished it. The
-   * vault names the last one started; one a concurrent tokenization of the same card started, and
-   * its shopper passed, proves the cardholder all the same.
+   * A 3DS verification of the token must have succeeded: its shopper may never have finished it.
+   * Any of them: the vault names the last one started (`verificationId`, read only to say why not),
+   * and one a concurrent tokenization of the same card started, and its shopper passed, proves the
+   * cardholder all the same.
    */
   private async assertVerified(merchantId: string, tokenId: string, verificationId: string): Promise<void> {
-    const verification = await this.transactions.verification(verificationId);
-    if (verification?.status === 'Success') return;
     if (await this.transactions.tokenVerified(merchantId, tokenId)) return;
+    const verification = await this.transactions.verification(verificationId);
     const why =
       verification?.status === 'Created'
         ? 'its cardholder has not completed the 3D Secure verification yet'

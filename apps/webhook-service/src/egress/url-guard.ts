@@ -144,11 +144,12 @@ export class UrlGuard implements OnApplicationShutdown {
     );
   };
 
-  /** IP literal, then /etc/hosts, then localhost, then DNS (a single label: getaddrinfo). @throws RefusedUrlError */
+  /**
+   * A host name's addresses (IP literals never get here: `vet` and the sender check them, and a
+   * socket does not look them up): /etc/hosts, then localhost, then DNS (a single label: getaddrinfo).
+   * @throws RefusedUrlError
+   */
   private async addressesOf(host: string): Promise<LookupAddress[]> {
-    const bare = host.replace(/^\[|\]$/g, '');
-    const family = isIP(bare);
-    if (family) return [{ address: bare, family }];
     const name = host.toLowerCase().replace(/\.$/, '');
     const known = this.hostsFile.lookup(name);
     if (known) return known;
@@ -169,8 +170,7 @@ export class UrlGuard implements OnApplicationShutdown {
     try {
       return await lookupAll(host, { all: true, verbatim: true });
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'ERROR';
-      throw new RefusedUrlError(`host ${host} does not resolve (${code})`);
+      throw unresolved(host, (error as NodeJS.ErrnoException).code ?? 'ERROR');
     }
   }
 
@@ -214,14 +214,16 @@ export class UrlGuard implements OnApplicationShutdown {
     const addresses = answers.flatMap((answer) => ('addresses' in answer ? answer.addresses : []));
     if (addresses.length > 0) return addresses;
     const codes = answers.map((answer) => ('code' in answer ? answer.code : 'ENODATA'));
-    if (codes.includes('ENOTFOUND')) throw new RefusedUrlError(`host ${host} does not resolve (ENOTFOUND)`);
+    if (codes.includes('ENOTFOUND')) throw unresolved(host, 'ENOTFOUND');
     if (codes.includes('ETIMEOUT'))
-      throw new RefusedUrlError(
-        `host ${host} does not resolve (ETIMEOUT: its name server did not answer within ${this.resolveTimeoutMs} ms)`,
-      );
-    const code = codes.find((c) => c !== 'ENODATA') ?? 'ENODATA';
-    throw new RefusedUrlError(`host ${host} does not resolve (${code})`);
+      throw unresolved(host, `ETIMEOUT: its name server did not answer within ${this.resolveTimeoutMs} ms`);
+    throw unresolved(host, codes.find((c) => c !== 'ENODATA') ?? 'ENODATA');
   }
+}
+
+/** The refusal of a host that does not resolve, with why (a resolver's error code). */
+function unresolved(host: string, why: string): RefusedUrlError {
+  return new RefusedUrlError(`host ${host} does not resolve (${why})`);
 }
 
 /** The host-name lines of an /etc/hosts-style file, read without libuv's thread pool. */
