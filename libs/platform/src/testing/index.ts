@@ -6,3 +6,4 @@ export * from './card-expiry.js';
 export * from './edge.js';
 export * from './medium.js';
 export * from './three-ds-shopper.js';
+export * from './nats-server.js';
