@@ -278,6 +278,26 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect((await reload(holding)).status).toBe('pending');
   });
 
+  it('expires an order whose only money came late and was refunded at once, once the card holding it failed', async () => {
+    // A Multibanco reference paid while a card attempt held the order (payments refunded it at
+    // once), then the card declined: nothing holds money, so the order lapses like any other.
+    const card = randomUUID();
+    const order = await openOrder({
+      expiresAt: new Date(Date.now() - 1_000),
+      paymentLockId: card,
+      paymentLockedAt: new Date(),
+    });
+    const late = await deliver(order, 'transaction.payment.success', { refundedAtOnce: true });
+    await deliver(order, 'transaction.refund.success', { sourceTransactionId: late, refundedAtOnce: true });
+    await deliver(order, 'transaction.payment.failed', { transactionId: card });
+    expect(await reload(order)).toMatchObject({ status: 'created', paymentLockId: null });
+
+    await expireOrders.execute();
+
+    expect((await reload(order)).status).toBe('expired');
+    expect((await eventsOf(order)).at(-1)).toBe('order.expired');
+  });
+
   it('counts neither a late async payment refunded at once nor its refund, whatever came first', async () => {
     // A Multibanco reference paid while a card attempt held the order: payments records the money
     // and refunds it in one database transaction. The order is the card's, paid once, announced once.

@@ -46,10 +46,11 @@ export class ExpireOrders extends PeriodicSweep {
           // A locked order is being charged (or holds its money): it expires once the attempt fails.
           .andWhere('o.payment_lock_id IS NULL')
           // Money taken, or held by a pre-authorisation, keeps it; a successful release or refund
-          // alone does not (a pre-auth released in full reads Canceled).
+          // alone does not (a pre-auth released in full reads Canceled), nor a late payment that
+          // payments gave back at once (not counted, as in deriveOrderStatus).
           .andWhere(
             `NOT EXISTS (SELECT 1 FROM order_transactions t WHERE t.order_id = o.id AND t.status = 'Success'
-               AND t.operation_type IN ('Payment', 'Capture', 'PreAuth'))`,
+               AND t.operation_type IN ('Payment', 'Capture', 'PreAuth') AND NOT t.refunded_at_once)`,
           )
           .orderBy('o.expires_at')
           .limit(BATCH_SIZE)
