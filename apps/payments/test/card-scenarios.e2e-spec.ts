@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { futureExpiry } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -134,6 +135,29 @@ describe('sandbox test cards', () => {
     expect(wrongKey.status).toBe(404);
     const noKey = await h.request('POST', '/api/v2/payment', body, { 'x-api-key': '' });
     expect(noKey.status).toBe(401);
+  });
+
+  it('refuses a malformed checkoutKey with 400 before its idempotency-key is written, whatever its bytes', async () => {
+    const db = h.payments.get(DataSource);
+    const body = { type: 'card', amount: '25.00', currency: 'EUR', orderId: randomUUID() };
+    for (const checkoutKey of ['%00', 'not-a-guid', 'k'.repeat(3_000)]) {
+      const key = randomUUID();
+      const answer = await h.request('POST', `/api/v2/payment?checkoutKey=${checkoutKey}`, body, {
+        'x-api-key': '',
+        'idempotency-key': key,
+      });
+      expect({
+        checkoutKey: checkoutKey.slice(0, 12),
+        status: answer.status,
+        code: answer.body.code,
+      }).toEqual({
+        checkoutKey: checkoutKey.slice(0, 12),
+        status: 400,
+        code: 'BYRD900',
+      });
+      // No caller proved anything: nothing of this request is kept.
+      expect(await db.query(`SELECT 1 FROM idempotency_keys WHERE key = $1`, [key])).toEqual([]);
+    }
   });
 
   it('refuses live keys while only the sandbox acquirer is installed', async () => {

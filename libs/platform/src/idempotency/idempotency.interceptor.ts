@@ -22,6 +22,7 @@ import { ApiError } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
 import { toErrorResponse, type ErrorBody } from '../errors/error-body.js';
 import type { AuthenticatedRequest } from '../auth/api-key.guard.js';
+import { isGuid } from '../auth/api-keys.js';
 import type { BaseConfig } from '../config/config.js';
 import { PLATFORM_CONFIG } from '../messaging/tokens.js';
 
@@ -147,9 +148,11 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw ApiError.invalidField(IDEMPOTENCY_HEADER, `must be 1 to ${MAX_KEY_LENGTH} characters`);
     }
-    const scope =
-      request.merchant?.merchantId ??
-      `checkout:${String(request.query && (request.query as Record<string, unknown>).checkoutKey)}`;
+    const checkoutKey = (request.query as Record<string, unknown> | undefined)?.checkoutKey;
+    // A browser's key is scoped by its checkout key, but only by a well-formed one: the validation
+    // pipe (which runs after interceptors) refuses any other, and its bytes must not reach the table.
+    if (!request.merchant && !(typeof checkoutKey === 'string' && isGuid(checkoutKey))) return next.handle();
+    const scope = request.merchant?.merchantId ?? `checkout:${checkoutKey as string}`;
     // Keyed by the caller's own secret (API key or checkout key): the body may hold a card, and a
     // plain hash of a card and its CVV could be brute-forced (PCI DSS 3.5: keyed hashes only).
     const callerSecret = String(request.headers['x-api-key'] ?? scope);
