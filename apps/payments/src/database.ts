@@ -10,6 +10,7 @@ import { SavedCards1764400000100 } from './migrations/1764400000100-saved-cards.
 import { WriteAhead1764500000200 } from './migrations/1764500000200-write-ahead.js';
 import { PaymentIdempotencyKeys1764700000100 } from './migrations/1764700000100-payment-idempotency-keys.js';
 import { TokenVerifications1765100000100 } from './migrations/1765100000100-token-verifications.js';
+import { PayIdempotencyKeys1765200000100 } from './migrations/1765200000100-pay-idempotency-keys.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -22,4 +23,5 @@ export const PAYMENTS_MIGRATIONS = [
   WriteAhead1764500000200,
   PaymentIdempotencyKeys1764700000100,
   TokenVerifications1765100000100,
+  PayIdempotencyKeys1765200000100,
 ];

@@ -192,6 +192,64 @@ describe('acquirer calls cut off are recovered', () => {
     expect(n).toBe(1);
   });
 
+  it('kill -9 with a two-step payment\u2019s /pay in flight: the retry with its idempotency-key answers that payment, never 422 or a second charge', async () => {
+    replica = await startSlowReplica({ IDEMPOTENCY_LEASE_MS: '1000' });
+    const { body: order } = await h.createOrder();
+    const created = await h.request('POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      orderId: order.orderId,
+    });
+    expect(created.body).toMatchObject({ status: 'Created', code: 'BYRD010' });
+    const transactionId: string = created.body.transactionId;
+    const key = `pay-${randomUUID()}`;
+    const card = { number: FRICTIONLESS, expiration: futureExpiry(), cvv: '123' };
+    const cutOff = h
+      .call(replica.url, 'POST', `/api/v2/payment/${transactionId}/pay`, { card }, { 'idempotency-key': key })
+      .catch((error: unknown) => error);
+    await acquirerSucceeded('the acquirer to authorise', 't.id = $1', transactionId);
+    await killReplica(cutOff);
+
+    // Once the dead request's lease ran out, its retry is answered with the payment as it stands
+    // (in flight, the order held by it), not refused as "not waiting for a card".
+    const retried = await waitFor('the key to be free again', async () => {
+      const answer = await h.request(
+        'POST',
+        `/api/v2/payment/${transactionId}/pay`,
+        { card },
+        {
+          'idempotency-key': key,
+        },
+      );
+      return answer.status !== 409 && answer;
+    });
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({ transactionId, code: 'BYRD201' });
+    // The same key with another card is another request: refused, nothing charged.
+    const other = await h.request(
+      'POST',
+      `/api/v2/payment/${transactionId}/pay`,
+      { card: { ...card, number: '4242424242424242' } },
+      { 'idempotency-key': key },
+    );
+    expect(other.status).toBe(422);
+    // Without the key, a second /pay is refused as before.
+    const unkeyed = await h.request('POST', `/api/v2/payment/${transactionId}/pay`, { card });
+    expect(unkeyed.status).toBe(422);
+
+    const recovered = await waitFor('the recovery', async () => {
+      const found = await row(transactionId);
+      return found?.acquirer_pending_since === null && found;
+    });
+    expect(recovered).toMatchObject({ status: 'Success', code: 'BYRD200' });
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM sandbox_acquirer_ledger WHERE reference = $1 AND outcome = 'Success'`,
+      [transactionId],
+    );
+    expect(n).toBe(1);
+  });
+
   it('a retry whose first answer was lost while a 3DS challenge waits gets that payment with its action.url again', async () => {
     const key = `challenge-${randomUUID()}`;
     const orderRef = `challenge-${randomUUID().slice(0, 8)}`;

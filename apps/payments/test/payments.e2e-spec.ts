@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { futureExpiry, metricValue, type EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -131,6 +133,46 @@ describe('card payments over HTTP', () => {
     expect(
       (await h.request('POST', `/api/v2/payment/${direct.transactionId}/pay`, {})).body.errors[0].field,
     ).toBe('card');
+  });
+
+  it('answers a /pay retried with its idempotency-key after its answer was lost with the payment as it stands, its challenge link again', async () => {
+    const { body: order } = await h.createOrder();
+    const checkout = `?checkoutKey=${order.checkoutKey}`;
+    const anonymous = { 'x-api-key': '' };
+    const created = await h.request(
+      'POST',
+      `/api/v2/payment${checkout}`,
+      { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
+      anonymous,
+    );
+    const path = `/api/v2/payment/${created.body.transactionId}/pay${checkout}`;
+    const card = { number: '5555341244441115', expiration: futureExpiry(), cvv: '123' };
+    const key = randomUUID();
+    const paid = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
+    expect(paid.body).toMatchObject({ code: 'BYRD207', action: { type: 'redirect' } });
+    // What a process killed after the commit leaves: the card on the payment, no stored answer.
+    await h.payments
+      .get(DataSource)
+      .query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
+        `checkout:${order.checkoutKey}`,
+        key,
+      ]);
+
+    const retried = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({
+      transactionId: created.body.transactionId,
+      code: 'BYRD207',
+      action: { type: 'redirect', url: paid.body.action.url },
+      threeDSecure: { id: paid.body.threeDSecure.id },
+    });
+    const otherKey = await h.request(
+      'POST',
+      path,
+      { card },
+      { ...anonymous, 'idempotency-key': randomUUID() },
+    );
+    expect(otherKey.status).toBe(422);
   });
 
   it('refuses a second payment of an order whose pre-authorisation is held, until it is released', async () => {

@@ -86,6 +86,7 @@ export class RunOperation {
         initiatedFrom: 'Server',
         // This request's own key (not the source's): a retry of it finds this operation.
         idempotencyKey: idempotencyKey ?? null,
+        payIdempotencyKey: null,
         createdAt: now,
         updatedAt: now,
       });

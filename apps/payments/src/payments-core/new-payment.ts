@@ -52,6 +52,7 @@ export function newPayment(fields: NewPaymentFields): Transaction {
     expiresAt: fields.expiresAt,
     acquirerPendingSince: null,
     idempotencyKey: fields.idempotencyKey ?? null,
+    payIdempotencyKey: null,
     createdAt: now,
     updatedAt: now,
   } satisfies Partial<Transaction>);

@@ -35,10 +35,7 @@ export class PayerResolver {
     if ('checkoutKey' in actor) {
       if (!request.orderId)
         throw ApiError.invalidField('orderId', 'is required when paying with a checkoutKey');
-      order = await this.rpc.call('rpc.orders.get', {
-        orderId: request.orderId,
-        checkoutKey: actor.checkoutKey,
-      });
+      order = await this.orderOfCheckoutKey(request.orderId, actor.checkoutKey);
       initiatedFrom = 'HostedForm';
     } else if (request.orderId) {
       order = await this.rpc.call('rpc.orders.get', {
@@ -59,6 +56,11 @@ export class PayerResolver {
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
     const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
     return { merchantId, mode, order, initiatedFrom };
+  }
+
+  /** The order a checkout key opens, whatever its state (404 when it opens none). */
+  orderOfCheckoutKey(orderId: string, checkoutKey: string): Promise<OrderSummary> {
+    return this.rpc.call('rpc.orders.get', { orderId, checkoutKey });
   }
 }
 

@@ -12,6 +12,7 @@ import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { TokenCharge } from './token-charge.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
+import { paymentAsItStands } from './payment-as-it-stands.js';
 import { retriedPayment } from '../payments-core/retried-payment.js';
 import { newPayment } from '../payments-core/new-payment.js';
 import {
@@ -67,24 +68,11 @@ export class CreatePayment {
     idempotencyKey?: string,
   ): Promise<PaymentResponse> {
     const { key, earlier } = await retriedPayment(this.dataSource, actor, idempotencyKey);
-    if (earlier) return this.answerEarlier(earlier);
+    if (earlier) return paymentAsItStands(this.dataSource, this.charge, earlier);
     const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
       idempotencyKey: key,
     });
     return presentPayment(transaction, session, actionUrl);
-  }
-
-  /**
-   * That earlier payment as its own request would have answered it: with its 3DS data, and while the
-   * shopper has not answered its challenge yet, the `action.url` that sends them there.
-   */
-  private async answerEarlier(earlier: Transaction): Promise<PaymentResponse> {
-    const session = await this.dataSource
-      .getRepository(ThreeDSSession)
-      .findOneBy({ transactionId: earlier.id });
-    const challengeOpen =
-      session !== null && session.challengeRequired && session.challengeCompletedAt === null;
-    return presentPayment(earlier, session, challengeOpen ? this.charge.actionUrl(session.id) : null);
   }
 
   /** Creates, authenticates and (unless a 3DS challenge is pending) authorises the payment; persisted. */

@@ -77,7 +77,7 @@ export class PaymentsController {
     @Param('transactionId', GuidParam.notFound('Payment')) transactionId: string,
     @Body() body: CompletePaymentRequest,
   ): Promise<PaymentResponse> {
-    return this.payPayment.execute(actorOf(request, query), transactionId, body);
+    return this.payPayment.execute(actorOf(request, query), transactionId, body, idempotencyKeyOf(request));
   }
 }
 

@@ -141,6 +141,10 @@ export class Transaction {
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 
+  /** The `idempotency-key` of the `/pay` request that gave a two-step payment its card, if it sent one. */
+  @Column({ name: 'pay_idempotency_key', type: 'text', nullable: true })
+  payIdempotencyKey: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
