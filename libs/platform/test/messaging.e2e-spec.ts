@@ -23,10 +23,11 @@ describe('outbox and durable consumers', () => {
   let dataSource: DataSource;
   let outbox: Outbox;
   let consumers: EventConsumers;
+  let config: ReturnType<typeof loadConfig<typeof baseConfigSchema>>;
 
   beforeAll(async () => {
     env = await TestEnvironment.create();
-    const config = loadConfig(
+    config = loadConfig(
       baseConfigSchema,
       await env.serviceEnv('platform', { OUTBOX_RELAY_ENABLED: 'false' }),
     );
@@ -235,6 +236,33 @@ describe('outbox and durable consumers', () => {
       expect(info.num_ack_pending).toBe(0);
     });
   });
+  it('creates a durable consumer again when it disappears while running, and goes on consuming', async () => {
+    // An operator's delete, or a broker back without its store: the library would only ask for it
+    // again and again, so this replica (and every other) would stop consuming until restarted.
+    const gone = new EventConsumers(dataSource, env.nats, config);
+    const seen = new Set<string>();
+    const durable = `test-gone-${randomUUID().slice(0, 8)}`;
+    gone.register({
+      durable,
+      subject: 'order.>',
+      async handle(envelope: EventEnvelope) {
+        seen.add(envelope.id);
+      },
+    });
+    await gone.onApplicationBootstrap();
+    try {
+      await env.nats.jsm.consumers.delete(env.streamName, durable);
+      const envelope = await dataSource.transaction((m) => outbox.append(m, event()));
+      await outbox.pass();
+      const deadline = Date.now() + 15_000;
+      while (!seen.has(envelope.id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(seen.has(envelope.id)).toBe(true);
+      expect((await env.nats.jsm.consumers.info(env.streamName, durable)).config.durable_name).toBe(durable);
+    } finally {
+      await gone.beforeApplicationShutdown();
+    }
+  });
+
   describe('batch consumer', () => {
     const batches: string[][] = [];
     const poisoned = new Set<string>();

@@ -5,7 +5,13 @@ import {
   type OnApplicationBootstrap,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
-import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { DataSource, type EntityManager } from 'typeorm';
 import { parseEnvelope, type EventEnvelope } from '@byrd/contracts';
 import type { BaseConfig } from '../config/config.js';
@@ -98,6 +104,14 @@ export interface ConsumerLag {
  * commits; the inbox row written in that transaction makes a redelivery a no-op. Transient failures
  * are nak'ed with a growing delay (never dropped); permanent ones are terminated and dead-lettered.
  */
+/** The durable's settings, as created at boot and again when it is gone. */
+type DurableSettings = Partial<ConsumerConfig> & {
+  durable_name: string;
+  filter_subject: string;
+  ack_wait: number;
+  max_ack_pending: number;
+};
+
 @Injectable()
 export class EventConsumers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(EventConsumers.name);
@@ -181,7 +195,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
 
   private async start(consumer: EventConsumer): Promise<void> {
     const stream = this.config.EVENTS_STREAM;
-    const settings = {
+    const settings: DurableSettings = {
       durable_name: consumer.durable,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
@@ -202,14 +216,54 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
         max_ack_pending: settings.max_ack_pending,
       });
     }
+    await this.consume(consumer, settings);
+    this.logger.log(`Consuming ${settings.filter_subject} as ${consumer.durable}`);
+  }
+
+  /** Pulls the durable's messages into the consumer's loop until stopped, or until the durable is gone. */
+  private async consume(consumer: EventConsumer, settings: DurableSettings): Promise<void> {
+    const stream = this.config.EVENTS_STREAM;
     const messages = await (
       await this.nats.js.consumers.get(stream, consumer.durable)
     ).consume({ max_messages: 100 });
+    if (this.stopping) return void (await messages.close()); // stopped while this one was starting
     const loop = (
       consumer.handleBatch ? this.batchLoop(consumer, messages) : this.oneByOne(consumer, messages)
     ).catch((error: unknown) => this.logger.error(`Consumer ${consumer.durable} stopped: ${String(error)}`));
-    this.running.push({ messages, loop });
-    this.logger.log(`Consuming ${settings.filter_subject} as ${consumer.durable}`);
+    const entry = { messages, loop };
+    this.running.push(entry);
+    void this.recreateWhenGone(consumer, settings, entry);
+  }
+
+  /**
+   * A durable deleted under a running replica (by an operator, or a broker back without its store)
+   * is only asked for again by the library, at its heartbeat's pace, and never created: every
+   * replica would stop consuming until restarted. It is created again instead, as at boot (from the
+   * stream's start: the inbox makes every event already handled a no-op), and pulled from anew; the
+   * messages in hand were the old durable's, so their acks are lost and the new one delivers them.
+   */
+  private async recreateWhenGone(
+    consumer: EventConsumer,
+    settings: DurableSettings,
+    entry: { messages: ConsumerMessages; loop: Promise<void> },
+  ): Promise<void> {
+    for await (const status of entry.messages.status()) {
+      if (status.type !== 'consumer_deleted' && status.type !== 'consumer_not_found') continue;
+      if (this.stopping) return;
+      try {
+        await this.nats.jsm.consumers.add(this.config.EVENTS_STREAM, settings);
+      } catch (error) {
+        this.logger.warn(`Consumer ${consumer.durable} is gone and could not be created: ${String(error)}`);
+        continue; // the library asks again, and tells us again
+      }
+      this.logger.warn(`Consumer ${consumer.durable} was gone (${status.type}): created again`);
+      await entry.messages.close();
+      await entry.loop;
+      if (this.stopping) return;
+      this.running.splice(this.running.indexOf(entry), 1);
+      await this.consume(consumer, settings);
+      return;
+    }
   }
 
   private async oneByOne(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
