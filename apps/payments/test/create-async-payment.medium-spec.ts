@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { OutboxMessage } from '@byrd/platform';
+import { OutboxMessage, Refusal, type ApiError } from '@byrd/platform';
+import type { CreatePaymentRequest } from '@byrd/contracts';
 import type { AsyncPaymentProvider } from '../src/async/async-payment-provider.js';
 import { CreateAsyncPayment } from '../src/async/create-async-payment.usecase.js';
 import { OpenAttempts } from '../src/async/open-attempts.js';
 import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
 import { SettleAsyncPayment } from '../src/async/settle-async-payment.usecase.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
-import { PayerResolver } from '../src/payments-core/payer.js';
+import { PayerResolver, type Payer, type PaymentActor } from '../src/payments-core/payer.js';
 import { Transaction } from '../src/transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import { PaymentsMedium } from './medium.js';
 
 /**
- * CreateAsyncPayment on a real PostgreSQL (medium tier), with a processor that fails the MB WAY
- * request: what the payment and its events say afterwards. Payments of no order, so no RPC is made.
+ * CreateAsyncPayment, SettleAsyncPayment and OpenAttempts on a real PostgreSQL (medium tier), with a
+ * processor that fails (the MB WAY request, a void): what the payment and its events say afterwards.
+ * No RPC is made: payments of no order, or an order whose lock is kept here as orders keeps it.
  */
 describe('CreateAsyncPayment (medium)', () => {
   let medium: PaymentsMedium;
@@ -47,8 +49,11 @@ describe('CreateAsyncPayment (medium)', () => {
     });
   }
 
-  const createWith = (provider: AsyncPaymentProvider) =>
-    new CreateAsyncPayment(medium.dataSource, new PayerResolver(medium.rpc()), events, provider).execute(
+  const createWith = (
+    provider: AsyncPaymentProvider,
+    { key, payer = new PayerResolver(medium.rpc()) }: { key?: string; payer?: PayerResolver } = {},
+  ) =>
+    new CreateAsyncPayment(medium.dataSource, payer, events, provider).execute(
       { merchant },
       {
         type: 'mbway',
@@ -58,7 +63,14 @@ describe('CreateAsyncPayment (medium)', () => {
         mbway: { phoneNumber: '912345678' },
       },
       randomUUID(),
+      key,
     );
+
+  /** The automatic refunds of a payment: the refund rows pointing at it. */
+  const refundsOf = (paymentId: string) =>
+    medium.dataSource
+      .getRepository(Transaction)
+      .findBy({ sourceTransactionId: paymentId, operationType: 'Refund' });
 
   const subjectsOf = async (transactionId: string) =>
     (await medium.dataSource.getRepository(OutboxMessage).find({ order: { seq: 'ASC' } }))
@@ -94,5 +106,132 @@ describe('CreateAsyncPayment (medium)', () => {
       'transaction.payment.pending',
       'transaction.payment.success',
     ]);
+  });
+
+  it('refunds at once the money of an MB WAY push whose answer was lost, when the shopper pays it', async () => {
+    let paymentId = '';
+    const lost = createWith(
+      failingProcessor(async (id) => {
+        paymentId = id;
+      }),
+    );
+    await expect(lost).rejects.toThrow('processor answer lost');
+    // The push did reach the phone: the shopper accepts it and the processor notifies the payment.
+    const settled = await settle.execute(merchantId, paymentId, 'pay');
+
+    expect(settled).toMatchObject({ transactionId: paymentId, status: 'Success', code: 'BYRD200' });
+    expect(await medium.reload(paymentId)).toMatchObject({ status: 'Success', refundedIsoAmount: 2500 });
+    const [refund, ...more] = await refundsOf(paymentId);
+    expect(more).toEqual([]);
+    expect(refund).toMatchObject({ status: 'Success', isoAmount: 2500, idempotencyKey: null });
+    expect(await subjectsOf(paymentId)).toEqual([
+      'transaction.payment.pending',
+      'transaction.payment.error',
+      'transaction.payment.success',
+    ]);
+    expect(await subjectsOf(refund.id)).toEqual(['transaction.refund.success']);
+  });
+
+  it.each(['refuse', 'expire'] as const)(
+    'still refuses a payment notified after the processor itself ended it (%s)',
+    async (action) => {
+      const { transactionId } = await createWith(new SandboxAsyncPaymentProvider());
+      await settle.execute(merchantId, transactionId, action);
+      await expect(settle.execute(merchantId, transactionId, 'pay')).rejects.toThrow('no longer pending');
+      expect(await refundsOf(transactionId)).toEqual([]);
+    },
+  );
+
+  describe('an open attempt of an order paid another way', () => {
+    /** The order's side of its lock as orders keeps it: one holder per order. */
+    class OrdersLock extends OrderLock {
+      private readonly holders = new Map<string, string>();
+      override async take(transaction: Transaction): Promise<ApiError | null> {
+        const { orderId, id } = transaction;
+        if (!orderId) return null;
+        const holder = this.holders.get(orderId);
+        if (holder && holder !== id) return Refusal.notAllowed(`Order ${orderId} is held by ${holder}`);
+        this.holders.set(orderId, id);
+        return null;
+      }
+      override async release({ orderId, id }: Transaction): Promise<void> {
+        if (orderId && this.holders.get(orderId) === id) this.holders.delete(orderId);
+      }
+    }
+
+    it('stays pending when the processor could not void it, and its payment is then refunded at once', async () => {
+      const orderId = randomUUID();
+      const { transactionId } = await createWith(new SandboxAsyncPaymentProvider());
+      await medium.dataSource.getRepository(Transaction).update({ id: transactionId }, { orderId });
+      const card = await medium.settled(merchantId, 'Payment', 2500);
+      await medium.dataSource.getRepository(Transaction).update({ id: card.id }, { orderId });
+      card.orderId = orderId;
+      const orderLock = new OrdersLock(medium.rpc());
+      expect(await orderLock.take(card)).toBeNull(); // the card paid the order
+
+      const unreachable = Object.assign(Object.create(new SandboxAsyncPaymentProvider()), {
+        async cancel() {
+          throw new Error('processor unreachable');
+        },
+      }) as AsyncPaymentProvider;
+      const openAttempts = new OpenAttempts(medium.dataSource, events, unreachable);
+      await openAttempts.voidOthers(card);
+      // The shopper still pays the reference the processor kept open.
+      const settled = await new SettleAsyncPayment(
+        medium.dataSource,
+        events,
+        orderLock,
+        openAttempts,
+      ).execute(merchantId, transactionId, 'pay');
+
+      expect(settled).toMatchObject({ transactionId, status: 'Success' });
+      expect(await medium.reload(transactionId)).toMatchObject({
+        status: 'Success',
+        refundedIsoAmount: 2500,
+      });
+      expect(await refundsOf(transactionId)).toMatchObject([{ status: 'Success', isoAmount: 2500 }]);
+      // Never announced Canceled: the processor did not confirm the void.
+      expect(await subjectsOf(transactionId)).toEqual([
+        'transaction.payment.pending',
+        'transaction.payment.success',
+      ]);
+    });
+  });
+
+  it('makes one MB WAY payment of an idempotency-key whose first request stalled past its lease', async () => {
+    const key = randomUUID();
+    const pushed: string[] = [];
+    const processor = Object.assign(Object.create(new SandboxAsyncPaymentProvider()), {
+      async requestMbWay({ transactionId }: { transactionId: string }) {
+        pushed.push(transactionId);
+      },
+    }) as AsyncPaymentProvider;
+    // The first request stalls right after finding no payment of its key, until the merchant's
+    // retry (the key's lease ran out) has looked and found none either.
+    let retryLooked!: () => void;
+    const stalled = new Promise<void>((resolve) => (retryLooked = resolve));
+    let resolved = 0;
+    const payer = new (class extends PayerResolver {
+      override async resolve(
+        actor: PaymentActor,
+        request: Pick<CreatePaymentRequest, 'orderId'>,
+      ): Promise<Payer> {
+        if (resolved++ === 0) await stalled;
+        else retryLooked();
+        return super.resolve(actor, request);
+      }
+    })(medium.rpc());
+
+    const answers = await Promise.all([
+      createWith(processor, { key, payer }),
+      createWith(processor, { key, payer }),
+    ]);
+
+    const rows = await medium.dataSource
+      .getRepository(Transaction)
+      .findBy({ merchantId, idempotencyKey: key });
+    expect(rows.map((row) => row.id)).toHaveLength(1);
+    expect(pushed).toEqual([rows[0].id]);
+    expect(answers.map((answer) => answer.transactionId)).toEqual([rows[0].id, rows[0].id]);
   });
 });

@@ -32,7 +32,7 @@ export interface AsyncPaymentProvider {
   requestMbWay(request: AsyncPaymentRequest & { phoneNumber: string }): Promise<void>;
   /**
    * Stops a pending reference or MB WAY request from being paid (its order was paid another way).
-   * Called after our record says Canceled; a payment that still arrives is refunded by us.
+   * Our record says Canceled only once this returned; a payment that still arrives is refunded by us.
    */
   cancel(payment: { id: string; merchantId: string; paymentMethod: string }): Promise<void>;
 }

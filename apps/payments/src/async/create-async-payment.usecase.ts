@@ -4,7 +4,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
 import { ApiError, Refusal } from '@byrd/platform';
 import { applyOutcome } from '../transactions/outcome.js';
-import { retriedPayment } from '../payments-core/retried-payment.js';
+import { retriedPayment, retriedPaymentUnderKeyLock } from '../payments-core/retried-payment.js';
 import { newPayment } from '../payments-core/new-payment.js';
 import {
   amountToPay,
@@ -53,7 +53,10 @@ export class CreateAsyncPayment {
     };
   }
 
-  /** Creates the payment, with what its shopper needs to pay (reference, or the MB WAY request); persisted. */
+  /**
+   * Creates the payment, with what its shopper needs to pay (reference, or the MB WAY request);
+   * persisted. Returns the payment of its idempotency-key another request committed meanwhile instead.
+   */
   async create(
     actor: PaymentActor,
     request: CreatePaymentRequest,
@@ -92,14 +95,16 @@ export class CreateAsyncPayment {
       // the payment as it settled.
       const phoneNumber = request.mbway!.phoneNumber;
       transaction.asyncDetails = { phoneNumber };
-      await this.save(transaction);
+      const saved = await this.save(transaction);
+      if (saved !== transaction) return saved;
       await this.provider.requestMbWay({ ...providerRequest, phoneNumber }).catch(async (error: unknown) => {
         if (await this.fail(transaction)) throw error;
       });
     } else {
-      await this.saveWithFreshReference(transaction, () =>
+      const saved = await this.saveWithFreshReference(transaction, () =>
         this.provider.multibancoReference(providerRequest),
       );
+      if (saved !== transaction) return saved;
     }
     this.events.flush();
     return transaction;
@@ -133,11 +138,18 @@ export class CreateAsyncPayment {
     return transaction;
   }
 
-  /** The row and its pending event commit together (outbox), so the order always hears of it. */
-  private async save(transaction: Transaction): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+  /**
+   * The row and its pending event commit together (outbox), so the order always hears of it. Not
+   * written when a request of its idempotency-key committed a payment since `retriedPayment` looked:
+   * that one is returned, so the shopper gets one reference or one push to their phone.
+   */
+  private async save(transaction: Transaction): Promise<Transaction> {
+    return this.dataSource.transaction(async (manager) => {
+      const earlier = await retriedPaymentUnderKeyLock(manager, transaction);
+      if (earlier) return earlier;
       await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
       await this.events.record(manager, transaction);
+      return transaction;
     });
   }
 
@@ -174,13 +186,12 @@ export class CreateAsyncPayment {
   private async saveWithFreshReference(
     transaction: Transaction,
     draw: () => Promise<{ entity: string; reference: string }>,
-  ): Promise<void> {
+  ): Promise<Transaction> {
     for (let attempt = 1; ; attempt++) {
       const { entity, reference } = await draw();
       transaction.asyncDetails = { entity, reference };
       try {
-        await this.save(transaction);
-        return;
+        return await this.save(transaction);
       } catch (error) {
         if (attempt >= REFERENCE_ATTEMPTS || !isUniqueViolation(error, PENDING_REFERENCE_INDEX)) throw error;
       }

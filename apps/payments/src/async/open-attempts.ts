@@ -8,8 +8,9 @@ import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payme
 
 /**
  * Once an order is paid, the Multibanco references and MB WAY requests it still has open must not be
- * payable too: each is canceled here (our record first, with its transaction.payment.canceled event)
- * and then voided at the provider. A settlement that beats the void is refunded at once
+ * payable too: each is voided at the provider, and only once it confirmed is our record canceled
+ * (with its transaction.payment.canceled event): a record we canceled would otherwise claim a
+ * reference still payable is dead. A settlement that arrives anyway is refunded at once
  * (SettleAsyncPayment), so the order is never charged twice either way.
  */
 @Injectable()
@@ -34,16 +35,21 @@ export class OpenAttempts {
     });
     for (const attempt of open) {
       try {
-        if (await this.cancel(attempt)) await this.provider.cancel(attempt);
+        await this.provider.cancel(attempt);
+        await this.cancel(attempt);
       } catch (error) {
-        // A reference left open is harmless: its settlement would be refunded at once.
+        // Left Processing, as the processor may still take it: its settlement finds the order held
+        // by `paid` and is refunded at once.
         this.logger.warn(`Open ${attempt.paymentMethod} payment ${attempt.id} not voided: ${String(error)}`);
       }
     }
   }
 
-  /** Cancels our record if still pending (a settlement may have just won); true when it did. */
-  private async cancel(attempt: Transaction): Promise<boolean> {
+  /**
+   * Cancels our record if still pending: a settlement that won the race keeps its outcome (the
+   * conditional update waits for its row lock, then finds it settled).
+   */
+  private async cancel(attempt: Transaction): Promise<void> {
     const canceled = await this.dataSource.transaction(async (manager) => {
       applyOutcome(attempt, 'Canceled', 'BYRD205');
       attempt.updatedAt = new Date();
@@ -58,6 +64,5 @@ export class OpenAttempts {
       return true;
     });
     if (canceled) this.events.flush();
-    return canceled;
   }
 }

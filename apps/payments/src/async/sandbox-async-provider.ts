@@ -42,8 +42,8 @@ export class SandboxAsyncPaymentProvider implements AsyncPaymentProvider {
   }
 
   async cancel(): Promise<void> {
-    // The sandbox network is the simulation endpoint, which pays only a payment our record still
-    // shows pending: a canceled one answers 422 there, as a voided reference does at an ATM.
+    // Nothing to void: the sandbox network is the simulation endpoint. A `pay` simulated after the
+    // void plays a payment that got through anyway, which is recorded and refunded at once.
   }
 }
 

@@ -11,7 +11,7 @@ import {
   type TransactionStatus,
 } from '@byrd/contracts';
 import { ApiError, Refusal } from '@byrd/platform';
-import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
+import { OrderLock } from '../payments-core/order-lock.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
@@ -53,13 +53,31 @@ function outcomeOf(transaction: Transaction, simulation: AsyncPaymentSimulation,
 }
 
 /**
+ * Whether we ended the payment ourselves, without the processor's word, so its money may still
+ * come: Error is only our MB WAY request failing (CreateAsyncPayment: the push may have reached the
+ * phone), Canceled BYRD205 only our void (OpenAttempts). The processor's own ends (the shopper's
+ * refusal, Canceled BYRD208; a lapse, Denied) are final: a payment notified after them is refused.
+ */
+function endedByUs(transaction: Transaction): boolean {
+  return (
+    transaction.status === 'Error' || (transaction.status === 'Canceled' && transaction.code === 'BYRD205')
+  );
+}
+
+/** Whether the payment holds its order's money: it took money that was not refunded at once. */
+function holdsOrderMoney(transaction: Transaction): boolean {
+  return transaction.status === 'Success' && transaction.refundedIsoAmount < transaction.isoAmount;
+}
+
+/**
  * Settles a pending async payment with the shopper's outcome: what a real processor's notification
  * does, driven in the sandbox by `POST /api/v2/sandbox/payments/{transactionId}/{action}`.
  *
  * Money that arrives takes the order's lock first (rpc.orders.lockPayment), like a card
  * authorisation. When another payment already holds the order (it was paid another way before this
- * reference was voided), the money is still recorded, as it did arrive, and refunded at once in the
- * same database transaction: the order is never charged twice, and both movements are announced.
+ * reference was voided), or we had ended this payment ourselves (`endedByUs`), the money is still
+ * recorded, as it did arrive, and refunded at once in the same database transaction: the order is
+ * never charged twice, the shopper's money is never lost, and both movements are announced.
  */
 @Injectable()
 export class SettleAsyncPayment {
@@ -80,25 +98,29 @@ export class SettleAsyncPayment {
     const repository = this.dataSource.getRepository(Transaction);
     const pending = await repository.findOneBy({ id: transactionId, merchantId });
     if (!pending) throw missing();
-    assertPending(pending);
-    // Taken before the row lock below: no remote call is ever made while holding it.
-    const refusal = simulation === 'pay' ? await this.orderLock.take(pending) : null;
+    assertSettles(pending, simulation);
+    // Taken before the row lock below: no remote call is ever made while holding it. A payment we
+    // ended is not the order's any more (it may be paid another way): it takes no lock.
+    const takesLock = simulation === 'pay' && pending.status === 'Processing';
+    const refusal = takesLock ? await this.orderLock.take(pending) : null;
 
     const settled = await this.dataSource
       .transaction(async (manager) => {
-        // The row lock makes a second, concurrent outcome wait and then find the payment settled.
+        // The row lock makes a second, concurrent outcome wait and then find the payment settled,
+        // and orders this one with our own end of it (a failed MB WAY request, a void).
         const transaction = await manager.getRepository(Transaction).findOneOrFail({
           where: { id: transactionId, merchantId },
           lock: { mode: 'pessimistic_write' },
         });
-        assertPending(transaction);
+        assertSettles(transaction, simulation);
+        const refundAtOnce = Boolean(refusal) || endedByUs(transaction);
 
         const now = new Date();
         const { status, code } = outcomeOf(transaction, simulation, now);
         applyOutcome(transaction, status, code);
         transaction.updatedAt = now;
         if (simulation === 'expire') transaction.expiresAt = now; // the reference stopped accepting payment now
-        if (refusal) transaction.refundedIsoAmount = transaction.isoAmount;
+        if (refundAtOnce) transaction.refundedIsoAmount = transaction.isoAmount;
         await manager.update(
           Transaction,
           { id: transaction.id, merchantId },
@@ -111,28 +133,29 @@ export class SettleAsyncPayment {
             updatedAt: now,
           },
         );
-        await this.events.record(manager, transaction, refusal ? REFUNDED_AT_ONCE : undefined);
-        if (refusal) await this.refund(manager, transaction, now);
+        await this.events.record(manager, transaction, refundAtOnce ? REFUNDED_AT_ONCE : undefined);
+        if (refundAtOnce) await this.refund(manager, transaction, now);
         return transaction;
       })
       .catch(async (error: unknown) => {
-        // Not settled by this request (it lapsed or was voided meanwhile): the lock it took holds no
-        // money, unless a concurrent notification of the same payment took the same lock and paid.
-        if (simulation === 'pay' && !refusal && !(await this.holdsMoney(transactionId))) {
+        // Not settled by this request (it lapsed, or another notification settled it): the lock it
+        // took holds no money, unless a concurrent notification of the same payment took it and paid.
+        if (takesLock && !refusal && !(await this.holdsMoney(transactionId))) {
           await this.orderLock.release(pending);
         }
         throw error;
       });
     this.events.flush();
-    // An outcome without money gives the order back at once, as a declined card does: an earlier
-    // `pay` of this payment may have taken the order's lock and died before settling (kill -9).
-    if (NO_MONEY_HELD.includes(settled.status)) await this.orderLock.release(settled);
-    if (settled.status === 'Success' && !refusal) await this.openAttempts.voidOthers(settled);
+    // An outcome without the order's money gives the order back at once, as a declined card does:
+    // an earlier `pay` of this payment may have taken the order's lock and died before settling
+    // (kill -9), or this one took it before finding the payment ended by us.
+    if (!holdsOrderMoney(settled)) await this.orderLock.release(settled);
+    else await this.openAttempts.voidOthers(settled);
     return presentTransaction(settled, null);
   }
 
   /**
-   * Whether the payment settled with its money (Success), read under its row lock, so after any
+   * Whether the payment settled with its order's money, read under its row lock, so after any
    * settlement in flight has committed. When that cannot be read, it is taken to hold money: the
    * order's lock then waits for the payment's own event instead of being freed over a charge.
    */
@@ -144,13 +167,13 @@ export class SettleAsyncPayment {
           lock: { mode: 'pessimistic_read' },
         }),
       );
-      return current?.status === 'Success';
+      return current ? holdsOrderMoney(current) : false;
     } catch {
       return true;
     }
   }
 
-  /** The automatic refund of money that reached an order already paid another way. */
+  /** The automatic refund of money that reached an order already paid another way, or a payment we ended. */
   private async refund(manager: EntityManager, payment: Transaction, now: Date): Promise<void> {
     const refund = manager.create(Transaction, {
       ...payment,
@@ -174,13 +197,14 @@ export class SettleAsyncPayment {
   }
 }
 
-function assertPending(transaction: Transaction): void {
+/** A pending payment takes any outcome; one we ended ourselves still takes its money (`endedByUs`). */
+function assertSettles(transaction: Transaction, simulation: AsyncPaymentSimulation): void {
   if (!isAsyncPaymentType(transaction.paymentMethod)) {
     throw Refusal.notAllowed(
       `Transaction ${transaction.id} is a ${transaction.paymentMethod} payment; only multibanco and mbway payments wait for the shopper`,
     );
   }
-  if (transaction.status !== 'Processing') {
+  if (transaction.status !== 'Processing' && !(simulation === 'pay' && endedByUs(transaction))) {
     throw Refusal.notAllowed(`Transaction ${transaction.id} is ${transaction.status}, no longer pending`);
   }
 }

@@ -1,5 +1,5 @@
-import { DataSource } from 'typeorm';
-import { IDEMPOTENCY_RETENTION_MS, queryPrepared } from '@byrd/platform';
+import { DataSource, type EntityManager } from 'typeorm';
+import { IDEMPOTENCY_RETENTION_MS, lockKeyInTransaction, queryPrepared } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
 import type { PaymentActor } from './payer.js';
@@ -23,17 +23,20 @@ const LIVE_PAYMENT_OF_KEY = `
    ORDER BY created_at DESC
    LIMIT 1`;
 
+const livePaymentOfKeyValues = (merchantId: string, idempotencyKey: string) => [
+  merchantId,
+  idempotencyKey,
+  IDEMPOTENCY_RETENTION_MS,
+  NO_MONEY_HELD,
+];
+
 async function livePaymentOfKey(
   dataSource: DataSource,
   merchantId: string,
   idempotencyKey: string,
 ): Promise<string | null> {
-  const [row] = await queryPrepared<{ id: string }>(dataSource, LIVE_PAYMENT_OF_KEY, [
-    merchantId,
-    idempotencyKey,
-    IDEMPOTENCY_RETENTION_MS,
-    NO_MONEY_HELD,
-  ]);
+  const values = livePaymentOfKeyValues(merchantId, idempotencyKey);
+  const [row] = await queryPrepared<{ id: string }>(dataSource, LIVE_PAYMENT_OF_KEY, values);
   return row?.id ?? null;
 }
 
@@ -56,6 +59,25 @@ export async function retriedPayment(
     key: idempotencyKey,
     earlier: earlier ? await dataSource.getRepository(Transaction).findOneByOrFail({ id: earlier }) : null,
   };
+}
+
+/**
+ * `retriedPayment`'s lookup again, under the lock of the payment's idempotency-key held until
+ * `manager`'s transaction ends, for a use case that inserts its payment in that transaction only
+ * when this finds none. Two requests of one key that run at once (the first stalled past its key's
+ * lease and the merchant's retry took the key over) then make one payment: the later answers it.
+ */
+export async function retriedPaymentUnderKeyLock(
+  manager: EntityManager,
+  { merchantId, idempotencyKey }: Pick<Transaction, 'merchantId' | 'idempotencyKey'>,
+): Promise<Transaction | null> {
+  if (!idempotencyKey) return null;
+  await lockKeyInTransaction(manager, 'payments', merchantId, idempotencyKey);
+  const [row] = await manager.query<{ id: string }[]>(
+    LIVE_PAYMENT_OF_KEY,
+    livePaymentOfKeyValues(merchantId, idempotencyKey),
+  );
+  return row ? manager.findOneByOrFail(Transaction, { id: row.id }) : null;
 }
 
 /**
