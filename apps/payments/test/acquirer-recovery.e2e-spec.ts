@@ -270,6 +270,18 @@ describe('acquirer calls cut off are recovered', () => {
       action: { type: 'redirect', url: first.body.action.url },
       threeDSecure: { id: first.body.threeDSecure.id },
     });
+    // Its answer lost again, the key with another card or amount is another request: refused.
+    for (const [card, overrides] of [
+      ['4242424242424242', {}],
+      [CHALLENGE, { amount: '30.00' }],
+    ] as const) {
+      await db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
+        h.merchant.merchantId,
+        key,
+      ]);
+      const other = await h.pay(card, { orderRef, ...overrides }, { 'idempotency-key': key });
+      expect({ status: other.status, code: other.body.code }).toEqual({ status: 422, code: 'BYRD900' });
+    }
     const [{ n }] = await db.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM transactions WHERE order_ref = $1`,
       [orderRef],

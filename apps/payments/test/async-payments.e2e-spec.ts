@@ -108,6 +108,13 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
       status: 'Processing',
       multibanco: { reference: first.body.multibanco.reference },
     });
+    // Its answer lost again, the key for an MB WAY request instead is another request: refused.
+    await db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
+      h.merchant.merchantId,
+      key,
+    ]);
+    const other = await h.payAsync('mbway', { orderId: order.orderId }, { 'idempotency-key': key });
+    expect({ status: other.status, code: other.body.code }).toEqual({ status: 422, code: 'BYRD900' });
     const [{ n }] = await db.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM transactions WHERE order_id = $1`,
       [order.orderId],

@@ -1,5 +1,12 @@
 import { DataSource, type EntityManager } from 'typeorm';
-import { IDEMPOTENCY_RETENTION_MS, lockKeyInTransaction, queryPrepared } from '@byrd/platform';
+import { reconcileAmounts, type CreatePaymentRequest } from '@byrd/contracts';
+import {
+  checkCard,
+  IDEMPOTENCY_RETENTION_MS,
+  lockKeyInTransaction,
+  queryPrepared,
+  Refusal,
+} from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
 import type { PaymentActor } from './payer.js';
@@ -51,14 +58,44 @@ export async function retriedPayment(
   dataSource: DataSource,
   actor: PaymentActor,
   idempotencyKey: string | undefined,
+  request: CreatePaymentRequest,
 ): Promise<RetriedPayment> {
   const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
   if (!merchantId || !idempotencyKey) return { key: undefined, earlier: null };
-  const earlier = await livePaymentOfKey(dataSource, merchantId, idempotencyKey);
-  return {
-    key: idempotencyKey,
-    earlier: earlier ? await dataSource.getRepository(Transaction).findOneByOrFail({ id: earlier }) : null,
-  };
+  const id = await livePaymentOfKey(dataSource, merchantId, idempotencyKey);
+  const earlier = id ? await dataSource.getRepository(Transaction).findOneByOrFail({ id }) : null;
+  if (earlier) assertSameRequest(earlier, request);
+  return { key: idempotencyKey, earlier };
+}
+
+/**
+ * Refuses a retry whose body is not its first request's (422 BYRD900, as the key's stored answer
+ * would): once that answer is gone (a 5xx, a lease taken over) nothing else compares them, and the
+ * merchant would be told a payment of another amount, method, order or card is this one.
+ */
+function assertSameRequest(earlier: Transaction, request: CreatePaymentRequest): void {
+  const amount = reconcileAmounts(request, request.currency);
+  const differs = [
+    request.type !== earlier.paymentMethod && 'type',
+    (!amount.ok || amount.isoAmount !== earlier.isoAmount) && 'amount',
+    request.currency?.toUpperCase() !== earlier.currency.toUpperCase() && 'currency',
+    (request.orderId?.toLowerCase() ?? null) !== earlier.orderId && 'orderId',
+    request.tokenId !== undefined && request.tokenId.toLowerCase() !== earlier.tokenId?.toLowerCase() && 'tokenId',
+    request.card !== undefined && maskOf(request.card) !== earlier.maskedCardNumber && 'card',
+  ].filter(Boolean);
+  if (differs.length > 0) {
+    throw Refusal.idempotencyKeyReused(
+      `This idempotency-key was already used for payment ${earlier.id}, with another ${differs.join(', ')}`,
+    );
+  }
+}
+
+function maskOf(card: NonNullable<CreatePaymentRequest['card']>): string | null {
+  try {
+    return checkCard(card).masked;
+  } catch {
+    return null; // not a card the first request could have paid with
+  }
 }
 
 /**

@@ -67,7 +67,7 @@ export class CreatePayment {
     requestId: string,
     idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    const { key, earlier } = await retriedPayment(this.dataSource, actor, idempotencyKey);
+    const { key, earlier } = await retriedPayment(this.dataSource, actor, idempotencyKey, request);
     if (earlier) return paymentAsItStands(this.dataSource, this.charge, earlier);
     const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
       idempotencyKey: key,
