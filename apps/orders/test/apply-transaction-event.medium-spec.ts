@@ -278,6 +278,22 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect((await reload(holding)).status).toBe('pending');
   });
 
+  it("keeps the paying transaction as the order's last when an abandoned attempt ends after it", async () => {
+    // The shopper leaves a 3DS challenge, pays with another card, and the first attempt lapses later.
+    const order = await openOrder();
+    const abandoned = await deliver(order, 'transaction.payment.pending');
+    const paying = await deliver(order, 'transaction.payment.success');
+    expect(await reload(order)).toMatchObject({ status: 'paid', lastTransactionId: paying });
+
+    await deliver(order, 'transaction.payment.canceled', { transactionId: abandoned });
+
+    expect(await reload(order)).toMatchObject({
+      status: 'paid',
+      paymentId: paying,
+      lastTransactionId: paying,
+    });
+  });
+
   it('expires an order whose only money came late and was refunded at once, once the card holding it failed', async () => {
     // A Multibanco reference paid while a card attempt held the order (payments refunded it at
     // once), then the card declined: nothing holds money, so the order lapses like any other.

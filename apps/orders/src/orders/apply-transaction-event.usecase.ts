@@ -87,7 +87,9 @@ export class ApplyTransactionEvent {
       expiredAt: order.expiredAt,
       transactions: all,
     });
-    order.lastTransactionId = content.transactionId;
+    // The last transaction is the newest one, or the one that just moved the order: a later event
+    // of an older attempt (a 3DS challenge left to lapse after another card paid) does not take it.
+    if (!known || order.status !== before) order.lastTransactionId = content.transactionId;
     const counted = countedOf(all);
     order.refundedIsoAmount = sumOf(counted, ['Refund'], 'Success');
     // The order newly holds money: this event's payment, or one a refund's event named before it.
