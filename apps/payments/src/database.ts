@@ -11,6 +11,7 @@ import { WriteAhead1764500000200 } from './migrations/1764500000200-write-ahead.
 import { PaymentIdempotencyKeys1764700000100 } from './migrations/1764700000100-payment-idempotency-keys.js';
 import { TokenVerifications1765100000100 } from './migrations/1765100000100-token-verifications.js';
 import { PayIdempotencyKeys1765200000100 } from './migrations/1765200000100-pay-idempotency-keys.js';
+import { ChargebackIdempotencyKeys1765200000200 } from './migrations/1765200000200-chargeback-idempotency-keys.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -24,4 +25,5 @@ export const PAYMENTS_MIGRATIONS = [
   PaymentIdempotencyKeys1764700000100,
   TokenVerifications1765100000100,
   PayIdempotencyKeys1765200000100,
+  ChargebackIdempotencyKeys1765200000200,
 ];

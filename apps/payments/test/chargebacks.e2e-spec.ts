@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import type { EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -116,6 +118,60 @@ describe('sandbox chargebacks over HTTP', () => {
       'chargeback.created',
       'chargeback.lost',
       'chargeback.closed',
+    ]);
+  });
+
+  it('answers a retry whose first answer was lost with the chargeback as it stands: opened once, moved once', async () => {
+    const db = h.payments.get(DataSource);
+    /** What a process killed after the commit leaves: the change, but no stored answer for its key. */
+    const loseAnswer = (key: string) =>
+      db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
+        h.merchant.merchantId,
+        key,
+      ]);
+    const { transactionId } = await paidOrder();
+    const openKey = randomUUID();
+    const opened = await h.openChargeback({ transactionId, amount: '10.00' }, { 'idempotency-key': openKey });
+    expect(opened.status).toBe(201);
+    await loseAnswer(openKey);
+    const reopened = await h.openChargeback(
+      { transactionId, amount: '10.00' },
+      { 'idempotency-key': openKey },
+    );
+    expect(reopened.status).toBe(201);
+    expect(reopened.body).toMatchObject({ chargebackId: opened.body.chargebackId, isoAmount: 1000 });
+    await loseAnswer(openKey);
+    const otherAmount = await h.openChargeback(
+      { transactionId, amount: '5.00' },
+      { 'idempotency-key': openKey },
+    );
+    expect({ status: otherAmount.status, code: otherAmount.body.code }).toEqual({
+      status: 422,
+      code: 'BYRD900',
+    });
+
+    const { chargebackId } = opened.body;
+    const moveKey = randomUUID();
+    expect((await h.moveChargeback(chargebackId, 'disputing', { 'idempotency-key': moveKey })).status).toBe(
+      200,
+    );
+    await loseAnswer(moveKey);
+    const moved = await h.moveChargeback(chargebackId, 'disputing', { 'idempotency-key': moveKey });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ chargebackId, status: 'Disputing' });
+    // Without that key, a second move to where it is stays an illegal move.
+    expect((await h.moveChargeback(chargebackId, 'disputing')).status).toBe(422);
+
+    expect(await db.query(`SELECT id FROM chargebacks WHERE transaction_id = $1`, [transactionId])).toEqual([
+      { id: chargebackId },
+    ]);
+    await events.waitFor(
+      (e) => e.type === 'chargeback.disputing' && (e.data as any).chargebackId === chargebackId,
+    );
+    await new Promise((r) => setTimeout(r, 200)); // room for a stray event to arrive
+    expect(eventsOf(chargebackId).map((e) => e.envelope.type)).toEqual([
+      'chargeback.created',
+      'chargeback.disputing',
     ]);
   });
 

@@ -36,6 +36,14 @@ export class Chargeback {
   @Column({ type: 'text', nullable: true })
   reason: string | null;
 
+  /** The `idempotency-key` of the request that opened it, if it sent one. */
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
+  /** The `idempotency-key` of the request that made its last move, if it sent one. */
+  @Column({ name: 'move_idempotency_key', type: 'text', nullable: true })
+  moveIdempotencyKey: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

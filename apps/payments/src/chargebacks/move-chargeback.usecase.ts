@@ -19,6 +19,7 @@ export class MoveChargeback {
     merchantId: string,
     chargebackId: string,
     action: ChargebackAction,
+    idempotencyKey?: string,
   ): Promise<ChargebackResponse> {
     const missing = () => ApiError.notFound(`Chargeback ${chargebackId}`);
     if (!isGuid(chargebackId)) throw missing();
@@ -30,6 +31,12 @@ export class MoveChargeback {
         lock: { mode: 'pessimistic_write' },
       });
       if (!chargeback) throw missing();
+      // The retry of the last move, whose first answer was lost: answered as it stands, moved once.
+      const retried =
+        idempotencyKey !== undefined &&
+        chargeback.moveIdempotencyKey === idempotencyKey &&
+        chargeback.status === to;
+      if (retried) return chargeback;
       if (!canMove(chargeback.status, to)) {
         const next = CHARGEBACK_TRANSITIONS[chargeback.status];
         throw Refusal.notAllowed(
@@ -40,10 +47,16 @@ export class MoveChargeback {
       chargeback.status = to;
       if (to === 'Won' || to === 'Lost') chargeback.resolution = to;
       chargeback.updatedAt = new Date();
+      chargeback.moveIdempotencyKey = idempotencyKey ?? null;
       await manager.update(
         Chargeback,
         { id: chargeback.id, merchantId },
-        { status: chargeback.status, resolution: chargeback.resolution, updatedAt: chargeback.updatedAt },
+        {
+          status: chargeback.status,
+          resolution: chargeback.resolution,
+          moveIdempotencyKey: chargeback.moveIdempotencyKey,
+          updatedAt: chargeback.updatedAt,
+        },
       );
       await this.events.record(manager, chargeback);
       return chargeback;

@@ -8,7 +8,7 @@ import {
   type ChargebackResponse,
   type OpenChargebackRequest,
 } from '@byrd/contracts';
-import { ApiError, Refusal } from '@byrd/platform';
+import { ApiError, createdWithinKeyRetention, lockKeyInTransaction, Refusal } from '@byrd/platform';
 import { refundableOf } from '../transactions/balances.js';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { TransactionRepository } from '../transactions/transaction.repository.js';
@@ -33,8 +33,14 @@ export class OpenChargeback {
     private readonly transactions: TransactionRepository,
   ) {}
 
-  async execute(merchantId: string, request: OpenChargebackRequest): Promise<ChargebackResponse> {
+  async execute(
+    merchantId: string,
+    request: OpenChargebackRequest,
+    idempotencyKey?: string,
+  ): Promise<ChargebackResponse> {
     const chargeback = await this.dataSource.transaction(async (manager) => {
+      const earlier = await this.earlierOfKey(manager, merchantId, request, idempotencyKey);
+      if (earlier) return earlier;
       // Locked so two chargebacks (or a refund) on one payment cannot both spend the same balance.
       // A capture's pre-authorisation is locked first, as refunds lock it (root, then source): a
       // refund of the pre-authorisation and a chargeback on one of its captures run one after the other.
@@ -75,6 +81,8 @@ export class OpenChargeback {
         isoAmount,
         currency: transaction.currency,
         reason: request.reason || null,
+        idempotencyKey: idempotencyKey ?? null,
+        moveIdempotencyKey: null,
         createdAt: now,
         updatedAt: now,
       });
@@ -84,6 +92,41 @@ export class OpenChargeback {
     });
     this.events.flush();
     return presentChargeback(chargeback);
+  }
+
+  /**
+   * The chargeback an earlier request with this idempotency-key opened, within the key's retention:
+   * that request died or failed before its answer was stored, so its retry answers the chargeback as
+   * it stands instead of opening a second one. Read under the key's lock, so two requests of one key
+   * at once (the first stalled past its lease) open one. Another transaction or amount is another
+   * request: refused, as the key's stored answer would be.
+   */
+  private async earlierOfKey(
+    manager: EntityManager,
+    merchantId: string,
+    request: OpenChargebackRequest,
+    idempotencyKey: string | undefined,
+  ): Promise<Chargeback | null> {
+    if (!idempotencyKey) return null;
+    await lockKeyInTransaction(manager, 'chargebacks', merchantId, idempotencyKey);
+    const earlier = await manager.getRepository(Chargeback).findOne({
+      where: { merchantId, idempotencyKey, createdAt: createdWithinKeyRetention() },
+      order: { createdAt: 'DESC' },
+    });
+    if (!earlier) return null;
+    const amount =
+      request.amount == null && request.isoAmount == null
+        ? null
+        : reconcileAmounts(request, earlier.currency);
+    const same =
+      request.transactionId.toLowerCase() === earlier.transactionId &&
+      (amount === null || (amount.ok && amount.isoAmount === earlier.isoAmount));
+    if (!same) {
+      throw Refusal.idempotencyKeyReused(
+        `This idempotency-key already opened chargeback ${earlier.id}, on another transaction or amount`,
+      );
+    }
+    return earlier;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   CHARGEBACK_ACTIONS,
@@ -7,7 +7,14 @@ import {
   type ChargebackAction,
   type ChargebackResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, type MerchantContext, GuidParam } from '@byrd/platform';
+import {
+  ApiErrors,
+  CurrentMerchant,
+  GuidParam,
+  idempotencyKeyOf,
+  type AuthenticatedRequest,
+  type MerchantContext,
+} from '@byrd/platform';
 import { GetChargeback } from '../chargebacks/get-chargeback.usecase.js';
 import { MoveChargeback } from '../chargebacks/move-chargeback.usecase.js';
 import { OpenChargeback } from '../chargebacks/open-chargeback.usecase.js';
@@ -32,9 +39,10 @@ export class SandboxChargebacksController {
   @ApiErrors({ 404: ['BYRD901'], 422: ['BYRD205'] })
   open(
     @CurrentMerchant() merchant: MerchantContext,
+    @Req() request: AuthenticatedRequest,
     @Body() body: OpenChargebackRequest,
   ): Promise<ChargebackResponse> {
-    return this.openChargeback.execute(merchant.merchantId, body);
+    return this.openChargeback.execute(merchant.merchantId, body, idempotencyKeyOf(request));
   }
 
   @Get(':chargebackId')
@@ -60,7 +68,8 @@ export class SandboxChargebacksController {
     @CurrentMerchant() merchant: MerchantContext,
     @Param('chargebackId', GuidParam.notFound('Chargeback')) chargebackId: string,
     @Param('action', new ParseActionPipe(CHARGEBACK_ACTIONS)) action: ChargebackAction,
+    @Req() request: AuthenticatedRequest,
   ): Promise<ChargebackResponse> {
-    return this.moveChargeback.execute(merchant.merchantId, chargebackId, action);
+    return this.moveChargeback.execute(merchant.merchantId, chargebackId, action, idempotencyKeyOf(request));
   }
 }
