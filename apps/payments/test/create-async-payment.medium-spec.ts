@@ -51,7 +51,11 @@ describe('CreateAsyncPayment (medium)', () => {
 
   const createWith = (
     provider: AsyncPaymentProvider,
-    { key, payer = new PayerResolver(medium.rpc()) }: { key?: string; payer?: PayerResolver } = {},
+    {
+      key,
+      payer = new PayerResolver(medium.rpc()),
+      phoneNumber = '912345678',
+    }: { key?: string; payer?: PayerResolver; phoneNumber?: string } = {},
   ) =>
     new CreateAsyncPayment(medium.dataSource, payer, events, provider).execute(
       { merchant },
@@ -60,7 +64,7 @@ describe('CreateAsyncPayment (medium)', () => {
         amount: '25.00',
         currency: 'EUR',
         orderRef: 'mbway-medium',
-        mbway: { phoneNumber: '912345678' },
+        mbway: { phoneNumber },
       },
       randomUUID(),
       key,
@@ -233,5 +237,45 @@ describe('CreateAsyncPayment (medium)', () => {
     expect(rows.map((row) => row.id)).toHaveLength(1);
     expect(pushed).toEqual([rows[0].id]);
     expect(answers.map((answer) => answer.transactionId)).toEqual([rows[0].id, rows[0].id]);
+  });
+
+  it('refuses (BYRD900) the stalled request of a key whose retry asked for another phone, pushing once', async () => {
+    const key = randomUUID();
+    const pushed: string[] = [];
+    const processor = Object.assign(Object.create(new SandboxAsyncPaymentProvider()), {
+      async requestMbWay({ transactionId }: { transactionId: string }) {
+        pushed.push(transactionId);
+      },
+    }) as AsyncPaymentProvider;
+    // The first request stalls right after finding no payment of its key; the merchant's retry (the
+    // key's lease ran out), for another phone, looks after it and completes meanwhile.
+    let firstLooked!: () => void;
+    const looked = new Promise<void>((resolve) => (firstLooked = resolve));
+    let retryDone!: () => void;
+    const done = new Promise<void>((resolve) => (retryDone = resolve));
+    const payer = new (class extends PayerResolver {
+      override async resolve(
+        actor: PaymentActor,
+        request: Pick<CreatePaymentRequest, 'orderId'>,
+      ): Promise<Payer> {
+        if ((request as CreatePaymentRequest).mbway?.phoneNumber === '912345678') {
+          firstLooked();
+          await done;
+        } else await looked;
+        return super.resolve(actor, request);
+      }
+    })(medium.rpc());
+
+    const stalled = createWith(processor, { key, payer });
+    const retry = createWith(processor, { key, payer, phoneNumber: '961234567' }).finally(retryDone);
+    const [stalledAnswer, retryAnswer] = await Promise.allSettled([stalled, retry]);
+
+    const rows = await medium.dataSource
+      .getRepository(Transaction)
+      .findBy({ merchantId, idempotencyKey: key });
+    expect(rows.map((row) => row.asyncDetails)).toEqual([{ phoneNumber: '961234567' }]);
+    expect(pushed).toEqual([rows[0].id]);
+    expect(retryAnswer).toMatchObject({ status: 'fulfilled', value: { transactionId: rows[0].id } });
+    expect(stalledAnswer).toMatchObject({ status: 'rejected', reason: { code: 'BYRD900' } });
   });
 });

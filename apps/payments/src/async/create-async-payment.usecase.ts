@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
@@ -29,6 +29,8 @@ const REFERENCE_ATTEMPTS = 5;
  */
 @Injectable()
 export class CreateAsyncPayment {
+  private readonly logger = new Logger(CreateAsyncPayment.name);
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly payer: PayerResolver,
@@ -95,16 +97,22 @@ export class CreateAsyncPayment {
       // the payment as it settled.
       const phoneNumber = request.mbway!.phoneNumber;
       transaction.asyncDetails = { phoneNumber };
-      const saved = await this.save(transaction);
+      const saved = await this.save(transaction, request);
       if (saved !== transaction) return saved;
       await this.provider.requestMbWay({ ...providerRequest, phoneNumber }).catch(async (error: unknown) => {
         if (await this.fail(transaction)) throw error;
       });
     } else {
-      const saved = await this.saveWithFreshReference(transaction, () =>
+      const saved = await this.saveWithFreshReference(transaction, request, () =>
         this.provider.multibancoReference(providerRequest),
       );
-      if (saved !== transaction) return saved;
+      if (saved !== transaction) {
+        // The reference drawn for the payment not made must not stay payable at the processor.
+        await this.provider.cancel(transaction).catch((error: unknown) => {
+          this.logger.warn(`Unused Multibanco reference of ${transaction.id} not voided: ${String(error)}`);
+        });
+        return saved;
+      }
     }
     this.events.flush();
     return transaction;
@@ -143,9 +151,9 @@ export class CreateAsyncPayment {
    * written when a request of its idempotency-key committed a payment since `retriedPayment` looked:
    * that one is returned, so the shopper gets one reference or one push to their phone.
    */
-  private async save(transaction: Transaction): Promise<Transaction> {
+  private async save(transaction: Transaction, request: CreatePaymentRequest): Promise<Transaction> {
     return this.dataSource.transaction(async (manager) => {
-      const earlier = await retriedPaymentUnderKeyLock(manager, transaction);
+      const earlier = await retriedPaymentUnderKeyLock(manager, transaction, request);
       if (earlier) return earlier;
       await manager.insert(Transaction, transaction as QueryDeepPartialEntity<Transaction>);
       await this.events.record(manager, transaction);
@@ -185,13 +193,14 @@ export class CreateAsyncPayment {
    */
   private async saveWithFreshReference(
     transaction: Transaction,
+    request: CreatePaymentRequest,
     draw: () => Promise<{ entity: string; reference: string }>,
   ): Promise<Transaction> {
     for (let attempt = 1; ; attempt++) {
       const { entity, reference } = await draw();
       transaction.asyncDetails = { entity, reference };
       try {
-        return await this.save(transaction);
+        return await this.save(transaction, request);
       } catch (error) {
         if (attempt >= REFERENCE_ATTEMPTS || !isUniqueViolation(error, PENDING_REFERENCE_INDEX)) throw error;
       }

@@ -80,8 +80,14 @@ function assertSameRequest(earlier: Transaction, request: CreatePaymentRequest):
     (!amount.ok || amount.isoAmount !== earlier.isoAmount) && 'amount',
     request.currency?.toUpperCase() !== earlier.currency.toUpperCase() && 'currency',
     (request.orderId?.toLowerCase() ?? null) !== earlier.orderId && 'orderId',
-    request.tokenId !== undefined && request.tokenId.toLowerCase() !== earlier.tokenId?.toLowerCase() && 'tokenId',
+    request.tokenId !== undefined &&
+      request.tokenId.toLowerCase() !== earlier.tokenId?.toLowerCase() &&
+      'tokenId',
     request.card !== undefined && maskOf(request.card) !== earlier.maskedCardNumber && 'card',
+    request.isPreAuth != null && request.isPreAuth !== earlier.isPreAuth && 'isPreAuth',
+    request.mbway !== undefined &&
+      request.mbway.phoneNumber !== earlier.asyncDetails?.phoneNumber &&
+      'mbway.phoneNumber',
   ].filter(Boolean);
   if (differs.length > 0) {
     throw Refusal.idempotencyKeyReused(
@@ -107,6 +113,7 @@ function maskOf(card: NonNullable<CreatePaymentRequest['card']>): string | null 
 export async function retriedPaymentUnderKeyLock(
   manager: EntityManager,
   { merchantId, idempotencyKey }: Pick<Transaction, 'merchantId' | 'idempotencyKey'>,
+  request: CreatePaymentRequest,
 ): Promise<Transaction | null> {
   if (!idempotencyKey) return null;
   await lockKeyInTransaction(manager, 'payments', merchantId, idempotencyKey);
@@ -114,7 +121,9 @@ export async function retriedPaymentUnderKeyLock(
     LIVE_PAYMENT_OF_KEY,
     livePaymentOfKeyValues(merchantId, idempotencyKey),
   );
-  return row ? manager.findOneByOrFail(Transaction, { id: row.id }) : null;
+  const earlier = row ? await manager.findOneByOrFail(Transaction, { id: row.id }) : null;
+  if (earlier) assertSameRequest(earlier, request);
+  return earlier;
 }
 
 /**

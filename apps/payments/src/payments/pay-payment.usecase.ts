@@ -102,7 +102,7 @@ export class PayPayment {
   /** A retry must carry the card (or token) its first request paid with: the key's body is its own. */
   private sameCardOrRefuse(transaction: Transaction, request: CompletePaymentRequest): Transaction {
     const same = request.tokenId
-      ? transaction.tokenId === request.tokenId
+      ? transaction.tokenId?.toLowerCase() === request.tokenId.toLowerCase()
       : transaction.maskedCardNumber === checkCard(request.card!).masked;
     if (!same) {
       throw Refusal.idempotencyKeyReused(
