@@ -52,7 +52,19 @@ export class ApiKeyRegistry implements OnModuleInit, OnApplicationShutdown {
     const cached = this.byHash.get(hash);
     if (cached?.watch === this.watch) return cached.record;
     // Not cached here: only the watch writes the map, so a revocation can never be overwritten.
-    return decodeRecord((await this.kv.get(hash))?.string());
+    try {
+      return decodeRecord((await this.kv.get(hash))?.string());
+    } catch (error) {
+      // The bucket cannot answer (the broker is restarting): no revocation can be written either,
+      // so a key known before still works, as it does while the broker is away.
+      if (cached) return cached.record;
+      throw error;
+    }
+  }
+
+  /** Whether the current watch has confirmed this key, so `resolve` answers it from memory. */
+  knows(apiKey: string): boolean {
+    return isGuid(apiKey) && this.byHash.get(hashApiKey(apiKey))?.watch === this.watch;
   }
 
   /** Starts a new watch (the previous one stops). Throws when the bucket cannot be watched now. */

@@ -85,6 +85,8 @@ const INBOX_PRUNE_EVERY_MS = 3_600_000;
 const INBOX_PRUNE_BATCH = 5_000;
 const MAX_NAK_DELAY_MS = 60_000;
 const DEFAULT_BATCH_SIZE = 100;
+/** Between tries to pull from a durable created again while the broker is not answering yet. */
+const RESTART_DELAY_MS = 1_000;
 
 export type HandleOutcome = 'handled' | 'skipped' | 'duplicate' | 'dead-lettered' | 'retry';
 
@@ -99,11 +101,6 @@ export interface ConsumerLag {
   redelivered: number;
 }
 
-/**
- * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
- * commits; the inbox row written in that transaction makes a redelivery a no-op. Transient failures
- * are nak'ed with a growing delay (never dropped); permanent ones are terminated and dead-lettered.
- */
 /** The durable's settings, as created at boot and again when it is gone. */
 type DurableSettings = Partial<ConsumerConfig> & {
   durable_name: string;
@@ -112,6 +109,11 @@ type DurableSettings = Partial<ConsumerConfig> & {
   max_ack_pending: number;
 };
 
+/**
+ * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
+ * commits; the inbox row written in that transaction makes a redelivery a no-op. Transient failures
+ * are nak'ed with a growing delay (never dropped); permanent ones are terminated and dead-lettered.
+ */
 @Injectable()
 export class EventConsumers implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(EventConsumers.name);
@@ -232,7 +234,9 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     ).catch((error: unknown) => this.logger.error(`Consumer ${consumer.durable} stopped: ${String(error)}`));
     const entry = { messages, loop };
     this.running.push(entry);
-    void this.recreateWhenGone(consumer, settings, entry);
+    void this.recreateWhenGone(consumer, settings, entry).catch((error: unknown) =>
+      this.logger.error(`Consumer ${consumer.durable} not watched for its durable: ${String(error)}`),
+    );
   }
 
   /**
@@ -257,11 +261,18 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
         continue; // the library asks again, and tells us again
       }
       this.logger.warn(`Consumer ${consumer.durable} was gone (${status.type}): created again`);
-      await entry.messages.close();
+      await entry.messages.close().catch(() => undefined);
       await entry.loop;
-      if (this.stopping) return;
       this.running.splice(this.running.indexOf(entry), 1);
-      await this.consume(consumer, settings);
+      // Pulled from anew, however long the broker takes to answer (it may be just back).
+      while (!this.stopping) {
+        try {
+          return await this.consume(consumer, settings);
+        } catch (error) {
+          this.logger.warn(`Consumer ${consumer.durable} could not start again: ${String(error)}`);
+          await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS));
+        }
+      }
       return;
     }
   }

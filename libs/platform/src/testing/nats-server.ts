@@ -35,11 +35,18 @@ export class PrivateNatsServer {
     this.child = spawn(binary, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], {
       stdio: 'ignore',
     });
+    const child = this.child;
     const deadline = Date.now() + 15_000;
     while (!(await accepts(this.port))) {
+      if (child.exitCode !== null)
+        throw new Error(`nats-server exited (${child.exitCode}) on port ${this.port}`);
       if (Date.now() > deadline) throw new Error(`nats-server did not listen on ${this.port}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    // One that exits now found its port taken meanwhile: what answers there is not ours.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (child.exitCode !== null)
+      throw new Error(`nats-server exited (${child.exitCode}) on port ${this.port}`);
   }
 
   /** SIGTERM, as a pod deletion does, and waits until the process is gone. */
