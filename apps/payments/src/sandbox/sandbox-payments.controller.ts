@@ -21,7 +21,7 @@ export class SandboxPaymentsController {
   @HttpCode(200)
   @ApiOperation({
     summary:
-      'Act as the shopper of a pending multibanco / mbway payment: pay (BYRD200), refuse in MB WAY (BYRD208) or let it expire (BYRD205)',
+      'Act as the shopper of a pending multibanco / mbway payment: pay (BYRD200), refuse in MB WAY (BYRD208) or let it expire (BYRD205); pay after we voided it (or its MB WAY request ended Error) is recorded and refunded at once',
   })
   @ApiOkResponse({ type: TransactionResponseSchema, description: 'The payment, settled' })
   @ApiErrors({ ...SANDBOX_ONLY, 404: ['BYRD901'], 422: ['BYRD205'] })
