@@ -114,11 +114,33 @@ describe('attempt recorder', () => {
     ]);
   });
 
-  it('leaves a webhook whose lease was lost alone, and says so', async () => {
+  it('leaves a webhook whose lease was lost alone after a failed attempt, and says so', async () => {
     const job = await leasedWebhook();
     const stale = { ...job, leaseToken: randomUUID() };
-    await expect(recorder.record(stale, attempt(), delivered)).resolves.toBe(false);
+    const failed = { ...attempt(), statusCode: 500, succeeded: false };
+    await expect(recorder.record(stale, failed, { status: 'pending', retryDelayMs: 60_000 })).resolves.toBe(
+      false,
+    );
     const [row] = await h.rows(`SELECT status FROM webhooks WHERE id = $1`, [job.webhookId]);
     expect(row.status).toBe('pending');
+  });
+
+  it('delivers a webhook whose success came back after its lease moved on: the receiver has it', async () => {
+    // A replica paused past its lease after the receiver's 200; another took the webhook over.
+    const [alone, first, second] = [await leasedWebhook(), await leasedWebhook(), await leasedWebhook()];
+    const lost = (job: DeliveryJob) => ({ ...job, leaseToken: randomUUID() });
+    await expect(recorder.record(lost(alone), attempt(), delivered)).resolves.toBe(true);
+    // Two at once go in one batch statement.
+    await Promise.all([
+      recorder.record(lost(first), attempt(), delivered),
+      recorder.record(lost(second), attempt(), delivered),
+    ]);
+    const rows = await h.rows<{ status: string; sent_at: Date | null; lease_token: string | null }>(
+      `SELECT status, sent_at, lease_token FROM webhooks WHERE id = ANY($1::uuid[])`,
+      [[alone.webhookId, first.webhookId, second.webhookId]],
+    );
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row).toMatchObject({ status: 'succeeded', lease_token: null });
+    expect(rows.every((row) => row.sent_at !== null)).toBe(true);
   });
 });

@@ -204,7 +204,12 @@ const INSERT_ATTEMPT = `
     response_body, error, duration_ms, succeeded, retry_delay_ms, created_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
 
-/** The attempt and the webhook's new state in one statement (one round trip, one transaction). */
+/**
+ * The attempt and the webhook's new state in one statement (one round trip, one transaction). Only
+ * the lease holder moves the webhook, except on a success: the receiver has the webhook, even when
+ * this replica was paused past its lease and another has taken it over (that one's record then
+ * leaves it alone).
+ */
 const RECORD_SCHEDULED_SQL = `
   WITH attempt AS (${INSERT_ATTEMPT}),
   moved AS (
@@ -217,7 +222,7 @@ const RECORD_SCHEDULED_SQL = `
       lease_until = NULL,
       sent_at = CASE WHEN $11 THEN clock_timestamp() ELSE sent_at END,
       finished_at = CASE WHEN $15 <> 'pending' THEN clock_timestamp() END
-    WHERE id = $2 AND lease_token = $14 AND status = 'pending'
+    WHERE id = $2 AND status = 'pending' AND (lease_token = $14 OR $11)
     RETURNING id
   )
   SELECT count(*)::int AS moved FROM moved`;
@@ -251,7 +256,7 @@ const RECORD_SCHEDULED_BATCH_SQL = `
       sent_at = CASE WHEN i.succeeded THEN clock_timestamp() ELSE w.sent_at END,
       finished_at = CASE WHEN i.status <> 'pending' THEN clock_timestamp() END
     FROM input i
-    WHERE w.id = i.webhook_id AND w.lease_token = i.lease_token AND w.status = 'pending'
+    WHERE w.id = i.webhook_id AND w.status = 'pending' AND (w.lease_token = i.lease_token OR i.succeeded)
     RETURNING w.id
   )
   SELECT id FROM moved`;
@@ -329,8 +334,8 @@ export class DeliveryRepository {
 
   /**
    * Records a scheduled attempt and moves the webhook: `succeeded`, `failed` (no retry left), or
-   * `pending` again in `retryDelayMs`. Returns false when the lease had been lost (the webhook is
-   * left alone; the attempt is still recorded, since it happened).
+   * `pending` again in `retryDelayMs`. Returns false when the lease had been lost and the attempt
+   * failed (the webhook is left alone; the attempt is still recorded, since it happened).
    */
   async recordScheduled(
     job: DeliveryJob,
