@@ -129,7 +129,7 @@ describe('retention', () => {
         `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
            occurred_at, status, created_at, sent_at, finished_at)
          VALUES ($1, $2, $3, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}', now(), 'succeeded',
-           now() - $4::int * interval '1 millisecond', now(), now())`,
+           now() - $4::int * interval '1 millisecond', now(), now() - $4::int * interval '1 millisecond')`,
         [id, h.merchant.merchantId, setting.id, ageMs],
       );
       await h.rows(
@@ -150,6 +150,25 @@ describe('retention', () => {
         5_000,
       );
     }
+
+    it('keeps a failed webhook that a resend delivered for the period of a success from that resend', async () => {
+      const id = randomUUID();
+      await delivered(id, 60 * 60_000);
+      await h.rows(`UPDATE webhooks SET status = 'failed', sent_at = NULL WHERE id = $1`, [id]);
+      ok.answer = () => ({ status: 200 });
+      expect((await h.request('POST', '/api/v1/webhooks/resend', { ids: [id] })).status).toBe(202);
+      await h.waitForRow(
+        `SELECT status FROM webhooks WHERE id = $1`,
+        [id],
+        ([w]) => w?.status === 'succeeded',
+      );
+
+      await h.app.get(PurgeWebhooks).execute();
+      // Its merchant is looking at it now: the history stays, both attempts.
+      expect(await h.rows(`SELECT id FROM webhook_attempts WHERE webhook_id = $1`, [id])).toHaveLength(2);
+      // And goes a success's period later.
+      await h.waitForRow(`SELECT id FROM webhooks WHERE id = $1`, [id], (r) => r.length === 0, 10_000);
+    });
 
     it('a webhook the sweep is deleting is not found by a resend asked meanwhile (202, not a 500)', async () => {
       const id = randomUUID();

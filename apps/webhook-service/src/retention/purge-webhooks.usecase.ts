@@ -4,7 +4,9 @@ import { PeriodicSweep } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 
 /**
- * One batch of finished webhooks past their retention, locked: only `succeeded`, `failed` and
+ * One batch of finished webhooks past their retention, locked: counted from creation, and from the
+ * end too, so a webhook a resend delivered today (failed last week) keeps the history its merchant
+ * is looking at for the period of a success. Only `succeeded`, `failed` and
  * `canceled` rows are candidates (webhooks_finished_idx), never a pending one nor one with a resend
  * queued; SKIP LOCKED keeps it out of any claim's way, and passes over a webhook a resend is being
  * asked for (ResendWebhooks holds it FOR KEY SHARE until its resend is committed).
@@ -12,6 +14,7 @@ import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 const PURGE_CANDIDATES_SQL = `
   SELECT w.id FROM webhooks w
   WHERE w.status = ANY ($1::text[]) AND w.created_at < now() - $2::bigint * interval '1 millisecond'
+    AND coalesce(w.finished_at, w.created_at) < now() - $2::bigint * interval '1 millisecond'
     AND NOT EXISTS (SELECT 1 FROM webhook_resends r WHERE r.webhook_id = w.id)
   LIMIT $3
   FOR UPDATE SKIP LOCKED`;
