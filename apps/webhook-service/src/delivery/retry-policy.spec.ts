@@ -43,9 +43,12 @@ describe('retry policy (SPEC.md "Limits")', () => {
         now,
       ),
     ).toBe(30 * MINUTE);
-    // A receiver cannot park a webhook for ever: at most a day.
+    // Never past SPEC's cap of an hour, whatever the receiver asks.
     expect(nextRetryDelayMs({ number: 1, statusCode: 503, retryAfter: '99999999' }, MINUTE, now)).toBe(
-      24 * 60 * MINUTE,
+      60 * MINUTE,
+    );
+    expect(nextRetryDelayMs({ number: 40, statusCode: 429, retryAfter: null }, MINUTE, now)).toBe(
+      60 * MINUTE,
     );
   });
 

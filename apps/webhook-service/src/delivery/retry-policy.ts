@@ -6,8 +6,6 @@ export const MAX_ATTEMPTS = MAX_RETRIES + 1;
 
 /** The retry delay grows by one minute per retry, capped at 60 minutes (one hour). */
 export const DELAY_CAP_MINUTES = 60;
-/** A receiver's Retry-After is honoured up to this many minutes (a day). */
-export const RETRY_AFTER_CAP_MINUTES = 24 * 60;
 
 /**
  * How long the whole schedule lasts, in minutes: the waits after attempts 1 to 50 (1 + 2 + … + 50 =
@@ -49,7 +47,7 @@ const TRANSIENT_4XX = new Set([408, 429]);
 /**
  * Milliseconds to wait before the next scheduled attempt, or null when the last one has been made
  * (the webhook has failed). A 429 doubles the wait and a `Retry-After` raises it to what the
- * receiver asked (up to a day); neither ever shortens it.
+ * receiver asked; neither ever shortens it, nor makes it longer than SPEC's cap of an hour.
  */
 export function nextRetryDelayMs(failed: FailedAttempt, minuteMs: number, now = Date.now()): number | null {
   if (failed.number >= MAX_ATTEMPTS) return null;
@@ -58,6 +56,6 @@ export function nextRetryDelayMs(failed: FailedAttempt, minuteMs: number, now = 
   let delay = scheduledDelayMs(failed.number, minuteMs);
   if (failed.statusCode === 429) delay *= 2;
   const asked = parseRetryAfter(failed.retryAfter, now);
-  if (asked !== null) delay = Math.max(delay, Math.min(asked, RETRY_AFTER_CAP_MINUTES * minuteMs));
-  return delay;
+  if (asked !== null) delay = Math.max(delay, asked);
+  return Math.min(delay, DELAY_CAP_MINUTES * minuteMs);
 }
