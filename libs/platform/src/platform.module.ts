@@ -115,13 +115,16 @@ export class PlatformModule {
         },
         {
           provide: API_KEYS_KV,
-          useFactory: (nats: NatsContext) => nats.kv(config.API_KEYS_BUCKET),
+          useFactory: (nats: NatsContext) => nats.kv(config.API_KEYS_BUCKET, config.EVENTS_STREAM_REPLICAS),
           inject: [NATS_CONTEXT],
         },
         {
           provide: MerchantDirectory,
           useFactory: async (nats: NatsContext, apiKeys: KV) =>
-            new MerchantDirectory(await nats.kv(config.MERCHANTS_BUCKET), apiKeys),
+            new MerchantDirectory(
+              await nats.kv(config.MERCHANTS_BUCKET, config.EVENTS_STREAM_REPLICAS),
+              apiKeys,
+            ),
           inject: [NATS_CONTEXT, API_KEYS_KV],
         },
         { provide: RPC_IDENTITY, useFactory: () => RpcIdentity.fromConfig(serviceName, config) },

@@ -116,6 +116,22 @@ describe('outbox and durable consumers', () => {
     );
   });
 
+  it('keeps the API key and merchant buckets in as many copies as the events, also a bucket made before', async () => {
+    const bucket = `COPIES_${randomUUID().slice(0, 8)}`;
+    // More copies than servers: NATS refuses, which shows the copies reach it (one was asked before).
+    await expect(env.nats.kv(bucket, 3)).rejects.toThrow(/replicas > 1/);
+    await env.nats.kv(bucket);
+    try {
+      expect((await env.nats.jsm.streams.info(`KV_${bucket}`)).config.num_replicas).toBe(1);
+      // A bucket made with one copy is brought to the events' number (this single server takes the
+      // update, though it refuses to create a bucket so).
+      await env.nats.kv(bucket, 3);
+      expect((await env.nats.jsm.streams.info(`KV_${bucket}`)).config.num_replicas).toBe(3);
+    } finally {
+      await env.nats.jsm.streams.delete(`KV_${bucket}`);
+    }
+  });
+
   it('prunes every inbox row older than the stream keeps events, however many, and no other', async () => {
     await dataSource.query(
       `INSERT INTO inbox (event_id, consumer, subject, handled_at)

@@ -80,8 +80,8 @@ export async function runCli(
   );
   try {
     const directory = new MerchantDirectory(
-      await nats.kv(config.MERCHANTS_BUCKET),
-      await nats.kv(config.API_KEYS_BUCKET),
+      await nats.kv(config.MERCHANTS_BUCKET, config.EVENTS_STREAM_REPLICAS),
+      await nats.kv(config.API_KEYS_BUCKET, config.EVENTS_STREAM_REPLICAS),
     );
     switch (`${group} ${command ?? ''}`.trim()) {
       case 'merchants create': {
@@ -152,7 +152,7 @@ export async function runCli(
           config.EVENTS_STREAM_REPLICAS,
         );
         out.log(
-          `Stream ${config.EVENTS_STREAM} and buckets ${config.API_KEYS_BUCKET}, ${config.MERCHANTS_BUCKET} are ready.`,
+          `Stream ${config.EVENTS_STREAM} and buckets ${config.API_KEYS_BUCKET}, ${config.MERCHANTS_BUCKET} are ready (${config.EVENTS_STREAM_REPLICAS} copies each).`,
         );
         return 0;
       }

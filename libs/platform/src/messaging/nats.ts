@@ -55,8 +55,18 @@ export class NatsContext {
     return subject.startsWith(this.subjectPrefix) ? subject.slice(this.subjectPrefix.length) : subject;
   }
 
-  async kv(bucket: string): Promise<KV> {
-    return new Kvm(this.nc).create(bucket, { history: 1 });
+  /**
+   * A KV bucket, created when missing with `replicas` copies (EVENTS_STREAM_REPLICAS: the API keys
+   * and merchants are as precious as the events), and an existing one brought to that many: the
+   * library binds to a bucket as it is.
+   */
+  async kv(bucket: string, replicas = 1): Promise<KV> {
+    const kv = await new Kvm(this.nc).create(bucket, { history: 1, replicas });
+    const stream = `KV_${bucket}`;
+    const info = await this.jsm.streams.info(stream);
+    if (info.config.num_replicas !== replicas)
+      await this.jsm.streams.update(stream, { ...info.config, num_replicas: replicas });
+    return kv;
   }
 
   async close(): Promise<void> {
