@@ -41,9 +41,13 @@ export function generateRpcKeyPair(): { privateKey: string; publicKey: string } 
   };
 }
 
-/** Parses `name:base64-spki,name:base64-spki`; throws a sentence naming the bad entry. */
-export function parseTrustedCallers(list: string): Map<string, KeyObject> {
-  const callers = new Map<string, KeyObject>();
+/**
+ * Parses `name:base64-spki,name:base64-spki`; throws a sentence naming the bad entry. A name may
+ * come more than once: each of its keys is trusted, so a rotation publishes the new key beside the
+ * old one, switches the signers, then drops the old key, with no moment when either is refused.
+ */
+export function parseTrustedCallers(list: string): Map<string, KeyObject[]> {
+  const callers = new Map<string, KeyObject[]>();
   for (const entry of list
     .split(',')
     .map((e) => e.trim())
@@ -53,7 +57,7 @@ export function parseTrustedCallers(list: string): Map<string, KeyObject> {
     try {
       const publicKey = createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' });
       if (publicKey.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
-      callers.set(name, publicKey);
+      callers.set(name, [...(callers.get(name) ?? []), publicKey]);
     } catch {
       throw new Error(`the key of "${name}" is not a base64 Ed25519 public key (SPKI DER)`);
     }
@@ -82,7 +86,7 @@ export class RpcIdentity {
   constructor(
     readonly serviceName: string,
     private readonly signingKey: KeyObject | null,
-    private readonly trusted: Map<string, KeyObject>,
+    private readonly trusted: Map<string, KeyObject[]>,
   ) {}
 
   static fromConfig(
@@ -123,17 +127,26 @@ export class RpcIdentity {
   ): Promise<VerifiedRpcRequest<T>> {
     const jws = (envelope as Partial<SignedRpcRequest> | null)?.jws;
     if (typeof jws !== 'string') throw Refusal.forbidden(`${subject} takes signed requests only`);
-    let payload: { req?: T; rk?: JWK; jti?: string; exp?: number; iss?: string };
-    try {
-      ({ payload } = await jwtVerify(jws, this.keyOf(decodeJwt(jws).iss), {
-        algorithms: ['EdDSA'],
-        audience: subject,
-        clockTolerance: CLOCK_TOLERANCE_S,
-        maxTokenAge: REQUEST_LIFETIME_S + CLOCK_TOLERANCE_S,
-        requiredClaims: ['iss', 'jti', 'exp', 'iat'],
-      }));
-    } catch (error) {
-      throw Refusal.forbidden(`${subject}: the request's signature is not valid (${(error as Error).message})`);
+    let payload: { req?: T; rk?: JWK; jti?: string; exp?: number; iss?: string } | undefined;
+    const issuer = issuerOf(jws);
+    let refusal = new Error(`caller ${String(issuer)} is not trusted`);
+    // Each key trusted for the issuer in turn: more than one only while its key is being rotated.
+    for (const key of (issuer !== undefined && this.trusted.get(issuer)) || []) {
+      try {
+        ({ payload } = await jwtVerify(jws, key, {
+          algorithms: ['EdDSA'],
+          audience: subject,
+          clockTolerance: CLOCK_TOLERANCE_S,
+          maxTokenAge: REQUEST_LIFETIME_S + CLOCK_TOLERANCE_S,
+          requiredClaims: ['iss', 'jti', 'exp', 'iat'],
+        }));
+        break;
+      } catch (error) {
+        refusal = error as Error;
+      }
+    }
+    if (!payload) {
+      throw Refusal.forbidden(`${subject}: the request's signature is not valid (${refusal.message})`);
     }
     const caller = payload.iss!;
     if (!allowedCallers.includes(caller)) throw Refusal.forbidden(`${caller} may not call ${subject}`);
@@ -156,12 +169,6 @@ export class RpcIdentity {
     return JSON.parse(new TextDecoder().decode(plaintext)) as RpcReply<T>;
   }
 
-  private keyOf(issuer: string | undefined): KeyObject {
-    const key = issuer === undefined ? undefined : this.trusted.get(issuer);
-    if (!key) throw new Error(`caller ${String(issuer)} is not trusted`);
-    return key;
-  }
-
   /** A request id is accepted once while it is valid: a copied request cannot be replayed. */
   private rememberOnce(jti: string, expiresAtS: number): void {
     const now = Date.now();
@@ -173,6 +180,15 @@ export class RpcIdentity {
   }
 }
 
+/** The issuer a compact JWS names, unverified (it picks the keys to verify it with). */
+function issuerOf(jws: string): string | undefined {
+  try {
+    return decodeJwt(jws).iss;
+  } catch {
+    return undefined;
+  }
+}
+
 function replyKeyOf(jwk: JWK): KeyObject | null {
   try {
     const key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x }, format: 'jwk' });
@@ -181,4 +197,3 @@ function replyKeyOf(jwk: JWK): KeyObject | null {
     return null;
   }
 }
-
