@@ -176,18 +176,58 @@ export async function dropDatabase(url: string): Promise<void> {
   }
 }
 
-/** The migration command of every service: create the database if needed, then apply migrations. */
-export async function runMigrations(options: DatabaseOptions): Promise<string[]> {
+/** How long one migration statement waits for a table's locks before it gives up and is tried again. */
+export const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
+const MIGRATION_TRIES = 12;
+
+/**
+ * The migration command of every service: create the database if needed, then apply migrations.
+ *
+ * One migrator at a time per database (two pods, a Job run again while the first still works): the
+ * others wait on an advisory lock, then find nothing left to do. A statement that would wait for a
+ * busy table's locks (the live version holding row locks) gives up after `lockTimeoutMs`, instead
+ * of queueing every query of the live version behind it; its migration is rolled back and tried
+ * again, up to 12 times, a little later each time.
+ */
+export async function runMigrations(
+  options: DatabaseOptions,
+  lockTimeoutMs = MIGRATION_LOCK_TIMEOUT_MS,
+): Promise<string[]> {
   await ensureDatabase(options.url);
-  const dataSource = new DataSource(dataSourceOptions(options));
-  await dataSource.initialize();
+  const session = new pg.Client({ connectionString: options.url });
+  await session.connect();
   try {
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    return applied.map((m) => m.name);
+    await session.query(`SELECT pg_advisory_lock(hashtext('byrd:migrations'))`);
+    const base = dataSourceOptions(options);
+    const extra = { ...(base.extra as Record<string, unknown>), lock_timeout: lockTimeoutMs };
+    const dataSource = new DataSource({ ...base, extra });
+    await dataSource.initialize();
+    try {
+      const done = async (): Promise<string[]> =>
+        (await dataSource.query<{ name: string }[]>('SELECT name FROM migrations').catch(() => [])).map(
+          (row) => row.name,
+        );
+      const before = new Set(await done());
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await dataSource.runMigrations({ transaction: 'each' });
+          return (await done()).filter((name) => !before.has(name));
+        } catch (error) {
+          if (attempt >= MIGRATION_TRIES || (error as { code?: string }).code !== LOCK_NOT_AVAILABLE)
+            throw error;
+          await new Promise((resolve) => setTimeout(resolve, attempt * 500));
+        }
+      }
+    } finally {
+      await dataSource.destroy();
+    }
   } finally {
-    await dataSource.destroy();
+    await session.end(); // the advisory lock goes with the session
   }
 }
+
+/** SQLSTATE of a statement that gave up waiting for a lock (`lock_timeout`). */
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** A service's migration command: `node dist/migrate.js` with DATABASE_URL set. */
 export async function runMigrationCommand(
