@@ -368,6 +368,27 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(payment.body).toMatchObject({ code: 'BYRD200', status: 'Success' });
   });
 
+  it('keeps a card the merchant authenticated chargeable when it is sent again without 3DS data', async () => {
+    const reference = `customer-${randomUUID()}`;
+    const authenticated = await h.createToken(
+      {
+        number: MASTER_CHALLENGE,
+        aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=',
+        eci: '02',
+        dsTransactionId: randomUUID(),
+      },
+      { CustomReference: reference },
+    );
+    expect(authenticated.body).toMatchObject({ code: 'BYRD200', action: null });
+    // The same card again, as a shop's "save card" step does, with nothing to prove now.
+    const again = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+    expect(again.body).toMatchObject({ code: 'BYRD200', action: null, tokenId: authenticated.body.tokenId });
+    const payment = await h.payWithToken(authenticated.body.tokenId, {
+      transactionMode: 'merchantInitiatedUnescheduled',
+    });
+    expect(payment.body).toMatchObject({ code: 'BYRD200', status: 'Success' });
+  });
+
   it('refuses junk 3DS data with a 400 naming each field, and stores nothing', async () => {
     const reference = `customer-${randomUUID()}`;
     const junk = await h.createToken(

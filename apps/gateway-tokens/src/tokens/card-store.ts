@@ -110,7 +110,9 @@ export class CardStore {
       wrappedKey: sealed.wrappedKey,
       kekId: sealed.kekId,
       transactionMode: input.transactionMode ?? existing?.transactionMode ?? null,
-      verificationId: input.verificationId,
+      // A known card its merchant authenticated (no verification to wait for) stays chargeable: the
+      // same card sent again without 3DS data has nothing new to prove.
+      verificationId: existing && existing.verificationId === null ? null : input.verificationId,
     } satisfies Partial<CardToken>;
   }
 }

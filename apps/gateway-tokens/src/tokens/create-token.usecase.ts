@@ -43,7 +43,8 @@ export class CreateToken {
       transactionMode: request.transactionMode ?? request.Card.transactionMode ?? null,
       verificationId,
     });
-    if (!verificationId) return presentCreatedToken(token, request, null);
+    // Nothing to verify: 3DS data came with it, or the card was already authenticated that way.
+    if (!verificationId || token.verificationId === null) return presentCreatedToken(token, request, null);
     try {
       const started = await this.rpc.call(RpcSubjects.PaymentsVerifyCard, {
         merchantId: merchant.merchantId,
