@@ -79,6 +79,37 @@ export function chartCopy({ routes, chartYaml } = {}) {
 }
 
 export const routeTable = () => JSON.parse(readFileSync(ROUTES_FILE, 'utf8'));
+
+/**
+ * The longest work each service may have in flight when SIGTERM comes, read from the services'
+ * own source (their defaults): its shutdownGraceMs must outlast it, or the pod exits with it cut
+ * off. env: the variable that changes it (none: fixed in the code).
+ */
+export function inFlightLimits() {
+  const limit = (file, pattern) => {
+    const match = pattern.exec(readFileSync(join(ROOT, file), 'utf8'));
+    if (!match) throw new Error(`${file}: ${pattern} matches nothing (was the limit renamed?)`);
+    return Number(match[1].replaceAll('_', ''));
+  };
+  return {
+    // How long a payment waits for the acquirer.
+    payments: {
+      env: 'ACQUIRER_TIMEOUT_MS',
+      ms: limit('apps/payments/src/config.ts', /ACQUIRER_TIMEOUT_MS:[^\n]*\.default\(([\d_]+)\)/),
+    },
+    // How long the hosted form waits for rpc.payments.create.
+    'hosted-form-bff': {
+      env: null,
+      ms: limit('apps/hosted-form-bff/src/payments/pay-order.usecase.ts', /PAYMENT_RPC_TIMEOUT_MS = ([\d_]+);/),
+    },
+    // How long one webhook delivery may take.
+    'webhook-service': {
+      env: 'WEBHOOK_TIMEOUT_MS',
+      ms: limit('apps/webhook-service/src/config.ts', /WEBHOOK_TIMEOUT_MS:[^\n]*\.default\(([\d_]+)\)/),
+    },
+  };
+}
+
 export const chartValues = () => parse(readFileSync(join(CHART, 'values.yaml'), 'utf8'));
 export const readValues = (file) => parse(readFileSync(file, 'utf8')) ?? {};
 

@@ -2,7 +2,7 @@
 // (templates/checks.yaml for rules across values and the route table; values.schema.json for shapes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chartCopy, render, routeTable } from '../lib/chart.mjs';
+import { chartCopy, inFlightLimits, render, routeTable } from '../lib/chart.mjs';
 
 /** Renders with `values` (and optionally another chart copy); must fail with every `messages` fragment. */
 function refused({ values = [], chart, messages }) {
@@ -99,6 +99,44 @@ test('a termination grace period shorter than the drain', () => {
     values: [{ serviceDefaults: { terminationGracePeriodSeconds: 10, preStopSleepSeconds: 5, shutdownGraceMs: 10000 } }],
     messages: ['services.orders.terminationGracePeriodSeconds (10) must exceed preStopSleepSeconds (5) plus shutdownGraceMs (10000 ms)'],
   });
+});
+
+test('a shutdown grace not longer than the work the service may have in flight', () => {
+  const limits = inFlightLimits();
+  const acquirer = limits.payments.ms;
+  refused({
+    values: [{ services: { payments: { shutdownGraceMs: acquirer } } }],
+    messages: [
+      `services.payments.shutdownGraceMs (${acquirer}) must be longer than its ACQUIRER_TIMEOUT_MS (${acquirer} ms)`,
+    ],
+  });
+  // A longer wait set through env needs a longer grace (a string as YAML gives it, or a number).
+  refused({
+    values: [{ services: { payments: { env: { ACQUIRER_TIMEOUT_MS: '40000' } } } }],
+    messages: ['services.payments.shutdownGraceMs (25000) must be longer than its ACQUIRER_TIMEOUT_MS (40000 ms)'],
+  });
+  refused({
+    values: [{ services: { 'webhook-service': { env: { WEBHOOK_TIMEOUT_MS: 30000 } } } }],
+    messages: ['services.webhook-service.shutdownGraceMs (25000) must be longer than its WEBHOOK_TIMEOUT_MS (30000 ms)'],
+  });
+  const delivery = limits['webhook-service'].ms;
+  refused({
+    values: [{ services: { 'webhook-service': { shutdownGraceMs: delivery } } }],
+    messages: [`services.webhook-service.shutdownGraceMs (${delivery}) must be longer than its WEBHOOK_TIMEOUT_MS`],
+  });
+  const payment = limits['hosted-form-bff'].ms;
+  refused({
+    values: [{ services: { 'hosted-form-bff': { shutdownGraceMs: payment } } }],
+    messages: [`services.hosted-form-bff.shutdownGraceMs (${payment}) must be longer than ${payment} ms`],
+  });
+  refused({
+    values: [{ services: { payments: { env: { ACQUIRER_TIMEOUT_MS: '20s' } } } }],
+    messages: ['services.payments.env.ACQUIRER_TIMEOUT_MS "20s" must be a whole number of milliseconds'],
+  });
+  // Raised together, they are accepted.
+  const raised = { env: { ACQUIRER_TIMEOUT_MS: '40000' }, shutdownGraceMs: 45000, terminationGracePeriodSeconds: 55 };
+  const result = render({ values: [{ services: { payments: raised } }] });
+  assert.equal(result.status, 0, result.stderr);
 });
 
 test('a NATS URL that is not NATS, an empty public host, a TLS Secret missing, all named at once', () => {

@@ -3,9 +3,11 @@
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  EXAMPLE_VALUES,
   VALUE_SETS,
   component,
   hookOf,
+  inFlightLimits,
   lint,
   named,
   ofKind,
@@ -259,6 +261,21 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
       }
     });
 
+    test('a shutdown outlasts the longest wait in flight: acquirer, hosted-form payment, webhook delivery', () => {
+      // SHUTDOWN_GRACE_MS runs out with process.exit(1), cutting off whatever is still in flight.
+      // The chart's check refuses a grace not longer than the limit; the shipped values leave 5 s more
+      // for the commit, the event and the rest of the drain.
+      for (const [name, { env, ms }] of Object.entries(inFlightLimits())) {
+        const d = deployments.find((deployment) => component(deployment) === name);
+        if (!d) continue;
+        const config = named(docs, 'ConfigMap', d.metadata.name).data;
+        const limit = env && config[env] !== undefined ? Number(config[env]) : ms;
+        const grace = Number(config.SHUTDOWN_GRACE_MS);
+        const what = `${name}: SHUTDOWN_GRACE_MS ${grace} covers ${env ?? 'its'} ${limit} ms with 5 s to spare`;
+        assert.ok(grace >= limit + 5000, what);
+      }
+    });
+
     test('autoscaling and disruption budgets never block a node drain', () => {
       for (const d of deployments) {
         const hpa = named(docs, 'HorizontalPodAutoscaler', d.metadata.name);
@@ -366,4 +383,36 @@ test('without the docs service, no /docs route and no service admits it', () => 
   const paths = ofKind(docs, 'Ingress').flatMap((i) => i.spec.rules.flatMap((r) => r.http.paths));
   assert.ok(paths.every((p) => p.path !== '/docs'));
   assert.ok(!JSON.stringify(ofKind(docs, 'NetworkPolicy')).includes('api-docs'));
+});
+
+/** Does api-docs' NetworkPolicy let it open a connection to this Deployment's pods on their HTTP port? */
+function docsReach(docs, deployment) {
+  const policy = named(docs, 'NetworkPolicy', 'byrd-api-docs');
+  if (!policy.spec.policyTypes.includes('Egress')) return true;
+  const labels = deployment.spec.template.metadata.labels;
+  const { containerPort, name: portName } = deployment.spec.template.spec.containers[0].ports[0];
+  // A rule without `to` reaches everywhere, without `ports` every port (NetworkPolicy semantics);
+  // a pod of this namespace is a podSelector-only peer.
+  const toPod = (peer) =>
+    peer.podSelector && !peer.namespaceSelector && !peer.ipBlock && selects(peer.podSelector.matchLabels, labels);
+  const onPort = (p) => (p.port === containerPort || p.port === portName) && (p.protocol ?? 'TCP') === 'TCP';
+  return (policy.spec.egress ?? []).some(
+    (rule) => (!rule.to?.length || rule.to.some(toPod)) && (!rule.ports?.length || rule.ports.some(onPort)),
+  );
+}
+
+test('with egress restricted (production values), api-docs may reach each service it reads, on its port', () => {
+  const docs = renderOk({ values: [EXAMPLE_VALUES.production] });
+  const policy = named(docs, 'NetworkPolicy', 'byrd-api-docs');
+  assert.ok(policy.spec.policyTypes.includes('Egress'), 'api-docs egress is restricted');
+  const table = JSON.parse(named(docs, 'ConfigMap', 'byrd-api-docs').data.ROUTE_TABLE);
+  const read = [...new Set(table.routes.map((r) => r.service))].filter((s) => s !== 'api-docs');
+  assert.deepEqual(read.sort(), ['gateway-tokens', 'hosted-form-bff', 'orders', 'payments', 'webhook-service']);
+  for (const service of read) {
+    assert.ok(docsReach(docs, named(docs, 'Deployment', `byrd-${service}`)), `api-docs reaches ${service}`);
+  }
+  // Only those: not the pods of a service it does not read.
+  const without = renderOk({ values: [EXAMPLE_VALUES.production, { services: { payments: { enabled: false } } }] });
+  assert.ok(docsReach(without, named(without, 'Deployment', 'byrd-orders')), 'api-docs reaches orders');
+  assert.ok(!JSON.stringify(named(without, 'NetworkPolicy', 'byrd-api-docs').spec.egress).includes('"payments"'));
 });

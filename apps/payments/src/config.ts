@@ -35,6 +35,8 @@ export const paymentsConfigSchema = baseConfigSchema
      * outcome is then settled by the recovery, which must not start before: see ACQUIRER_RECOVERY_AFTER_MS.
      */
     ACQUIRER_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+    /** Longer than ACQUIRER_TIMEOUT_MS: a stopping replica lets the payments at the acquirer finish. */
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
     /**
      * A write-ahead row still waiting for the acquirer's answer this long after it was sent is settled
      * by the recovery worker (crash, timeout): it asks the acquirer by the transaction id and records

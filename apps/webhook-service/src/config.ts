@@ -22,6 +22,8 @@ export const webhookConfigSchema = baseConfigSchema
     WEBHOOK_RETRY_UNIT_MS: ms(1).default(60_000),
     /** A receiver that has not answered within this time has failed the attempt. */
     WEBHOOK_TIMEOUT_MS: ms(100).default(10_000),
+    /** After HTTP, consumers and the outbox, the deliveries in flight finish (each ≤ WEBHOOK_TIMEOUT_MS). */
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
     /**
      * How long a claimed delivery belongs to its worker. A worker that dies mid-delivery loses the
      * claim after this time and another worker retries. Must exceed WEBHOOK_TIMEOUT_MS.

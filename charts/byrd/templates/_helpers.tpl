@@ -93,6 +93,42 @@ Deep merge for values: maps are merged key by key, anything else in `override` r
 {{- include "byrd.deepMerge" (dict "base" .root.Values.serviceDefaults "override" $override) -}}
 {{- end -}}
 
+{{/*
+The services whose /docs/json api-docs reads (every enabled service with public routes but itself,
+as its ROUTE_TABLE lists them); none when api-docs is not deployed. Args: root. Use with fromJsonArray.
+*/}}
+{{- define "byrd.docsSources" -}}
+{{- $sources := list -}}
+{{- $docs := include "byrd.serviceValues" (dict "root" .root "name" "api-docs") | fromYaml -}}
+{{- if and (hasKey .root.Values.services "api-docs") $docs.enabled -}}
+{{- range (include "byrd.enabledRouteTable" .root | fromJson).routes -}}
+{{- if and (ne .service "api-docs") (not (has .service $sources)) -}}
+{{- $sources = append $sources .service -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $sources -}}
+{{- end -}}
+
+{{/* A NetworkPolicy peer: the pods of one service of this release. Args: root, component. */}}
+{{- define "byrd.podPeer" -}}
+- podSelector:
+    matchLabels:
+      {{- include "byrd.selectorLabels" . | nindent 6 }}
+{{- end -}}
+
+{{/*
+The longest work a service may have in flight at SIGTERM, which its shutdownGraceMs must outlast
+(past the grace it exits 1, cutting that work off): ms is the service's own default, env the
+variable of services.<name>.env that changes it (none: fixed in its code). A chart test keeps ms
+equal to the services' source.
+*/}}
+{{- define "byrd.inFlightLimits" -}}
+payments: { env: ACQUIRER_TIMEOUT_MS, ms: 20000, what: how long a payment waits for the acquirer }
+hosted-form-bff: { env: "", ms: 30000, what: "how long a shopper's payment waits for rpc.payments.create (fixed in its code)" }
+webhook-service: { env: WEBHOOK_TIMEOUT_MS, ms: 10000, what: how long one webhook delivery may take }
+{{- end -}}
+
 {{/* The HTTP port of a service, from the route table. Args: root, name. */}}
 {{- define "byrd.servicePort" -}}
 {{- $table := include "byrd.routeTable" .root | fromJson -}}
