@@ -35,6 +35,7 @@ describe('hosted form API: orders', () => {
       paymentMethods: ['card', 'multibanco', 'mbway'],
       saveCardOffered: false,
       isPreAuth: false,
+      paymentLocked: false,
       threeDSecureSdkUrl: `${h.paymentsUrl}/3ds/sdk.js`,
     });
     expect(JSON.stringify(body)).not.toContain(order.checkoutKey);

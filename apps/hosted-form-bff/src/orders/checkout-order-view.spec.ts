@@ -36,8 +36,10 @@ describe('the order the page renders', () => {
       saveCardOffered: false,
       merchantName: 'Online store',
       merchantMode: 'sandbox',
+      paymentLocked: false,
     });
     expect(view).not.toHaveProperty('merchantId');
+    expect(toCheckoutOrderView({ ...summary, paymentLocked: true }, 'x').paymentLocked).toBe(true);
     const offering = toCheckoutOrderView(
       { ...summary, merchantName: 'Acme', merchantMode: 'live', tokenOptions: { customReference: 'c-1' } },
       'https://pay.example/3ds/sdk.js',

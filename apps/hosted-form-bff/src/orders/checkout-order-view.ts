@@ -50,6 +50,7 @@ export function toCheckoutOrderView(
     paymentMethods: offeredPaymentMethods(order.allowedPaymentMethods ?? []),
     saveCardOffered: Boolean(order.tokenOptions?.customReference),
     isPreAuth: order.isPreAuth,
+    paymentLocked: order.paymentLocked,
     threeDSecureSdkUrl,
   };
 }

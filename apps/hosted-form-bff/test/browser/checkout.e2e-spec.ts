@@ -38,6 +38,12 @@ describe('hosted form in Chromium', () => {
         // The merchant's test site is plain http on loopback: allow it to embed the form.
         bffEnv: { CHECKOUT_FRAME_ANCESTORS: "'self' https: http://127.0.0.1:*" },
         ordersEnv: { ORDER_EXPIRY_SWEEP_MS: '250' },
+        // The recovery of a payment whose acquirer answer was lost, in seconds (default 60 s).
+        paymentsEnv: {
+          ACQUIRER_TIMEOUT_MS: '5000',
+          ACQUIRER_RECOVERY_AFTER_MS: '8000',
+          ACQUIRER_RECOVERY_SWEEP_MS: '250',
+        },
       }),
       launchChromium(),
       startShop(),
@@ -177,6 +183,36 @@ describe('hosted form in Chromium', () => {
         'Denied',
         'Success',
       ]);
+    });
+
+    it('follows a payment whose acquirer answer was lost until the recovery settles it, then returns to the shop; a reload shows it in progress', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'card' });
+      await typeCard(page, CARDS.timeout);
+      const payment = nextPayment();
+      await page.getByRole('button', { name: 'Pay €25.00' }).click();
+      const { transactionId, status } = await payment;
+      expect(status).toBe('TemporaryFailed');
+      // Not "try again" on a form that can only answer 422: the attempt holds the order until it settles.
+      await page.locator('#outcome-title, [role=alert]').first().waitFor();
+      await expect(heading()).resolves.toBe('Payment being processed');
+      await expect(page.locator('form').count()).resolves.toBe(0);
+      await page.screenshot({ path: `${shots}card-processing.png` });
+
+      // The same link opened again while the payment is in flight.
+      const reloaded = await context.newPage();
+      await reloaded.goto(formUrl(h.checkoutUrl, order, configsFor()));
+      await reloaded.getByRole('heading', { name: 'A payment for this order is in progress' }).waitFor();
+      await expect(reloaded.locator('.method, form, .pay').count()).resolves.toBe(0);
+
+      // Payments' recovery (ACQUIRER_RECOVERY_AFTER_MS) finds the acquirer's approval.
+      await page.getByRole('heading', { name: 'Payment successful' }).waitFor({ timeout: 30_000 });
+      expect(await backAtShop()).toEqual({ orderId: order.orderId, transactionId, status: 'Success' });
+      await h.waitForOrderStatus(order.orderId, 'paid');
+      await reloaded
+        .getByRole('heading', { name: 'This order has already been paid' })
+        .waitFor({ timeout: 15_000 });
+      expect(errors).toEqual([]);
     });
 
     it('saves the card when the shopper asks; the merchant then finds the token by its customReference', async () => {
@@ -690,22 +726,51 @@ describe('hosted form in Chromium', () => {
     expect(errors).toEqual([]);
   });
 
-  it("is refused inside a frame of a site its merchant's checkout origins do not list", async () => {
-    const order = await h.createOrder();
-    const stranger = await startShop(); // another origin, which CHECKOUT_FRAME_ANCESTORS would allow
-    try {
-      await page.goto(stranger.embedUrl(formUrl(h.checkoutUrl, order, configsFor())));
+  describe("inside a frame of a site its merchant's checkout origins do not list", () => {
+    let stranger: Shop;
+    beforeAll(async () => {
+      stranger = await startShop(); // another origin, which CHECKOUT_FRAME_ANCESTORS would allow
+    });
+    afterAll(() => stranger?.close());
+
+    const cardLink = (order: { orderId: string; checkoutKey: string }) =>
+      formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' }));
+    /** Waits for Chromium's refusal of the order's page in the stranger's frame; no card field shows. */
+    const expectRefused = async () => {
       const refused = () => errors.some((error) => error.includes('frame-ancestors'));
       for (const deadline = Date.now() + 10_000; !refused() && Date.now() < deadline;) {
         await page.waitForTimeout(100);
       }
+      expect(await page.frameLocator('iframe[title="Payment"]').getByLabel('Card number').count()).toBe(0);
       expect(errors.join('\n')).toMatch(
         /violates the following Content Security Policy directive: "frame-ancestors 'self' https:\/\/shop\.example\.com http:\/\/127\.0\.0\.1:\d+"/,
       );
-      expect(await page.frameLocator('iframe[title="Payment"]').getByLabel('Card number').count()).toBe(0);
-    } finally {
-      await stranger.close();
-    }
+    };
+
+    it('is refused', async () => {
+      const order = await h.createOrder();
+      await page.goto(stranger.embedUrl(cardLink(order)));
+      await expectRefused();
+    });
+
+    it('is refused when a second "?" follows the orderId in the fragment', async () => {
+      const order = await h.createOrder();
+      const link = `${cardLink(order).replace(`orderId=${order.orderId}&`, '')}&orderId=${order.orderId}?`;
+      await page.goto(stranger.embedUrl(link));
+      await expectRefused();
+    });
+
+    it('is refused when the framing page changes only the fragment of a form it framed', async () => {
+      const order = await h.createOrder();
+      await page.goto(stranger.embedUrl(`${h.checkoutUrl}#x`));
+      const frame = page.frameLocator('iframe[title="Payment"]');
+      await frame.getByRole('heading', { name: 'This payment link is not valid' }).waitFor();
+      // Same document, new fragment: no new page loads, so no new CSP applies by itself.
+      await page.evaluate((src) => {
+        document.querySelector('iframe')!.src = src;
+      }, cardLink(order));
+      await expectRefused();
+    });
   });
 
   it('is refused inside a frame of a site CHECKOUT_FRAME_ANCESTORS does not list', async () => {

@@ -16,6 +16,8 @@ export const CARDS = {
   frictionless: '4242424242424242',
   challenge: '5555341244441115',
   denied: '4000000000000002',
+  /** The acquirer approves but its answer is lost (TemporaryFailed): payments' recovery settles it as a success. */
+  timeout: '5201282999005515',
 } as const;
 
 /** The sandbox issuer's one-time code that authenticates a challenge. */

@@ -17,9 +17,10 @@ import { MultibancoReference, MultibancoStep } from './components/multibanco.js'
 import { ClosedOrder, Leaving, Outcome, Problem } from './components/pages.js';
 import { Button, IconBack, IconChevron, ScreenTitle, Spinner } from './components/ui.js';
 import { CheckoutContext, FocusOnMount, useCheckout, type Checkout } from './context.js';
+import { follow, isBeingPaid, isPending } from './follow.js';
 import { formatAmount } from './format.js';
 import { messagesFor, type Messages } from './i18n.js';
-import { isHttpUrl, readCheckoutLink, type CheckoutLink } from './link.js';
+import { isHttpUrl, type CheckoutLink, type LinkResult } from './link.js';
 import { isAllowedTarget, leaveTo, redirectTarget } from './navigate.js';
 import { applyTheme } from './theme.js';
 
@@ -35,8 +36,8 @@ type Loaded =
   | { kind: 'closed'; order: CheckoutOrderView; returnUrl: string | null }
   | { kind: 'ready'; order: CheckoutOrderView; configs: ResolvedHostedFormConfigs };
 
-export function App({ hash }: { hash: string }) {
-  const parsed = useMemo(() => readCheckoutLink(hash), [hash]);
+/** The page of one link (`parsed` from the address's fragment). */
+export function App({ parsed }: { parsed: LinkResult }) {
   const locale = parsed.ok ? parsed.link.configs.locale : parsed.problem.locale;
   const t = messagesFor(locale);
   const link = parsed.ok ? parsed.link : null;
@@ -74,6 +75,16 @@ export function App({ hash }: { hash: string }) {
       stopped = true;
     };
   }, [api, link, t, attempt]);
+
+  // An order another attempt holds shows "in progress" until that attempt ends: paid, or payable again.
+  useEffect(() => {
+    if (loaded.kind !== 'closed' || !isBeingPaid(loaded.order) || !api || !link) return;
+    return follow({
+      read: () => api.getOrder(),
+      settled: (order) => !isBeingPaid(order),
+      onSettled: (order) => setLoaded(settle(order, link, t)),
+    });
+  }, [loaded, api, link, t]);
 
   const order = loaded.kind === 'ready' || loaded.kind === 'closed' ? loaded.order : null;
   useEffect(() => {
@@ -131,7 +142,7 @@ function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Load
     );
   const redirectUrl = askedAllowed ? asked : isHttpUrl(order.redirectUrl) ? order.redirectUrl : '';
   const methods = order.paymentMethods.filter((method) => FORM_METHODS.includes(method));
-  if (!OPEN_ORDER_STATUSES.includes(order.status) || methods.length === 0) {
+  if (!OPEN_ORDER_STATUSES.includes(order.status) || isBeingPaid(order) || methods.length === 0) {
     const returnUrl = redirectUrl
       ? redirectTarget(redirectUrl, { orderId: order.orderId, status: order.status })
       : null;
@@ -233,7 +244,7 @@ function CheckoutFlow({
           ? ['success', order.isPreAuth ? t.authorizedTitle : t.successTitle]
           : status === 'canceled'
             ? ['failure', t.canceledTitle]
-            : status === 'Created' || status === 'Processing'
+            : isPending(status)
               ? ['info', t.processingTitle]
               : ['failure', t.failedTitle];
       setView({ name: 'leaving', url, tone, title });
@@ -249,12 +260,14 @@ function CheckoutFlow({
     return { order, configs, api, t, locale: configs.locale, amount, leave, recheckOrder };
   }, [order, configs, api, t]);
 
-  const paid = (payment: CheckoutPaymentView) => {
-    if (configs.autoRedirect) checkout.leave(payment.status, payment);
+  // With autoRedirect a success returns the shopper at once; anything else, a payment still being
+  // processed included, shows the outcome page (which follows a pending payment until it settles).
+  const showResult = (payment: CheckoutPaymentView) => {
+    if (configs.autoRedirect && payment.status === 'Success') checkout.leave(payment.status, payment);
     else setView({ name: 'outcome', payment });
   };
   const mbwaySettled = (payment: CheckoutPaymentView) => {
-    if (payment.status === 'Success' || !configs.autoRedirect) paid(payment);
+    if (payment.status === 'Success' || !configs.autoRedirect) showResult(payment);
     else checkout.leave(payment.status, payment);
   };
 
@@ -272,7 +285,7 @@ function CheckoutFlow({
             </button>
           )}
           {view.name === 'methods' && <MethodList methods={methods} onChoose={(name) => setView({ name })} />}
-          {view.name === 'card' && <CardStep onPaid={paid} onBusyChange={setBusy} />}
+          {view.name === 'card' && <CardStep onResult={showResult} onBusyChange={setBusy} />}
           {view.name === 'multibanco' && (
             <MultibancoStep
               onReference={(payment) => setView({ name: 'reference', payment })}

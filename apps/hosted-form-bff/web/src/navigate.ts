@@ -1,5 +1,4 @@
 // Leaving the form for the merchant's redirectUrl, standalone or inside the merchant's iframe.
-import { isGuid } from '@byrd/contracts/browser';
 import { isHttpUrl } from './link.js';
 
 export interface RedirectParams {
@@ -44,17 +43,16 @@ export function leaveTo(url: string, params: RedirectParams, allowedOrigins: rea
 
 /**
  * Where a framed form must be for its order's CSP to apply: `{base}o/{orderId}/` with the same
- * fragment, or null when it is there already, is not framed, or the link names no order.
+ * fragment, or null when it is there already, is not framed, or the link names no order. `orderId`
+ * is the one readCheckoutLink read: the order the page would render.
  */
 export function framedOrderPage(
   location: { pathname: string; search: string; hash: string },
   framed: boolean,
   base: string,
+  orderId: string | null,
 ): string | null {
-  if (!framed) return null;
-  const query = location.hash.includes('?') ? location.hash.slice(location.hash.indexOf('?') + 1) : '';
-  const orderId = new URLSearchParams(query).get('orderId')?.trim().toLowerCase() ?? '';
-  if (!isGuid(orderId)) return null;
+  if (!framed || !orderId) return null;
   const path = `${base}o/${orderId}/`;
   return location.pathname === path ? null : `${path}${location.search}${location.hash}`;
 }

@@ -50,18 +50,19 @@ export async function authenticateWithBank(
   }
 }
 
-const SETTLED = new Set(['Success', 'Denied', 'Canceled', 'Error', 'TemporaryFailed']);
+/** Not yet answered by the acquirer: right after 3DS the payment gets there within seconds. */
+const BEFORE_ACQUIRER_ANSWER = new Set(['Created', 'Processing']);
 
-/** Reads the payment until it has an outcome (briefly: right after 3DS the outcome is there or close). */
+/**
+ * Reads the payment briefly, until the acquirer has answered. The answer may be "not known yet"
+ * (TemporaryFailed): that payment, like one still at the acquirer after this wait, is the
+ * processing page's to follow.
+ */
 export async function waitForOutcome(api: CheckoutApi, transactionId: string): Promise<CheckoutPaymentView> {
   let payment = await api.getPayment(transactionId);
-  for (let attempt = 0; attempt < 8 && !SETTLED.has(payment.status); attempt++) {
+  for (let attempt = 0; attempt < 8 && BEFORE_ACQUIRER_ANSWER.has(payment.status); attempt++) {
     await new Promise((resolve) => window.setTimeout(resolve, 1500));
     payment = await api.getPayment(transactionId);
   }
   return payment;
-}
-
-export function isSettled(payment: CheckoutPaymentView): boolean {
-  return SETTLED.has(payment.status);
 }

@@ -58,6 +58,8 @@ export interface CheckoutOrderView {
   saveCardOffered: boolean;
   /** Card payments only pre-authorise. */
   isPreAuth: boolean;
+  /** A payment attempt holds the order (its outcome may not be known yet): no other may start. */
+  paymentLocked: boolean;
   /** The 3DS browser SDK (ES module) the page imports for a challenge: `{threeds_url}/sdk.js`. */
   threeDSecureSdkUrl: string;
 }

@@ -60,6 +60,11 @@ export class CheckoutOrderViewSchema implements CheckoutOrderView {
   saveCardOffered!: boolean;
   @ApiProperty({ example: false })
   isPreAuth!: boolean;
+  @ApiProperty({
+    description: 'A payment attempt holds the order: the form shows it in progress',
+    example: false,
+  })
+  paymentLocked!: boolean;
   @ApiProperty({ example: 'https://gateway.example.com/3ds/sdk.js' })
   threeDSecureSdkUrl!: string;
 }

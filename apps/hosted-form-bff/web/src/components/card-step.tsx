@@ -13,6 +13,7 @@ import {
   onlyDigits,
 } from '../card.js';
 import { useCheckout } from '../context.js';
+import { isPending } from '../follow.js';
 import type { Messages } from '../i18n.js';
 import { authenticateWithBank, waitForOutcome } from '../three-ds.js';
 import { Field } from './field.js';
@@ -61,12 +62,15 @@ const API_FIELDS: Record<string, CardField> = {
 
 type ThreeDSPhase = 'idle' | 'checking' | 'challenge';
 
-/** The card form: number with brand, expiry, security code, holder, optional "save my card"; then 3DS. */
+/**
+ * The card form: number with brand, expiry, security code, holder, optional "save my card"; then 3DS.
+ * A payment that succeeded or is still being processed goes to `onResult`; a failed one stays here.
+ */
 export function CardStep({
-  onPaid,
+  onResult,
   onBusyChange,
 }: {
-  onPaid: (payment: CheckoutPaymentView) => void;
+  onResult: (payment: CheckoutPaymentView) => void;
   onBusyChange: (busy: boolean) => void;
 }) {
   const { order, api, t, amount, recheckOrder } = useCheckout();
@@ -172,7 +176,7 @@ export function CardStep({
     setBusyState(true);
     setFormError(null);
     announce(t.processing);
-    let paid = false;
+    let handedOn = false;
     try {
       let payment = await api.pay({
         type: 'card',
@@ -201,9 +205,9 @@ export function CardStep({
         setThreeDS('idle');
         payment = await waitForOutcome(api, payment.transactionId);
       }
-      if (payment.status === 'Success') {
-        paid = true;
-        onPaid(payment);
+      if (payment.status === 'Success' || beingProcessed(payment, authentication)) {
+        handedOn = true;
+        onResult(payment);
         return;
       }
       setValues((current) => ({ ...current, cvv: '' }));
@@ -233,7 +237,7 @@ export function CardStep({
         recheckOrder(error);
       }
     } finally {
-      if (!paid) {
+      if (!handedOn) {
         submitting.current = false;
         setBusyState(false);
       }
@@ -388,6 +392,15 @@ export function CardStep({
       </div>
     </section>
   );
+}
+
+/**
+ * Whether the attempt may hold the order now (at the acquirer, or its answer lost on the way back):
+ * the page then follows it, as another try could only be refused. A payment still Created after its
+ * 3DS broke off never reached the acquirer: the shopper may try again here.
+ */
+function beingProcessed(payment: CheckoutPaymentView, authentication: string | null): boolean {
+  return isPending(payment.status) && !(payment.status === 'Created' && authentication === null);
 }
 
 function invalidText(field: CardField, cvvSize: number, t: Messages): string {

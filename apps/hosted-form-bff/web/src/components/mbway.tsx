@@ -3,8 +3,8 @@ import { type CheckoutPaymentView, normalizeMbWayPhone } from '@byrd/contracts/b
 import { announce } from '../announce.js';
 import { ApiError } from '../api.js';
 import { useCheckout } from '../context.js';
+import { followPayment } from '../follow.js';
 import { formatPhone } from '../format.js';
-import { isSettled } from '../three-ds.js';
 import { usePaymentRequest } from './payment-request.js';
 import { Field } from './field.js';
 import { Alert, Button, ScreenTitle, Spinner, StatusMark } from './ui.js';
@@ -88,11 +88,7 @@ export function MbWayStep({
   );
 }
 
-const POLL_MS = 2500;
-/** After this long without an answer the page stops asking on its own (the request has long expired). */
-const GIVE_UP_MS = 10 * 60_000;
-
-/** Waits for the shopper to accept in the app, reading the payment every 2.5 s. */
+/** Waits for the shopper to accept in the app, reading the payment until it settles. */
 export function MbWayWaiting({
   payment,
   onSettled,
@@ -108,33 +104,13 @@ export function MbWayWaiting({
 
   useEffect(() => {
     announce(t.mbwayWaitingStatus);
-    let stopped = false;
-    let timer: number | undefined;
-    const startedAt = Date.now();
-    const poll = async () => {
-      try {
-        const current = await api.getPayment(payment.transactionId);
-        if (stopped) return;
-        if (isSettled(current)) {
-          settled.current(current);
-          return;
-        }
-      } catch {
-        // A failed read (network blip) is simply tried again on the next tick.
-      }
-      if (stopped) return;
-      if (Date.now() - startedAt > GIVE_UP_MS) {
+    return followPayment(api, payment.transactionId, {
+      onSettled: (current) => settled.current(current),
+      onGaveUp: () => {
         setStalled(true);
         announce(t.mbwayStillWaiting);
-        return;
-      }
-      timer = window.setTimeout(() => void poll(), POLL_MS);
-    };
-    timer = window.setTimeout(() => void poll(), POLL_MS);
-    return () => {
-      stopped = true;
-      window.clearTimeout(timer);
-    };
+      },
+    });
   }, [api, payment.transactionId, round, t]);
 
   const phone = formatPhone(payment.mbway?.phoneNumber ?? '');

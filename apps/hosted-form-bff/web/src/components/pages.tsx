@@ -3,30 +3,38 @@ import type { CheckoutOrderView, CheckoutPaymentView } from '@byrd/contracts/bro
 import { announce } from '../announce.js';
 import { lastFour } from '../card.js';
 import { useCheckout } from '../context.js';
+import { followPayment, isPending } from '../follow.js';
 import type { Messages } from '../i18n.js';
 import { Button, ScreenTitle, Spinner, StatusMark } from './ui.js';
 
-/** The form's own landing page (autoRedirect false): the payment as the backend reports it now. */
+/**
+ * The form's own landing page (autoRedirect false), and the page of a payment still being processed:
+ * the payment as the backend reports it, read again until it settles. With autoRedirect, a success
+ * seen here returns the shopper like any other.
+ */
 export function Outcome({ payment, onRetry }: { payment: CheckoutPaymentView; onRetry: () => void }) {
-  const { api, t, order, amount, leave } = useCheckout();
-  const [checked, setChecked] = useState<CheckoutPaymentView | null>(null);
+  const { api, t, order, amount, leave, configs } = useCheckout();
+  // A pending payment shows as such at once; a settled one is first checked with the backend.
+  const [checked, setChecked] = useState<CheckoutPaymentView | null>(
+    isPending(payment.status) ? payment : null,
+  );
 
-  useEffect(() => {
-    let stopped = false;
-    void api
-      .getPayment(payment.transactionId)
-      .catch(() => payment)
-      .then((current) => {
-        if (!stopped) setChecked(current);
-      });
-    return () => {
-      stopped = true;
-    };
-  }, [api, payment]);
+  useEffect(
+    () =>
+      followPayment(api, payment.transactionId, {
+        onRead: setChecked,
+        onSettled: (current) => {
+          if (configs.autoRedirect && current.status === 'Success') leave(current.status, current);
+        },
+        immediately: true,
+      }),
+    [api, payment.transactionId, configs.autoRedirect, leave],
+  );
 
+  const title = checked && outcomeTitle(checked, order, t);
   useEffect(() => {
-    if (checked) announce(outcomeTitle(checked, order, t));
-  }, [checked, order, t]);
+    if (title) announce(title);
+  }, [title]);
 
   if (!checked) {
     return (
@@ -38,11 +46,16 @@ export function Outcome({ payment, onRetry }: { payment: CheckoutPaymentView; on
     );
   }
   const success = checked.status === 'Success';
-  const pending = checked.status === 'Created' || checked.status === 'Processing';
+  const pending = isPending(checked.status);
   return (
-    <section class="step result" aria-labelledby="outcome-title" data-status={checked.status}>
+    <section
+      class="step result"
+      aria-labelledby="outcome-title"
+      aria-busy={pending ? 'true' : undefined}
+      data-status={checked.status}
+    >
       <StatusMark tone={success ? 'success' : pending ? 'waiting' : 'failure'} />
-      <ScreenTitle id="outcome-title">{outcomeTitle(checked, order, t)}</ScreenTitle>
+      <ScreenTitle id="outcome-title">{title}</ScreenTitle>
       <p class="lead">
         {success
           ? (order.isPreAuth ? t.authorizedText : t.successText)(amount, order.merchantName)
@@ -78,7 +91,7 @@ export function Outcome({ payment, onRetry }: { payment: CheckoutPaymentView; on
 
 function outcomeTitle(payment: CheckoutPaymentView, order: CheckoutOrderView, t: Messages): string {
   if (payment.status === 'Success') return order.isPreAuth ? t.authorizedTitle : t.successTitle;
-  if (payment.status === 'Created' || payment.status === 'Processing') return t.processingTitle;
+  if (isPending(payment.status)) return t.processingTitle;
   return t.failedTitle;
 }
 
