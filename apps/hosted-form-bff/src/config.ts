@@ -22,6 +22,8 @@ const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default
 
 export const checkoutConfigSchema = statelessConfigSchema.extend({
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3005),
+  /** Longer than the 30 s a shopper's payment may wait for payments: a stopping replica answers it. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(35_000),
   /**
    * Signs this service's `rpc.payments.create` requests (they carry the card): without it no card
    * can be paid, so the service refuses to start rather than fail at the first payment.
@@ -62,8 +64,13 @@ export const checkoutConfigSchema = statelessConfigSchema.extend({
   RATE_LIMIT_WINDOW_MS: positiveInt(60_000),
   /** Requests one client IP may make to the API per window (order reads, payment polls, cancel). */
   RATE_LIMIT_MAX: positiveInt(120),
-  /** Payment attempts (`POST .../payments`) one client IP may make per window: stops card testing. */
+  /**
+   * Payment attempts (`POST .../payments`) one client may make per window (an IPv6 client counts by
+   * its /64, which it owns whole): stops card testing.
+   */
   RATE_LIMIT_PAYMENTS_MAX: positiveInt(10),
+  /** Payment attempts on one order per window, from any address: card testing through one order link. */
+  RATE_LIMIT_ORDER_PAYMENTS_MAX: positiveInt(10),
   /**
    * Directory of the built page (`index.html`, `assets/`); default `dist/web` of this package (built
    * by `npm run build -w @byrd/hosted-form-bff`).

@@ -13,6 +13,7 @@ describe('hosted form page and API guards', () => {
         CHECKOUT_FRAME_ANCESTORS: "'self' https://shop.example.com https://*.merchant.example",
         RATE_LIMIT_MAX: '6',
         RATE_LIMIT_PAYMENTS_MAX: '2',
+        RATE_LIMIT_ORDER_PAYMENTS_MAX: '8',
         RATE_LIMIT_WINDOW_MS: '60000',
       },
     });
@@ -212,6 +213,26 @@ describe('hosted form page and API guards', () => {
     expect((await attempt(h.bffUrl, order, '203.0.113.11', '198.51.100.1')).status).toBe(400);
   });
 
+  it('counts an IPv6 shopper by its /64: a new address of its own network buys no attempts', async () => {
+    const order = await h.createOrder();
+    const statuses = [];
+    for (const host of ['a', 'b', 'c', 'd'])
+      statuses.push((await attempt(h.bffUrl, order, `2001:db8:1:2::${host}`, '198.51.100.1')).status);
+    expect(statuses).toEqual([400, 400, 429, 429]);
+    // Another network has attempts of its own.
+    expect((await attempt(h.bffUrl, order, '2001:db8:1:3::a', '198.51.100.1')).status).toBe(400);
+  });
+
+  it('limits the payment attempts on one order from any number of addresses (card testing through one link)', async () => {
+    const order = await h.createOrder();
+    const statuses = [];
+    for (let i = 0; i < 9; i += 1)
+      statuses.push((await attempt(h.bffUrl, order, `203.0.113.${40 + i}`, '198.51.100.1')).status);
+    expect(statuses).toEqual([400, 400, 400, 400, 400, 400, 400, 400, 429]);
+    // Another order of the same shoppers is not held back.
+    expect((await attempt(h.bffUrl, await h.createOrder(), '203.0.113.40', '198.51.100.1')).status).toBe(400);
+  });
+
   it('shares the counts between replicas: a shopper spread over two gets the limit once', async () => {
     const order = await h.createOrder();
     const replica = await h.startBffReplica();
@@ -221,9 +242,10 @@ describe('hosted form page and API guards', () => {
     }
     expect(statuses).toEqual([400, 400, 429, 429]);
     // Concurrent attempts on both replicas are each counted: of 6 at once from a fresh address, 2 pass.
+    const other = await h.createOrder();
     const burst = await Promise.all(
       [h.bffUrl, replica, h.bffUrl, replica, h.bffUrl, replica].map((base) =>
-        attempt(base, order, '203.0.113.21', '198.51.100.8'),
+        attempt(base, other, '203.0.113.21', '198.51.100.8'),
       ),
     );
     expect(burst.map((answer) => answer.status).sort()).toEqual([400, 400, 429, 429, 429, 429]);

@@ -186,6 +186,7 @@ export class CheckoutHarness {
         // Every test request comes from 127.0.0.1: a suite must not trip the limits by accident.
         RATE_LIMIT_MAX: '10000',
         RATE_LIMIT_PAYMENTS_MAX: '10000',
+        RATE_LIMIT_ORDER_PAYMENTS_MAX: '10000',
         ...options.bffEnv,
       });
       const bff = await startTestApp(AppModule.forRoot(bffConfig), SERVICE_NAME, bffConfig.TRUSTED_PROXIES);

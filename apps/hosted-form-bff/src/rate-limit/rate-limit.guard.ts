@@ -1,12 +1,13 @@
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
+import { isGuid } from '@byrd/contracts';
 import { RateLimiter, type RateLimitScope } from './rate-limiter.js';
 
 const RATE_LIMIT_SCOPE = 'checkout:rate-limit-scope';
 
 /** Also counts the route in a stricter scope than the API's (e.g. payment attempts). */
-export const RateLimited = (scope: Exclude<RateLimitScope, 'api'>) => SetMetadata(RATE_LIMIT_SCOPE, scope);
+export const RateLimited = (scope: 'payments') => SetMetadata(RATE_LIMIT_SCOPE, scope);
 
 /** Every API call counts against the client IP's API limit, and its route's own scope if any. */
 @Injectable()
@@ -18,9 +19,15 @@ export class RateLimitGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const scope = this.reflector.get<RateLimitScope | undefined>(RATE_LIMIT_SCOPE, context.getHandler());
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    // A payment attempt counts for its order too: a card tester may come from many addresses.
+    const scopes: RateLimitScope[] =
+      scope === 'payments' ? ['api', 'payments', 'order-payments'] : scope ? ['api', scope] : ['api'];
+    const { orderId } = (request.params ?? {}) as { orderId?: unknown };
     await this.limiter.check(
-      context.switchToHttp().getRequest<FastifyRequest>(),
-      scope ? ['api', scope] : ['api'],
+      request,
+      scopes,
+      isGuid(String(orderId)) ? String(orderId).toLowerCase() : undefined,
     );
     return true;
   }

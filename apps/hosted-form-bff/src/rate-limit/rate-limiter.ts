@@ -2,11 +2,15 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Kvm, type KV } from '@nats-io/kv';
+import ipaddr from 'ipaddr.js';
 import { ApiError, ErrorKind, isKvWriteConflict, NATS_CONTEXT, type NatsContext } from '@byrd/platform';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 
-/** Limit scopes: every API call counts in `api`; payment attempts also count in `payments`. */
-export type RateLimitScope = 'api' | 'payments';
+/**
+ * Limit scopes: every API call counts in `api`; payment attempts also count in `payments`, by
+ * client, and in `order-payments`, by the order they pay (whatever address they come from).
+ */
+export type RateLimitScope = 'api' | 'payments' | 'order-payments';
 
 /** A count lost to another replica's write is taken again; past this many tries the call is refused. */
 const MAX_COUNT_TRIES = 20;
@@ -42,14 +46,20 @@ export class RateLimiter implements OnApplicationBootstrap {
     this.kv = kv;
   }
 
-  /** Counts the request in each scope; over a limit → 429 BYRD206 (blocked by velocity) with Retry-After. */
-  async check(request: FastifyRequest, scopes: readonly RateLimitScope[]): Promise<void> {
-    const client = createHash('sha256').update(request.ip).digest('hex').slice(0, 32);
+  /**
+   * Counts the request in each scope; over a limit → 429 BYRD206 (blocked by velocity) with
+   * Retry-After. `orderId` is what `order-payments` counts by.
+   */
+  async check(request: FastifyRequest, scopes: readonly RateLimitScope[], orderId?: string): Promise<void> {
+    const client = hashed(clientOf(request.ip));
     for (const scope of scopes) {
+      const subject = scope === 'order-payments' ? orderId && hashed(orderId) : client;
+      if (!subject) continue;
       const now = Date.now();
-      const window = await this.count(`${scope}.${client}`, now);
+      const window = await this.count(`${scope}.${subject}`, now);
       if (window.count > this.limitOf(scope)) {
-        throw new ApiError(ErrorKind.RateLimited, 'Too many requests from this address; retry later', {
+        const about = scope === 'order-payments' ? 'on this order' : 'from this address';
+        throw new ApiError(ErrorKind.RateLimited, `Too many requests ${about}; retry later`, {
           retryAfter: Math.max(1, Math.ceil((window.start + this.config.RATE_LIMIT_WINDOW_MS - now) / 1000)),
         });
       }
@@ -57,7 +67,9 @@ export class RateLimiter implements OnApplicationBootstrap {
   }
 
   private limitOf(scope: RateLimitScope): number {
-    return scope === 'payments' ? this.config.RATE_LIMIT_PAYMENTS_MAX : this.config.RATE_LIMIT_MAX;
+    if (scope === 'payments') return this.config.RATE_LIMIT_PAYMENTS_MAX;
+    if (scope === 'order-payments') return this.config.RATE_LIMIT_ORDER_PAYMENTS_MAX;
+    return this.config.RATE_LIMIT_MAX;
   }
 
   /**
@@ -93,6 +105,22 @@ export class RateLimiter implements OnApplicationBootstrap {
       retryAfter: 1,
     });
   }
+}
+
+/**
+ * Who a client is, for its counts: its IPv4 address (also when written IPv4-mapped), or the /64 of
+ * its IPv6 address: a host gets a whole /64 and may take a new address in it for every request.
+ */
+export function clientOf(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  return `${ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/64`).toString()}/64`;
+}
+
+/** Keys carry a hash, never the address or order itself. */
+function hashed(value: string): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, 32);
 }
 
 interface CountWindow {
