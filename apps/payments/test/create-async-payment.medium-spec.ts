@@ -202,14 +202,20 @@ describe('CreateAsyncPayment (medium)', () => {
     });
   });
 
-  it('makes one MB WAY payment of an idempotency-key whose first request stalled past its lease', async () => {
-    const key = randomUUID();
+  /** The sandbox processor, recording the payments whose MB WAY request it pushed to a phone. */
+  function recordingPushes(): { pushed: string[]; processor: AsyncPaymentProvider } {
     const pushed: string[] = [];
     const processor = Object.assign(Object.create(new SandboxAsyncPaymentProvider()), {
       async requestMbWay({ transactionId }: { transactionId: string }) {
         pushed.push(transactionId);
       },
     }) as AsyncPaymentProvider;
+    return { pushed, processor };
+  }
+
+  it('makes one MB WAY payment of an idempotency-key whose first request stalled past its lease', async () => {
+    const key = randomUUID();
+    const { pushed, processor } = recordingPushes();
     // The first request stalls right after finding no payment of its key, until the merchant's
     // retry (the key's lease ran out) has looked and found none either.
     let retryLooked!: () => void;
@@ -241,12 +247,7 @@ describe('CreateAsyncPayment (medium)', () => {
 
   it('refuses (BYRD900) the stalled request of a key whose retry asked for another phone, pushing once', async () => {
     const key = randomUUID();
-    const pushed: string[] = [];
-    const processor = Object.assign(Object.create(new SandboxAsyncPaymentProvider()), {
-      async requestMbWay({ transactionId }: { transactionId: string }) {
-        pushed.push(transactionId);
-      },
-    }) as AsyncPaymentProvider;
+    const { pushed, processor } = recordingPushes();
     // The first request stalls right after finding no payment of its key; the merchant's retry (the
     // key's lease ran out), for another phone, looks after it and completes meanwhile.
     let firstLooked!: () => void;
