@@ -53,7 +53,7 @@ describe('CreateAsyncPayment (medium)', () => {
     provider: AsyncPaymentProvider,
     {
       key,
-      payer = new PayerResolver(medium.rpc()),
+      payer = new PayerResolver(medium.rpc(), medium.dataSource),
       phoneNumber = '912345678',
     }: { key?: string; payer?: PayerResolver; phoneNumber?: string } = {},
   ) =>
@@ -230,7 +230,7 @@ describe('CreateAsyncPayment (medium)', () => {
         else retryLooked();
         return super.resolve(actor, request);
       }
-    })(medium.rpc());
+    })(medium.rpc(), medium.dataSource);
 
     const answers = await Promise.all([
       createWith(processor, { key, payer }),
@@ -265,7 +265,7 @@ describe('CreateAsyncPayment (medium)', () => {
         } else await looked;
         return super.resolve(actor, request);
       }
-    })(medium.rpc());
+    })(medium.rpc(), medium.dataSource);
 
     const stalled = createWith(processor, { key, payer });
     const retry = createWith(processor, { key, payer, phoneNumber: '961234567' }).finally(retryDone);

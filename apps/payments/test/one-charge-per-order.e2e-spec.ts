@@ -189,6 +189,33 @@ describe('one charge per order', () => {
     expect((await h.getOrder(orderId)).body.status).toBe('canceled');
   });
 
+  it('lets go of a lock its holder no longer needs when the order never heard the holder ended', async () => {
+    // What a lost lock reply leaves (NATS away): orders committed the lock for an attempt that
+    // payments then ended Error, and neither the unlock nor the attempt's event has reached orders.
+    const { body: order } = await h.createOrder();
+    const { body: attempt } = await h.request('POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      orderId: order.orderId,
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+    await db.query(`UPDATE transactions SET status = 'Error', code = 'BYRD299' WHERE id = $1`, [
+      attempt.transactionId,
+    ]);
+    await h.rpcAs('payments').call('rpc.orders.lockPayment', {
+      orderId: order.orderId,
+      merchantId: h.merchant.merchantId,
+      transactionId: attempt.transactionId,
+    });
+
+    // The merchant's next try is charged, not refused (and its refusal kept under its key for a day).
+    const paid = await h.pay(FRICTIONLESS, { orderId: order.orderId }, { 'idempotency-key': randomUUID() });
+    expect(paid.status).toBe(201);
+    expect(paid.body.status).toBe('Success');
+    await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+  });
+
   it('a declined attempt gives the order back at once: the next one may pay it', async () => {
     const { orderId } = await newOrder();
     const declined = await h.pay('4000000000000002', { orderId });

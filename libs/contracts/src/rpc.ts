@@ -127,6 +127,11 @@ export interface OrderSummary {
   isPreAuth: boolean;
   /** A payment attempt holds the order (at the acquirer now, or its money is held): no other may start. */
   paymentLocked: boolean;
+  /**
+   * The attempt holding it (absent from an older orders): payments lets go of a lock whose holder
+   * it knows ended without money, when orders has not heard of that end yet.
+   */
+  paymentLockedBy?: string | null;
 }
 
 /** `rpc.orders.embedding` request: the order of a page being served (the checkout key stays in the browser). */

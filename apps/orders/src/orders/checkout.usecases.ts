@@ -64,6 +64,7 @@ export class GetCheckoutOrder {
       tokenOptions: paymentOptions.tokenOptions ?? null,
       isPreAuth: paymentOptions.cardOptions?.isPreAuth ?? false,
       paymentLocked: order.paymentLockId !== null,
+      paymentLockedBy: order.paymentLockId,
     };
   }
 }

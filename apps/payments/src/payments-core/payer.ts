@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import {
+  isGuid,
   OPEN_ORDER_STATUSES,
+  RpcSubjects,
   reconcileAmounts,
   type CreatePaymentRequest,
   type InitiatedFrom,
@@ -8,7 +10,10 @@ import {
   type OrderSummary,
   type PaymentType,
 } from '@byrd/contracts';
+import { DataSource } from 'typeorm';
 import { ApiError, type MerchantContext, Refusal, Rpc } from '@byrd/platform';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { NO_MONEY_HELD } from './order-lock.js';
 
 /** Who is paying: a merchant's backend (API key) or a browser holding an order's checkout key. */
 export type PaymentActor = { merchant: MerchantContext } | { checkoutKey: string };
@@ -27,7 +32,10 @@ export interface Payer {
  */
 @Injectable()
 export class PayerResolver {
-  constructor(private readonly rpc: Rpc) {}
+  constructor(
+    private readonly rpc: Rpc,
+    private readonly dataSource: DataSource,
+  ) {}
 
   async resolve(actor: PaymentActor, request: Pick<CreatePaymentRequest, 'orderId'>): Promise<Payer> {
     let order: OrderSummary | null = null;
@@ -48,7 +56,7 @@ export class PayerResolver {
     }
     // Refused early, before any 3DS: the lock itself is taken right before the acquirer is asked
     // (PaymentAuthorizer), and only that decides between attempts racing past this check.
-    if (order?.paymentLocked) {
+    if (order?.paymentLocked && !(await this.releasedStaleLock(order))) {
       throw Refusal.notAllowed(
         `Order ${order.orderId} has another payment in progress, or it is already paid`,
       );
@@ -56,6 +64,27 @@ export class PayerResolver {
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
     const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
     return { merchantId, mode, order, initiatedFrom };
+  }
+
+  /**
+   * Lets go of the order's lock when its holder is one of our attempts that already ended without
+   * money: its unlock and its event are on their way (a lock reply lost while NATS was away), and
+   * until they arrive every new attempt would be refused, the refusal kept under its key for a day.
+   * The unlock is the conditional no-op orders applies when that event comes. True when it let go.
+   */
+  private async releasedStaleLock(order: OrderSummary): Promise<boolean> {
+    const holder = order.paymentLockedBy;
+    if (!holder || !isGuid(holder)) return false;
+    const attempt = await this.dataSource
+      .getRepository(Transaction)
+      .findOneBy({ id: holder, merchantId: order.merchantId });
+    if (!attempt || !NO_MONEY_HELD.includes(attempt.status)) return false;
+    const { lockedBy } = await this.rpc.call(RpcSubjects.OrdersUnlockPayment, {
+      orderId: order.orderId,
+      merchantId: order.merchantId,
+      transactionId: holder,
+    });
+    return lockedBy === null;
   }
 
   /** The order a checkout key opens, whatever its state (404 when it opens none). */
