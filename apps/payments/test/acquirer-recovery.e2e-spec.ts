@@ -227,10 +227,7 @@ describe('acquirer calls cut off are recovered', () => {
     expect(retried.status).toBe(200);
     expect(retried.body).toMatchObject({ transactionId, code: 'BYRD201' });
     // Its answer lost again, the same key with another card is another request: refused.
-    await db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
-      h.merchant.merchantId,
-      key,
-    ]);
+    await h.loseAnswer(key);
     const other = await h.request(
       'POST',
       `/api/v2/payment/${transactionId}/pay`,
@@ -261,10 +258,7 @@ describe('acquirer calls cut off are recovered', () => {
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ code: 'BYRD207', status: 'Created' });
     // What a process killed after the commit leaves: the payment, but no stored answer for the key.
-    await db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
-      h.merchant.merchantId,
-      key,
-    ]);
+    await h.loseAnswer(key);
 
     const retried = await h.pay(CHALLENGE, { orderRef }, { 'idempotency-key': key });
     expect(retried.status).toBe(201);
@@ -279,10 +273,7 @@ describe('acquirer calls cut off are recovered', () => {
       ['4242424242424242', {}],
       [CHALLENGE, { amount: '30.00' }],
     ] as const) {
-      await db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
-        h.merchant.merchantId,
-        key,
-      ]);
+      await h.loseAnswer(key);
       const other = await h.pay(card, { orderRef, ...overrides }, { 'idempotency-key': key });
       expect({ status: other.status, code: other.body.code }).toEqual({ status: 422, code: 'BYRD900' });
     }
@@ -445,7 +436,7 @@ describe('acquirer calls cut off are recovered', () => {
     expect(first.status).toBe(200);
     expect(first.body.status).toBe('Success');
     // What a process killed after the commit leaves: the refund, but no stored answer for the key.
-    await db.query(`DELETE FROM idempotency_keys WHERE key = $1`, [key]);
+    await h.loseAnswer(key);
 
     const answers = await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -472,7 +463,7 @@ describe('acquirer calls cut off are recovered', () => {
     expect(refunded).toBe('3500');
 
     // The same key for another amount is refused, as the key's stored answer would have been.
-    await db.query(`DELETE FROM idempotency_keys WHERE key = $1`, [key]);
+    await h.loseAnswer(key);
     const other = await refund({ amount: '40.00' });
     expect(other.status).toBe(422);
     expect(other.body.code).toBe('BYRD900');

@@ -123,24 +123,18 @@ describe('sandbox chargebacks over HTTP', () => {
 
   it('answers a retry whose first answer was lost with the chargeback as it stands: opened once, moved once', async () => {
     const db = h.payments.get(DataSource);
-    /** What a process killed after the commit leaves: the change, but no stored answer for its key. */
-    const loseAnswer = (key: string) =>
-      db.query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
-        h.merchant.merchantId,
-        key,
-      ]);
     const { transactionId } = await paidOrder();
     const openKey = randomUUID();
     const opened = await h.openChargeback({ transactionId, amount: '10.00' }, { 'idempotency-key': openKey });
     expect(opened.status).toBe(201);
-    await loseAnswer(openKey);
+    await h.loseAnswer(openKey);
     const reopened = await h.openChargeback(
       { transactionId, amount: '10.00' },
       { 'idempotency-key': openKey },
     );
     expect(reopened.status).toBe(201);
     expect(reopened.body).toMatchObject({ chargebackId: opened.body.chargebackId, isoAmount: 1000 });
-    await loseAnswer(openKey);
+    await h.loseAnswer(openKey);
     const otherAmount = await h.openChargeback(
       { transactionId, amount: '5.00' },
       { 'idempotency-key': openKey },
@@ -155,7 +149,7 @@ describe('sandbox chargebacks over HTTP', () => {
     expect((await h.moveChargeback(chargebackId, 'disputing', { 'idempotency-key': moveKey })).status).toBe(
       200,
     );
-    await loseAnswer(moveKey);
+    await h.loseAnswer(moveKey);
     const moved = await h.moveChargeback(chargebackId, 'disputing', { 'idempotency-key': moveKey });
     expect(moved.status).toBe(200);
     expect(moved.body).toMatchObject({ chargebackId, status: 'Disputing' });

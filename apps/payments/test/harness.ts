@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource } from 'typeorm';
 import { AppModule as OrdersAppModule, ordersConfigSchema, type OrdersConfig } from '@byrd/orders';
 import { loadConfig, Rpc, RpcIdentity } from '@byrd/platform';
 import {
@@ -120,6 +121,16 @@ export class PaymentsHarness {
    * The platform RPC client of another service, signing as it with this run's keys: what the hosted
    * form's backend (`hosted-form-bff`) uses to call `rpc.payments.*`.
    */
+  /**
+   * What a process killed after its commit leaves: the change made, but no stored answer for the
+   * request's idempotency-key (`scope`: the merchant, or `checkout:<checkoutKey>` for a browser).
+   */
+  async loseAnswer(key: string, scope = this.merchant.merchantId): Promise<void> {
+    await this.payments
+      .get(DataSource)
+      .query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [scope, key]);
+  }
+
   rpcAs(service: string): Rpc {
     const identity = RpcIdentity.fromConfig(service, {
       RPC_SIGNING_KEY: this.env.rpcKeyPair(service).privateKey,

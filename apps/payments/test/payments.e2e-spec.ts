@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { futureExpiry, metricValue, type EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -151,12 +150,7 @@ describe('card payments over HTTP', () => {
     const paid = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
     expect(paid.body).toMatchObject({ code: 'BYRD207', action: { type: 'redirect' } });
     // What a process killed after the commit leaves: the card on the payment, no stored answer.
-    await h.payments
-      .get(DataSource)
-      .query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [
-        `checkout:${order.checkoutKey}`,
-        key,
-      ]);
+    await h.loseAnswer(key, `checkout:${order.checkoutKey}`);
 
     const retried = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
     expect(retried.status).toBe(200);
