@@ -224,6 +224,37 @@ describe('orders over HTTP', () => {
       expect(rows[0].n).toBe(1);
     });
 
+    it('claims the keys of requests arriving together in one statement: several keys, each sent five times at once, make one order each', async () => {
+      // Claims of concurrent requests are written together: a key twice in one statement, or two
+      // statements taking the same keys in another order, must not fail or deadlock (a 500, or a
+      // request stuck until the database breaks the deadlock).
+      const keys = Array.from({ length: 8 }, () => randomUUID());
+      const sends = keys.flatMap((key, i) =>
+        Array.from({ length: 5 }, () => ({
+          key,
+          payload: { amount: `${10 + i}.00`, currency: 'EUR', orderRef: `batch-${key}` },
+        })),
+      );
+      const answers = await Promise.all(
+        [...sends, ...[...sends].reverse()].map(({ key, payload }) =>
+          h.request('POST', '/api/v2/orders', payload, { 'idempotency-key': key }),
+        ),
+      );
+      expect(answers.map((a) => a.status).filter((status) => status !== 201 && status !== 409)).toEqual([]);
+      const db = h.app.get(DataSourceToken);
+      for (const key of keys) {
+        const rows = await db.query('SELECT count(*)::int AS n FROM orders WHERE order_ref = $1', [
+          `batch-${key}`,
+        ]);
+        expect(rows[0].n).toBe(1);
+        const replay = await h.request('POST', '/api/v2/orders', sends.find((s) => s.key === key)!.payload, {
+          'idempotency-key': key,
+        });
+        expect(replay.status).toBe(201);
+        expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      }
+    });
+
     it('forgets a key after 24 hours', async () => {
       const key = randomUUID();
       const first = await h.createOrder({ amount: '10.00' }, { 'idempotency-key': key });

@@ -4,7 +4,7 @@ import {
   checkCard,
   IDEMPOTENCY_RETENTION_MS,
   lockKeyInTransaction,
-  queryPrepared,
+  queryReplanned,
   Refusal,
 } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -20,8 +20,10 @@ export interface RetriedPayment {
 
 /**
  * The newest payment (not a capture or refund whose own request used the key) of a merchant's
- * idempotency-key, within the key's retention, that did not end without money. One prepared
- * statement on the key's index: every request that sends a key asks it.
+ * idempotency-key, within the key's retention, that did not end without money. Every request that
+ * sends a key asks it, planned for each call (`queryReplanned`): a prepared statement's cached plan,
+ * made while the table was young and had no statistics, may walk every payment of the merchant by
+ * another of its indexes (seen: thousands of rows read per request) until the table is analyzed.
  */
 const LIVE_PAYMENT_OF_KEY = `
   SELECT id FROM transactions
@@ -43,7 +45,7 @@ async function livePaymentOfKey(
   idempotencyKey: string,
 ): Promise<string | null> {
   const values = livePaymentOfKeyValues(merchantId, idempotencyKey);
-  const [row] = await queryPrepared<{ id: string }>(dataSource, LIVE_PAYMENT_OF_KEY, values);
+  const [row] = await queryReplanned<{ id: string }>(dataSource, LIVE_PAYMENT_OF_KEY, values);
   return row?.id ?? null;
 }
 
@@ -149,7 +151,8 @@ const CHARGING_PAYMENT_OF_KEY = `
  */
 export async function anotherPaymentOfKey(dataSource: DataSource, payment: Transaction): Promise<boolean> {
   if (!payment.idempotencyKey) return false;
-  const rows = await queryPrepared(dataSource, CHARGING_PAYMENT_OF_KEY, [
+  // Planned for each call, as LIVE_PAYMENT_OF_KEY.
+  const rows = await queryReplanned(dataSource, CHARGING_PAYMENT_OF_KEY, [
     payment.merchantId,
     payment.idempotencyKey,
     IDEMPOTENCY_RETENTION_MS,

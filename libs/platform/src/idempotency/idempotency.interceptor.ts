@@ -17,7 +17,7 @@ import type { FastifyReply } from 'fastify';
 import { catchError, finalize, from, mergeMap, of, throwError, type Observable } from 'rxjs';
 import { DataSource, MoreThan, type EntityManager, type FindOperator } from 'typeorm';
 import { columnsOf, GroupCommit } from '../database/group-commit.js';
-import { queryPrepared } from '../database/prepared.js';
+import { queryPrepared, queryReplanned } from '../database/prepared.js';
 import { ApiError } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
 import { toErrorResponse, type ErrorBody } from '../errors/error-body.js';
@@ -101,6 +101,45 @@ const STORE_ANSWERS = `
    WHERE k.merchant_id = a.scope AND k.key = a.key AND k.lease_owner = a.owner`;
 /** A key held by one running request (`owner`). */
 type Lease = { scope: string; key: string; owner: string };
+/** A key to claim: the statement's parameters, a column each. */
+type ClaimRow = [scope: string, key: string, hash: string, owner: string];
+
+/**
+ * Claims a batch of keys, each as in progress leased to its request: a new key, one older than the
+ * retention period, or one whose running request's lease ran out (that request died or could not
+ * release it). Returns the owners that got their key.
+ *
+ * Its commit does not wait for the WAL flush (`synchronous_commit` off for this statement's own
+ * transaction): other requests see the claims at once all the same, and whatever a request then
+ * writes is committed after it, synchronously, which flushes its claim too. A database crash can
+ * only forget a claim nothing durable came of. The stored answer (`complete`) stays synchronous.
+ */
+const CLAIM_KEYS = `
+  INSERT INTO idempotency_keys (merchant_id, key, request_hash, lease_owner, lease_until)
+  SELECT c.scope, c.key, c.hash, c.owner, now() + $5 * interval '1 millisecond'
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[]) AS c(scope, key, hash, owner)
+   WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL
+  ON CONFLICT (merchant_id, key) DO UPDATE
+    SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL,
+        created_at = now(), lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
+    WHERE idempotency_keys.created_at < now() - interval '${RETENTION}'
+       OR (idempotency_keys.response_status IS NULL
+           AND (idempotency_keys.lease_until IS NULL OR idempotency_keys.lease_until < now()))
+  RETURNING lease_owner::text AS owner`;
+
+/**
+ * The rows one claim statement can take: the first request of each key (a statement may not touch
+ * a row twice; the others of the key find it taken), in key order, so that two batches sharing
+ * keys lock them in the same order and never deadlock.
+ */
+function claimableOf(rows: readonly ClaimRow[]): ClaimRow[] {
+  const firstOfKey = new Map<string, ClaimRow>();
+  for (const row of rows) {
+    const id = `${row[0]}\u0000${row[1]}`;
+    if (!firstOfKey.has(id)) firstOfKey.set(id, row);
+  }
+  return [...firstOfKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+}
 
 /**
  * DESIGN.md "Idempotency": the first answer to a POST with an `idempotency-key` is stored per
@@ -116,9 +155,23 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   private purgeTimer?: NodeJS.Timeout;
 
   private readonly leaseMs: number;
+  // Claims and answers of requests running together each share one statement (group commit).
+  private readonly claims = new GroupCommit<ClaimRow, boolean>(
+    async (rows) => {
+      const claimable = claimableOf(rows);
+      const claimed = await queryPrepared<{ owner: string }>(this.dataSource, CLAIM_KEYS, [
+        ...columnsOf(claimable),
+        this.leaseMs,
+      ]);
+      const owners = new Set(claimed.map((row) => row.owner));
+      return rows.map((row) => owners.has(row[3]));
+    },
+    { maxBatch: 64, maxInFlight: 2 },
+  );
   private readonly answers = new GroupCommit<AnswerRow, void>(
     async (rows) => {
-      await queryPrepared(this.dataSource, STORE_ANSWERS, columnsOf(rows));
+      // Planned for each batch: a plan cached while the table was small scans all of it later.
+      await queryReplanned(this.dataSource, STORE_ANSWERS, columnsOf(rows));
       return rows.map(() => undefined);
     },
     { maxBatch: 64, maxInFlight: 2 },
@@ -185,31 +238,11 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
   }
 
   /**
-   * Inserts the key as in progress, leased to this request; returns the earlier answer when the key
-   * is already taken. One statement claims a new key, takes over one older than the retention
-   * period, or one whose running request's lease ran out (that request died or could not release it).
-   *
-   * Its commit does not wait for the WAL flush (`synchronous_commit` off for this statement's own
-   * transaction): other requests see the claim at once all the same, and whatever the request then
-   * writes is committed after it, synchronously, which flushes the claim too. A database crash can
-   * only forget a claim nothing durable came of. The stored answer (`complete`) stays synchronous.
+   * Claims the key for this request (see CLAIM_KEYS); returns the earlier answer when the key is
+   * already taken.
    */
   private async claim(lease: Lease, hash: string): Promise<StoredAnswer | null> {
-    const inserted = await queryPrepared(
-      this.dataSource,
-      `INSERT INTO idempotency_keys (merchant_id, key, request_hash, lease_owner, lease_until)
-       SELECT $1, $2, $3, $4, now() + $5 * interval '1 millisecond'
-        WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL
-       ON CONFLICT (merchant_id, key) DO UPDATE
-         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL,
-             created_at = now(), lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
-         WHERE idempotency_keys.created_at < now() - interval '${RETENTION}'
-            OR (idempotency_keys.response_status IS NULL
-                AND (idempotency_keys.lease_until IS NULL OR idempotency_keys.lease_until < now()))
-       RETURNING key`,
-      [lease.scope, lease.key, hash, lease.owner, this.leaseMs],
-    );
-    if (inserted.length > 0) return null;
+    if (await this.claims.submit([lease.scope, lease.key, hash, lease.owner])) return null;
     const rows = await queryPrepared<StoredAnswer>(
       this.dataSource,
       `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
