@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { futureExpiry, metricValue, type EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -167,6 +168,34 @@ describe('card payments over HTTP', () => {
       { ...anonymous, 'idempotency-key': randomUUID() },
     );
     expect(otherKey.status).toBe(422);
+  });
+
+  it('answers retries of many keys sent at once, each with its own payment, beside requests of new keys', async () => {
+    // The look-ups of the keys of requests running together are asked in one statement: each request
+    // must still get its own key's payment, and a new key none.
+    const card = '5448280000000007';
+    const keys = Array.from({ length: 12 }, () => randomUUID());
+    const bodyOf = (key: string) => ({ orderRef: `many-${key.slice(0, 8)}` });
+    const send = (key: string) => h.pay(card, bodyOf(key), { 'idempotency-key': key });
+    const first = await Promise.all(keys.map(send));
+    expect(first.map((answer) => answer.body.status)).toEqual(keys.map(() => 'Success'));
+    for (const key of keys) await h.loseAnswer(key);
+
+    const fresh = Array.from({ length: 12 }, () => randomUUID());
+    const answers = await Promise.all(keys.flatMap((key, i) => [send(key), send(fresh[i])]));
+    const retried = answers.filter((_, i) => i % 2 === 0);
+    const created = answers.filter((_, i) => i % 2 === 1);
+    expect(retried.map((answer) => answer.body.transactionId)).toEqual(
+      first.map((answer) => answer.body.transactionId),
+    );
+    expect(created.map((answer) => answer.body.status)).toEqual(fresh.map(() => 'Success'));
+    const rows = await h.payments
+      .get(DataSource)
+      .query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM transactions WHERE idempotency_key = ANY ($1)`,
+        [[...keys, ...fresh]],
+      );
+    expect(rows[0].n).toBe(24);
   });
 
   it('refuses a second payment of an order whose pre-authorisation is held, until it is released', async () => {

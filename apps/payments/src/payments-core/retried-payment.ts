@@ -2,6 +2,8 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { reconcileAmounts, type CreatePaymentRequest } from '@byrd/contracts';
 import {
   checkCard,
+  columnsOf,
+  GroupCommit,
   IDEMPOTENCY_RETENTION_MS,
   lockKeyInTransaction,
   queryReplanned,
@@ -20,10 +22,7 @@ export interface RetriedPayment {
 
 /**
  * The newest payment (not a capture or refund whose own request used the key) of a merchant's
- * idempotency-key, within the key's retention, that did not end without money. Every request that
- * sends a key asks it, planned for each call (`queryReplanned`): a prepared statement's cached plan,
- * made while the table was young and had no statistics, may walk every payment of the merchant by
- * another of its indexes (seen: thousands of rows read per request) until the table is analyzed.
+ * idempotency-key, within the key's retention, that did not end without money.
  */
 const LIVE_PAYMENT_OF_KEY = `
   SELECT id FROM transactions
@@ -39,14 +38,73 @@ const livePaymentOfKeyValues = (merchantId: string, idempotencyKey: string) => [
   NO_MONEY_HELD,
 ];
 
-async function livePaymentOfKey(
-  dataSource: DataSource,
-  merchantId: string,
-  idempotencyKey: string,
-): Promise<string | null> {
-  const values = livePaymentOfKeyValues(merchantId, idempotencyKey);
-  const [row] = await queryReplanned<{ id: string }>(dataSource, LIVE_PAYMENT_OF_KEY, values);
-  return row?.id ?? null;
+/** LIVE_PAYMENT_OF_KEY for a batch of keys: the 1-based position of each key that has one, and its id. */
+const LIVE_PAYMENTS_OF_KEYS = `
+  SELECT k.i::int AS i, p.id
+    FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(merchant_id, key, i)
+   CROSS JOIN LATERAL (
+         SELECT id FROM transactions t
+          WHERE t.merchant_id = k.merchant_id AND t.idempotency_key = k.key
+            AND t.source_transaction_id IS NULL
+            AND t.created_at > now() - $3 * interval '1 millisecond' AND t.status <> ALL ($4::text[])
+          ORDER BY t.created_at DESC
+          LIMIT 1) p`;
+
+/**
+ * Another payment of a key that the acquirer was asked for or that took money: in flight
+ * (`acquirer_pending_since`) or Success. One still waiting for its shopper's 3DS challenge is not:
+ * it reaches the acquirer only through this same check, once its challenge is answered. For a batch
+ * of payments: the 1-based positions of those that have one.
+ */
+const CHARGING_PAYMENTS_OF_KEYS = `
+  SELECT k.i::int AS i
+    FROM unnest($1::text[], $2::text[], $3::uuid[]) WITH ORDINALITY AS k(merchant_id, key, id, i)
+   WHERE EXISTS (
+         SELECT 1 FROM transactions t
+          WHERE t.merchant_id = k.merchant_id AND t.idempotency_key = k.key
+            AND t.source_transaction_id IS NULL
+            AND t.created_at > now() - $4 * interval '1 millisecond' AND t.id <> k.id
+            AND (t.status = 'Success' OR t.acquirer_pending_since IS NOT NULL))`;
+
+interface KeyLookups {
+  live: GroupCommit<[merchantId: string, key: string], string | null>;
+  charging: GroupCommit<[merchantId: string, key: string, paymentId: string], boolean>;
+}
+
+/**
+ * Every request that sends a key asks both look-ups, so those of requests running together are
+ * asked in one statement (`GroupCommit`, here for reads), planned for each batch
+ * (`queryReplanned`): a prepared statement's cached plan, made while the table was young and had no
+ * statistics, walked every payment of the merchant by another index (thousands of rows per request)
+ * until the table was analysed.
+ */
+const keyLookups = new WeakMap<DataSource, KeyLookups>();
+const LOOKUP_BATCH = { maxBatch: 64, maxInFlight: 2 };
+
+function keyLookupsOf(dataSource: DataSource): KeyLookups {
+  let lookups = keyLookups.get(dataSource);
+  if (lookups) return lookups;
+  lookups = {
+    live: new GroupCommit(async (keys) => {
+      const found = await queryReplanned<{ i: number; id: string }>(dataSource, LIVE_PAYMENTS_OF_KEYS, [
+        ...columnsOf(keys),
+        IDEMPOTENCY_RETENTION_MS,
+        NO_MONEY_HELD,
+      ]);
+      const idAt = new Map(found.map(({ i, id }) => [i, id]));
+      return keys.map((_, index) => idAt.get(index + 1) ?? null);
+    }, LOOKUP_BATCH),
+    charging: new GroupCommit(async (payments) => {
+      const found = await queryReplanned<{ i: number }>(dataSource, CHARGING_PAYMENTS_OF_KEYS, [
+        ...columnsOf(payments),
+        IDEMPOTENCY_RETENTION_MS,
+      ]);
+      const charging = new Set(found.map(({ i }) => i));
+      return payments.map((_, index) => charging.has(index + 1));
+    }, LOOKUP_BATCH),
+  };
+  keyLookups.set(dataSource, lookups);
+  return lookups;
 }
 
 /**
@@ -64,7 +122,7 @@ export async function retriedPayment(
 ): Promise<RetriedPayment> {
   const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
   if (!merchantId || !idempotencyKey) return { key: undefined, earlier: null };
-  const id = await livePaymentOfKey(dataSource, merchantId, idempotencyKey);
+  const id = await keyLookupsOf(dataSource).live.submit([merchantId, idempotencyKey]);
   const earlier = id ? await dataSource.getRepository(Transaction).findOneByOrFail({ id }) : null;
   if (earlier) assertSameRequest(earlier, request);
   return { key: idempotencyKey, earlier };
@@ -129,18 +187,6 @@ export async function retriedPaymentUnderKeyLock(
 }
 
 /**
- * Another payment of a key that the acquirer was asked for or that took money: in flight
- * (`acquirer_pending_since`) or Success. One still waiting for its shopper's 3DS challenge is not:
- * it reaches the acquirer only through this same check, once its challenge is answered.
- */
-const CHARGING_PAYMENT_OF_KEY = `
-  SELECT 1 FROM transactions
-   WHERE merchant_id = $1 AND idempotency_key = $2 AND source_transaction_id IS NULL
-     AND created_at > now() - $3 * interval '1 millisecond' AND id <> $4
-     AND (status = 'Success' OR acquirer_pending_since IS NOT NULL)
-   LIMIT 1`;
-
-/**
  * Whether another payment of this payment's idempotency-key, within the key's retention, is being
  * charged or took money. Asked once this one is committed in flight, before the acquirer is: two
  * requests of one key both get that far when the first stalled (a paused replica) past its key's
@@ -151,12 +197,5 @@ const CHARGING_PAYMENT_OF_KEY = `
  */
 export async function anotherPaymentOfKey(dataSource: DataSource, payment: Transaction): Promise<boolean> {
   if (!payment.idempotencyKey) return false;
-  // Planned for each call, as LIVE_PAYMENT_OF_KEY.
-  const rows = await queryReplanned(dataSource, CHARGING_PAYMENT_OF_KEY, [
-    payment.merchantId,
-    payment.idempotencyKey,
-    IDEMPOTENCY_RETENTION_MS,
-    payment.id,
-  ]);
-  return rows.length > 0;
+  return keyLookupsOf(dataSource).charging.submit([payment.merchantId, payment.idempotencyKey, payment.id]);
 }
