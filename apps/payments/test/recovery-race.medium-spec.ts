@@ -68,6 +68,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider()),
     );
     recovery = new RecoverAcquirerCalls(
+      dataSource,
       medium.transactions,
       racing,
       config,
@@ -117,6 +118,42 @@ describe('the recovery racing a live acquirer call (medium)', () => {
     expect(liveRecorded).toBe(false);
     expect(await medium.reload(live.id)).toMatchObject({ status: 'Error', acquirerPendingSince: null });
     expect(await eventsOf(live.id)).toEqual(['transaction.payment.error']);
+  });
+
+  it('never lets a second recovery record Success for a call that a stalled one then voids', async () => {
+    const live = medium.orderless(`merchant-${randomUUID()}`, 2500);
+    markInFlight(live, AN_HOUR_AGO());
+    await medium.insert(live);
+    const timePasses = () =>
+      medium.dataSource.query(
+        `UPDATE transactions SET acquirer_pending_since = now() - interval '1 hour' WHERE id = $1`,
+        [live.id],
+      );
+
+    let second: number | undefined;
+    hooks.afterLookup = async () => {
+      delete hooks.afterLookup; // the first recovery's lookup only, which found nothing
+      // It stalls here: the live call lands at the acquirer, the recovery's delay passes, and another
+      // replica's recovery runs.
+      await sandbox.authorize({
+        reference: live.id,
+        merchantMode: 'sandbox',
+        operation: 'Payment',
+        isoAmount: 2500,
+        currency: 'EUR',
+        card: CARD,
+      });
+      await timePasses();
+      second = await recovery.execute();
+    };
+    await recovery.execute(); // goes on to void the call
+    await timePasses();
+    await recovery.execute(); // a later sweep settles what the acquirer holds
+
+    expect(second).toBe(0); // the call was being recovered: the second one left it alone
+    expect(await sandbox.lookup(live.id, 'sandbox')).toMatchObject({ outcome: 'Denied' });
+    expect(await medium.reload(live.id)).toMatchObject({ status: 'Denied', acquirerPendingSince: null });
+    expect(await eventsOf(live.id)).toEqual(['transaction.payment.failed']);
   });
 
   it('never records a capture the recovery voided at the acquirer as Success', async () => {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PeriodicSweep } from '@byrd/platform';
+import { PeriodicSweep, whileHoldingLock } from '@byrd/platform';
+import { DataSource } from 'typeorm';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { RunOperation } from '../operations/run-operation.usecase.js';
@@ -22,6 +23,7 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
   protected readonly sweepName = 'Acquirer recovery sweep';
 
   constructor(
+    private readonly dataSource: DataSource,
     private readonly transactions: TransactionRepository,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
@@ -45,7 +47,11 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
     let settled = 0;
     for (const id of ids) {
       try {
-        if (await this.settle(id)) settled++;
+        // One recovery per call at a time: another one stalled between its lookup and its void would
+        // otherwise reverse at the acquirer a call this one just recorded Success (it skips it now; the
+        // claim this sweep took makes the stalled one's own record fail, and a later sweep settles it).
+        if (await whileHoldingLock(this.dataSource, `acquirer-recovery:${id}`, () => this.settle(id)))
+          settled++;
       } catch (error) {
         // Left in flight: the next sweep after the delay tries again.
         this.logger.error(`Acquirer call of transaction ${id} not settled yet: ${String(error)}`);

@@ -46,3 +46,36 @@ export async function queryReplanned<R extends QueryResultRow = QueryResultRow>(
 function poolOf(dataSource: DataSource): Pool {
   return (dataSource.driver as PostgresDriver).master as Pool;
 }
+
+/**
+ * Runs `work` while this process holds the advisory lock of `key` (session-level, on a connection of
+ * its own), or answers `undefined` at once, running nothing, when another session holds it. For
+ * work on one row that calls out between its database statements (a recovery asking the acquirer),
+ * which two replicas must never do at once; the lock goes with the connection when the process dies.
+ */
+export async function whileHoldingLock<T>(
+  dataSource: DataSource,
+  key: string,
+  work: () => Promise<T>,
+): Promise<T | undefined> {
+  const session = await poolOf(dataSource).connect();
+  // A connection lost while `work` runs would otherwise be an unhandled 'error' event.
+  let lost: Error | undefined;
+  const onError = (error: Error) => (lost = error);
+  session.on('error', onError);
+  try {
+    const { rows } = await session.query<{ locked: boolean }>(
+      `SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked`,
+      [key],
+    );
+    if (!rows[0].locked) return undefined;
+    try {
+      return await work();
+    } finally {
+      if (!lost) await session.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]);
+    }
+  } finally {
+    session.removeListener('error', onError);
+    session.release(lost);
+  }
+}
