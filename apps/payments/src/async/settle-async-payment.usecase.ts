@@ -204,6 +204,13 @@ function assertSettles(transaction: Transaction, simulation: AsyncPaymentSimulat
       `Transaction ${transaction.id} is a ${transaction.paymentMethod} payment; only multibanco and mbway payments wait for the shopper`,
     );
   }
+  // A refund copies its payment's method (and is Processing while at the acquirer): only the
+  // acquirer's answer settles it, as it settles anything else in flight there.
+  if (transaction.operationType !== 'Payment' || transaction.acquirerPendingSince) {
+    throw Refusal.notAllowed(
+      `Transaction ${transaction.id} is a ${transaction.operationType.toLowerCase()} settled by the acquirer; only a multibanco or mbway payment waits for the shopper`,
+    );
+  }
   if (transaction.status !== 'Processing' && !(simulation === 'pay' && endedByUs(transaction))) {
     throw Refusal.notAllowed(`Transaction ${transaction.id} is ${transaction.status}, no longer pending`);
   }
