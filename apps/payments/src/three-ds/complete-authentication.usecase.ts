@@ -8,7 +8,7 @@ import {
 import { DataSource, LessThan } from 'typeorm';
 import { isGuid } from '@byrd/contracts';
 import { ApiError } from '@byrd/platform';
-import { CardSeal } from '../cards/card-seal.js';
+import { CardSeal, type SealedCardContent } from '../cards/card-seal.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -61,17 +61,20 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
       const transaction = await manager.findOneByOrFail(Transaction, { id: session.transactionId });
       if (session.status !== 'Created') return { session, transaction, authorization: null };
 
-      const card = session.sealedCard ? this.seal.open(session.sealedCard, session.id) : null;
       // Past its deadline a session can only expire, even if the sweep has not reached it yet.
       const late = session.expiresAt.getTime() <= Date.now();
+      const answer = !late && 'answer' in ending ? ending.answer : null;
+      // Opened only to check an answer in time, so a card that cannot be opened never stops an end.
+      const card = answer === null ? null : this.openCard(session);
       let result: AuthenticationResult;
-      if (!card || late) result = this.provider.abandoned(transaction.brand!, 'expired');
-      else if ('answer' in ending)
+      if (card && answer !== null)
         result = await this.provider.answerChallenge(
           { number: card.number, brand: transaction.brand! },
-          ending.answer,
+          answer,
         );
-      else result = this.provider.abandoned(transaction.brand!, ending.abandoned);
+      else if (!late && 'abandoned' in ending)
+        result = this.provider.abandoned(transaction.brand!, ending.abandoned);
+      else result = this.provider.abandoned(transaction.brand!, 'expired'); // late, or its card is gone
 
       const authorization = this.authorizer.applyAuthentication(transaction, card, {
         ...result,
@@ -101,16 +104,44 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     clearInterval(this.timer);
   }
 
+  /** Returns how many challenges it ended. */
   async expireAbandoned(now = new Date()): Promise<number> {
+    let due: Pick<ThreeDSSession, 'id'>[];
     try {
-      const due = await this.dataSource
-        .getRepository(ThreeDSSession)
-        .find({ select: { id: true }, where: { status: 'Created', expiresAt: LessThan(now) }, take: 100 });
-      for (const { id } of due) await this.execute(id, { abandoned: 'expired' });
-      return due.length;
+      due = await this.dataSource.getRepository(ThreeDSSession).find({
+        select: { id: true },
+        where: { status: 'Created', expiresAt: LessThan(now) },
+        order: { expiresAt: 'ASC' },
+        take: 100,
+      });
     } catch (error) {
       this.logger.error(`3DS expiry sweep failed: ${String(error)}`);
       return 0;
+    }
+    let expired = 0;
+    for (const { id } of due) {
+      // One session that cannot end must not hold up the rest of the batch (or every later sweep).
+      try {
+        await this.execute(id, { abandoned: 'expired' });
+        expired++;
+      } catch (error) {
+        this.logger.error(`3DS session ${id} could not be expired: ${String(error)}`);
+      }
+    }
+    return expired;
+  }
+
+  /**
+   * The card sealed for the challenge, or null when there is none or it cannot be opened: sealed
+   * under another CARD_SEAL_KEY (a replica configured apart, or the key changed since).
+   */
+  private openCard(session: ThreeDSSession): SealedCardContent | null {
+    if (!session.sealedCard) return null;
+    try {
+      return this.seal.open(session.sealedCard, session.id);
+    } catch (error) {
+      this.logger.error(`3DS session ${session.id}: its sealed card cannot be opened: ${String(error)}`);
+      return null;
     }
   }
 }
