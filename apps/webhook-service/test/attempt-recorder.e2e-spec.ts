@@ -143,4 +143,39 @@ describe('attempt recorder', () => {
     for (const row of rows) expect(row).toMatchObject({ status: 'succeeded', lease_token: null });
     expect(rows.every((row) => row.sent_at !== null)).toBe(true);
   });
+
+  it('delivers a webhook another replica failed meanwhile, keeps its attempt count, never rewrites a success', async () => {
+    const [alone, first, second, done] = [
+      await leasedWebhook(),
+      await leasedWebhook(),
+      await leasedWebhook(),
+      await leasedWebhook(),
+    ];
+    // Another replica took them over and used up their attempts while this one's success was stalled.
+    await h.rows(
+      `UPDATE webhooks SET status = 'failed', attempt_count = 5, next_attempt_at = NULL, lease_token = NULL,
+         lease_until = NULL, finished_at = now() WHERE id = ANY($1::uuid[])`,
+      [[alone.webhookId, first.webhookId, second.webhookId]],
+    );
+    // The first is written at once, the other two wait for it and go in one batch statement.
+    const moved = await Promise.all([
+      recorder.record(alone, attempt(), delivered),
+      recorder.record(first, attempt(), delivered),
+      recorder.record(second, attempt(), delivered),
+    ]);
+    expect(moved).toEqual([true, true, true]);
+    const rows = await h.rows(
+      `SELECT status, sent_at, attempt_count FROM webhooks WHERE id = ANY($1::uuid[])`,
+      [[alone.webhookId, first.webhookId, second.webhookId]],
+    );
+    expect(rows).toHaveLength(3);
+    for (const row of rows)
+      expect(row).toMatchObject({ status: 'succeeded', sent_at: expect.any(Date), attempt_count: 5 });
+
+    await expect(recorder.record(done, attempt(), delivered)).resolves.toBe(true);
+    const [before] = await h.rows(`SELECT sent_at FROM webhooks WHERE id = $1`, [done.webhookId]);
+    await expect(recorder.record(done, attempt(), delivered)).resolves.toBe(false);
+    const [after] = await h.rows(`SELECT sent_at FROM webhooks WHERE id = $1`, [done.webhookId]);
+    expect(after.sent_at).toEqual(before.sent_at);
+  });
 });

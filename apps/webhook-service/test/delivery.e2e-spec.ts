@@ -317,6 +317,29 @@ describe('fan-out and delivery', () => {
     expect(await h.rows(ATTEMPTS, [delivered.id])).toHaveLength(1);
   });
 
+  it('records a 2xx that came back after the setting was deleted mid-attempt: the receiver has the webhook', async () => {
+    let letAnswer!: () => void;
+    const released = new Promise<void>((resolve) => (letAnswer = resolve));
+    receiver.answer = () => ({ status: 200, after: released });
+    const settings = await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    await receiver.waitFor((r) => r.length === 1);
+    // The receiver holds its answer; the delete cancels the webhook meanwhile.
+    expect((await h.request('DELETE', `/api/v1/settings/${settings.id}`)).status).toBe(200);
+    const [webhook] = await h.webhooksOf(event.id);
+    expect(webhook.status).toBe('canceled');
+    letAnswer();
+
+    await h.waitForRow(ATTEMPTS, [webhook.id], ([attempt]) => attempt?.succeeded === true);
+    const [row] = await h.webhooksOf(event.id);
+    expect(row).toMatchObject({ status: 'succeeded', next_attempt_at: null, lease_token: null });
+    const listed = await h.request('GET', '/api/v1/webhooks');
+    expect(listed.body.data).toEqual([
+      expect.objectContaining({ id: webhook.id, sentAt: row.sent_at.toISOString() }),
+    ]);
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('sends a resend that a replica of the version before inserted without its endpoint', async () => {
     // While a deploy rolls out, old replicas insert resends as they always did (no settings_id).
     await h.subscribe({ url: receiver.url });

@@ -16,6 +16,8 @@ export interface Answer {
   body?: string;
   /** Never answer (the request stays open until the client gives up or the receiver closes). */
   hold?: boolean;
+  /** Answer only once this settles (a slow receiver the test lets go of). */
+  after?: Promise<unknown>;
 }
 
 /** A real HTTP receiver on 127.0.0.1: records every request and answers as the test says. */
@@ -60,8 +62,12 @@ export class Receiver {
           res.on('close', () => receiver.held.delete(res));
           return;
         }
-        res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
-        res.end(answer.body ?? '');
+        const respond = () => {
+          res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
+          res.end(answer.body ?? '');
+        };
+        if (answer.after) void answer.after.then(respond);
+        else respond();
       });
     });
     return receiver;

@@ -165,7 +165,8 @@ export class DeliverWebhook {
     const status = succeeded ? 'succeeded' : retryDelayMs === null ? 'failed' : 'pending';
     const moved = await this.recorder.record(job, attempt, { status, retryDelayMs });
     if (!moved) {
-      this.logger.warn(`Webhook ${job.webhookId}: lease lost before attempt ${number} was recorded`);
+      const why = succeeded ? 'already delivered' : 'lease lost';
+      this.logger.warn(`Webhook ${job.webhookId}: ${why} before attempt ${number} was recorded`);
       return { succeeded, retryDelayMs: null };
     }
     if (status === 'succeeded') this.delivered(job);

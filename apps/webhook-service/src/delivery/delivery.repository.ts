@@ -111,7 +111,10 @@ export const DUE_ENDPOINTS_SQL = `
     ORDER BY next_attempt_at LIMIT 1) n
   WHERE e.settings_id IS NOT NULL`;
 
-/** A pending webhook of a deleted setting, as DeleteSettings leaves it: canceled, never sent. */
+/**
+ * A pending webhook of a deleted setting, as DeleteSettings leaves it: canceled, no attempt more (one
+ * in flight that gets a 2xx still marks it succeeded).
+ */
 export const CANCELED = `status = 'canceled', next_attempt_at = NULL, lease_token = NULL, lease_until = NULL,
   finished_at = now()`;
 
@@ -206,15 +209,16 @@ const INSERT_ATTEMPT = `
 
 /**
  * The attempt and the webhook's new state in one statement (one round trip, one transaction). Only
- * the lease holder moves the webhook, except on a success: the receiver has the webhook, even when
- * this replica was paused past its lease and another has taken it over (that one's record then
- * leaves it alone).
+ * the lease holder moves a pending webhook, except on a success: the receiver has the webhook, even
+ * when this replica was paused past its lease and another has taken it over or failed it, or its
+ * setting was deleted (canceled) during the request. Only a webhook already succeeded is left alone.
+ * attempt_count never goes back: a late success may carry a lower number than the attempts since.
  */
 const RECORD_SCHEDULED_SQL = `
   WITH attempt AS (${INSERT_ATTEMPT}),
   moved AS (
     UPDATE webhooks SET
-      attempt_count = $4,
+      attempt_count = greatest(attempt_count, $4),
       status = $15,
       next_attempt_at = CASE WHEN $15 = 'pending'
         THEN clock_timestamp() + $12::int * interval '1 millisecond' END,
@@ -222,7 +226,7 @@ const RECORD_SCHEDULED_SQL = `
       lease_until = NULL,
       sent_at = CASE WHEN $11 THEN clock_timestamp() ELSE sent_at END,
       finished_at = CASE WHEN $15 <> 'pending' THEN clock_timestamp() END
-    WHERE id = $2 AND status = 'pending' AND (lease_token = $14 OR $11)
+    WHERE id = $2 AND (status = 'pending' AND lease_token = $14 OR $11 AND status <> 'succeeded')
     RETURNING id
   )
   SELECT count(*)::int AS moved FROM moved`;
@@ -230,7 +234,7 @@ const RECORD_SCHEDULED_SQL = `
 /**
  * Several scheduled attempts and their webhooks' new states in one statement: under load the
  * recorder (attempt-recorder.ts) writes what finished meanwhile together, one commit for many.
- * Returns the ids of the webhooks moved (a webhook whose lease was lost is left alone).
+ * Returns the ids of the webhooks moved (moved as RECORD_SCHEDULED_SQL moves them).
  */
 const RECORD_SCHEDULED_BATCH_SQL = `
   WITH input AS (
@@ -247,7 +251,7 @@ const RECORD_SCHEDULED_BATCH_SQL = `
   ),
   moved AS (
     UPDATE webhooks w SET
-      attempt_count = i.number,
+      attempt_count = greatest(w.attempt_count, i.number),
       status = i.status,
       next_attempt_at = CASE WHEN i.status = 'pending'
         THEN clock_timestamp() + i.retry_delay_ms * interval '1 millisecond' END,
@@ -256,7 +260,8 @@ const RECORD_SCHEDULED_BATCH_SQL = `
       sent_at = CASE WHEN i.succeeded THEN clock_timestamp() ELSE w.sent_at END,
       finished_at = CASE WHEN i.status <> 'pending' THEN clock_timestamp() END
     FROM input i
-    WHERE w.id = i.webhook_id AND w.status = 'pending' AND (w.lease_token = i.lease_token OR i.succeeded)
+    WHERE w.id = i.webhook_id
+      AND (w.status = 'pending' AND w.lease_token = i.lease_token OR i.succeeded AND w.status <> 'succeeded')
     RETURNING w.id
   )
   SELECT id FROM moved`;
@@ -335,7 +340,8 @@ export class DeliveryRepository {
   /**
    * Records a scheduled attempt and moves the webhook: `succeeded`, `failed` (no retry left), or
    * `pending` again in `retryDelayMs`. Returns false when the lease had been lost and the attempt
-   * failed (the webhook is left alone; the attempt is still recorded, since it happened).
+   * failed, or the webhook had already succeeded (the webhook is left alone; the attempt is still
+   * recorded, since it happened).
    */
   async recordScheduled(
     job: DeliveryJob,
