@@ -1,4 +1,9 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jest } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
+import { TEST_NATS_URL } from '@byrd/platform/testing';
+import { ListenSessions } from '../src/listen/listen-sessions.js';
 import { WebhookHarness } from './harness.js';
 
 interface StreamEvent {
@@ -65,6 +70,55 @@ class ListenStream {
 
   close(): void {
     this.abort.abort();
+  }
+}
+
+/**
+ * A TCP link to the real NATS server that a test can hold: while held nothing passes either way (a
+ * broker that stalls, as in a long GC pause), then everything held goes on, in order.
+ */
+class HeldNatsLink {
+  private holding = false;
+  private readonly queued: [Socket, Buffer][] = [];
+  private readonly sockets = new Set<Socket>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async open(): Promise<HeldNatsLink> {
+    const target = new URL(TEST_NATS_URL);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const link = new HeldNatsLink(server, `nats://127.0.0.1:${(server.address() as { port: number }).port}`);
+    server.on('connection', (client) => {
+      const broker = connect(Number(target.port || 4222), target.hostname);
+      link.forward(client, broker);
+      link.forward(broker, client);
+    });
+    return link;
+  }
+
+  private forward(from: Socket, to: Socket): void {
+    this.sockets.add(from);
+    from.on('data', (chunk: Buffer) => (this.holding ? this.queued.push([to, chunk]) : to.write(chunk)));
+    from.on('close', () => to.destroy());
+    from.on('error', () => to.destroy());
+  }
+
+  hold(): void {
+    this.holding = true;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const [to, chunk] of this.queued.splice(0)) to.write(chunk);
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
   }
 }
 
@@ -176,6 +230,39 @@ describe('listen: a live stream of signed deliveries (GET /api/v1/webhooks/liste
     while ((await consumers()) !== before && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
     expect(await consumers()).toBe(before);
+  });
+
+  it('removes the consumer of a client that left while its session was opening (NATS slow)', async () => {
+    const link = await HeldNatsLink.open();
+    const slow = await WebhookHarness.start({ NATS_URL: link.url });
+    try {
+      const count = async () => (await slow.env.nats.jsm.consumers.list(slow.env.streamName).next()).length;
+      const durableConsumers = await count();
+      const starts = jest.spyOn(slow.app.get(ListenSessions), 'start'); // observed, not replaced
+      link.hold();
+      const { port } = new URL(slow.baseUrl);
+      const client = connect(Number(port), '127.0.0.1');
+      client.on('error', () => undefined);
+      client.write(
+        `GET /api/v1/webhooks/listen HTTP/1.1\r\nhost: 127.0.0.1\r\n` +
+          `x-api-key: ${slow.merchant.apiKey}\r\naccept: text/event-stream\r\n\r\n`,
+      );
+      await sleep(500); // the request is in, waiting on NATS
+      client.destroy();
+      await sleep(200);
+      link.release();
+
+      // Its session opens after the client has gone: it must notice and close at once.
+      for (let waited = 0; starts.mock.results.length === 0 && waited < 5_000; waited += 20) await sleep(20);
+      expect(starts).toHaveBeenCalledTimes(1);
+      await starts.mock.results[0].value;
+      for (let waited = 0; (await count()) !== durableConsumers && waited < 3_000; waited += 50)
+        await sleep(50);
+      expect(await count()).toBe(durableConsumers);
+    } finally {
+      await slow.stop();
+      await link.close();
+    }
   });
 
   it('ends open streams when the service shuts down, instead of holding the shutdown', async () => {

@@ -24,6 +24,10 @@ export function streamSession(reply: FastifyReply, session: ListenSession): void
   send('ready', { sessionId: session.id, signingSecret: session.signingSecret });
   const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
   raw.once('close', () => void session.close());
+  // A client that left while the session was opening (NATS slow) closed before that listener: end
+  // the session now, or its consumer reads every event until the replica restarts. The loop below
+  // still runs: the messages end only once read.
+  if (raw.destroyed) void session.close();
   void (async () => {
     try {
       for await (const delivery of session.deliveries) send('delivery', delivery);
