@@ -271,6 +271,20 @@ describe('orders over HTTP', () => {
       expect(later.body.orderId).not.toBe(first.body.orderId);
     });
 
+    it('replays the answer to a retry that writes its API key in another case', async () => {
+      const key = randomUUID();
+      const payload = { amount: '10.00', currency: 'EUR', orderRef: `case-${key.slice(0, 8)}` };
+      const first = await h.createOrder(payload, { 'idempotency-key': key });
+      expect(first.status).toBe(201);
+      const retry = await h.createOrder(payload, {
+        'idempotency-key': key,
+        'x-api-key': ` ${h.merchant.apiKey.toUpperCase()} `,
+      });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(retry.body.orderId).toBe(first.body.orderId);
+    });
+
     it('refuses the same key with a different body (422)', async () => {
       const key = randomUUID();
       expect((await h.createOrder({ amount: '10.00' }, { 'idempotency-key': key })).status).toBe(201);

@@ -207,8 +207,11 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     if (!request.merchant && !(typeof checkoutKey === 'string' && isGuid(checkoutKey))) return next.handle();
     const scope = request.merchant?.merchantId ?? `checkout:${checkoutKey as string}`;
     // Keyed by the caller's own secret (API key or checkout key): the body may hold a card, and a
-    // plain hash of a card and its CVV could be brute-forced (PCI DSS 3.5: keyed hashes only).
-    const callerSecret = String(request.headers['x-api-key'] ?? scope);
+    // plain hash of a card and its CVV could be brute-forced (PCI DSS 3.5: keyed hashes only). As the
+    // guard reads the key (trimmed, any case), so a retry writing it otherwise is the same request.
+    const callerSecret = String(request.headers['x-api-key'] ?? scope)
+      .trim()
+      .toLowerCase();
     const hash = createHmac('sha256', callerSecret)
       .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
