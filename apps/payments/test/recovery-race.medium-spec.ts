@@ -91,6 +91,17 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       )
       .then((rows) => rows.map((row) => row.subject));
 
+  /** The live request's payment of 25.00 reaching the acquirer (late). */
+  const paymentLands = (reference: string) =>
+    sandbox.authorize({
+      reference,
+      merchantMode: 'sandbox',
+      operation: 'Payment',
+      isoAmount: 2500,
+      currency: 'EUR',
+      card: CARD,
+    });
+
   it('never records a payment the recovery voided at the acquirer as Success', async () => {
     const live = medium.orderless(`merchant-${randomUUID()}`, 2500);
     markInFlight(live, AN_HOUR_AGO()); // written ahead, its acquirer call slow beyond the recovery's delay
@@ -99,14 +110,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
     let answer: AcquirerResult | undefined;
     let liveRecorded: boolean | undefined;
     hooks.afterLookup = async () => {
-      answer = await sandbox.authorize({
-        reference: live.id,
-        merchantMode: 'sandbox',
-        operation: 'Payment',
-        isoAmount: 2500,
-        currency: 'EUR',
-        card: CARD,
-      });
+      answer = await paymentLands(live.id);
     };
     hooks.afterVoid = async () => {
       liveRecorded = await outcomes.record(live, answer!);
@@ -135,14 +139,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       delete hooks.afterLookup; // the first recovery's lookup only, which found nothing
       // It stalls here: the live call lands at the acquirer, the recovery's delay passes, and another
       // replica's recovery runs.
-      await sandbox.authorize({
-        reference: live.id,
-        merchantMode: 'sandbox',
-        operation: 'Payment',
-        isoAmount: 2500,
-        currency: 'EUR',
-        card: CARD,
-      });
+      await paymentLands(live.id);
       await timePasses();
       second = await recovery.execute();
     };
