@@ -389,6 +389,92 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(payment.body).toMatchObject({ code: 'BYRD200', status: 'Success' });
   });
 
+  it('keeps a card authenticated by one of two tokenizations at once chargeable', async () => {
+    // The token waits on a verification. S brings 3DS data, C the same card without: both read the
+    // token before either writes (held back by a lock on its row). C must not bring a pending
+    // verification back over the authentication S wrote, as neither order of the two would.
+    const reference = `customer-${randomUUID()}`;
+    const pending = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+    expect(pending.body.code).toBe('BYRD207');
+    const { tokenId } = pending.body;
+    const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL });
+    await db.initialize();
+    const lock = db.createQueryRunner();
+    const waitingOnLock = async (requests: number) => {
+      for (let tries = 0; tries < 400; tries++) {
+        const [{ waiting }] = await db.query(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        if (waiting >= requests) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`${requests} request(s) never waited on the token's row`);
+    };
+    try {
+      await lock.startTransaction();
+      await lock.query(`SELECT 1 FROM card_tokens WHERE id = $1 FOR UPDATE`, [tokenId]);
+      const s = h.createToken(
+        { number: MASTER_CHALLENGE, aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', eci: '02' },
+        { CustomReference: reference },
+      );
+      await waitingOnLock(1);
+      const c = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+      await waitingOnLock(2);
+      await lock.commitTransaction();
+      const [authenticated, again] = await Promise.all([s, c]);
+      expect(authenticated.body).toMatchObject({ code: 'BYRD200', tokenId });
+      expect(again.status).toBe(201);
+      expect(await db.query(`SELECT verification_id FROM card_tokens WHERE id = $1`, [tokenId])).toEqual([
+        { verification_id: null },
+      ]);
+      expect(again.body).toMatchObject({ code: 'BYRD200', action: null, tokenId });
+      const payment = await h.payWithToken(tokenId, { transactionMode: 'merchantInitiatedUnescheduled' });
+      expect(payment.body).toMatchObject({ code: 'BYRD200', status: 'Success' });
+    } finally {
+      if (lock.isTransactionActive) await lock.rollbackTransaction();
+      await lock.release();
+      await db.destroy();
+    }
+  });
+
+  it('erases the answers kept under idempotency-keys with the card when its token is deleted', async () => {
+    // A create answer echoes the holder, masked number, expiry and 3DS values; kept for retries of
+    // its key, it would outlive the card by up to 24 h.
+    const holder = `Erased ${randomUUID().slice(0, 8)}`;
+    const reference = `customer-${randomUUID()}`;
+    const key = randomUUID();
+    const tokenize = () =>
+      h.createToken(
+        { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', holder },
+        { CustomReference: reference },
+        { 'idempotency-key': key },
+      );
+    const created = await tokenize();
+    expect(created.status).toBe(201);
+    const { tokenId } = created.body;
+    const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL });
+    await db.initialize();
+    const kept = () =>
+      db.query(
+        `SELECT key FROM idempotency_keys
+          WHERE strpos(response_body::text, $1) > 0 OR strpos(response_body::text, $2) > 0`,
+        [holder, tokenId],
+      );
+    try {
+      expect(await kept()).toEqual([{ key }]);
+      expect((await h.tokenRequest('DELETE', `/api/v2/tokens/${tokenId}`)).status).toBe(204);
+      expect(await kept()).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
+    // A retry of the key is a new request now, not a replay of the erased token.
+    const retried = await tokenize();
+    expect(retried.status).toBe(201);
+    expect(retried.body.tokenId).not.toBe(tokenId);
+    expect((await h.tokenRequest('GET', `/api/v2/tokens/${retried.body.tokenId}`)).status).toBe(200);
+  });
+
   it('refuses junk 3DS data with a 400 naming each field, and stores nothing', async () => {
     const reference = `customer-${randomUUID()}`;
     const junk = await h.createToken(

@@ -58,7 +58,6 @@ export class CardStore {
     // An empty reference is no reference (clients send "" for absent): one token either way, as the
     // unique index (coalesce(custom_reference, '')) already says.
     const input = { ...stored, customReference: stored.customReference || null };
-    const repository = this.dataSource.getRepository(CardToken);
     const fingerprint = this.fingerprints.of(input.merchantId, input.card.number);
     for (let attempt = 1; ; attempt++) {
       // A new card is the common case: one prepared statement, which does nothing when the card is known.
@@ -66,23 +65,35 @@ export class CardStore {
       if (await insertUnlessConflict(this.dataSource, { target: CardToken, entity: token }))
         return { token, created: true, previousVerificationId: null };
 
-      const existing = await repository.findOneBy({
-        merchantId: input.merchantId,
-        customReference: input.customReference ?? IsNull(),
-        fingerprint,
-      });
-      if (existing) {
-        const previousVerificationId = existing.verificationId;
-        // One statement, and only if the row is still there (a save would insert it again).
-        const { id, ...fields } = this.fieldsOf(existing.id, input, fingerprint, existing);
-        const { affected } = await repository.update({ id }, fields);
-        if (affected === 1)
-          return { token: Object.assign(existing, fields), created: false, previousVerificationId };
-      }
+      const refreshed = await this.refresh(input, fingerprint);
+      if (refreshed) return refreshed;
       // Gone since the insert met it: the request that made it failed and took it back. Store anew.
       if (attempt === STORE_ATTEMPTS)
         throw new Error('The card token vanished on every try to store the card');
     }
+  }
+
+  /**
+   * Refreshes the known token under its row lock: what it keeps (an authenticated card's null
+   * verification, its alias) is decided from the row as it is, not as a concurrent request for the
+   * same card read it before writing over it. Null when the token is gone.
+   */
+  private refresh(input: CardToStore, fingerprint: Buffer): Promise<StoredCard | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const existing = await manager.findOne(CardToken, {
+        where: {
+          merchantId: input.merchantId,
+          customReference: input.customReference ?? IsNull(),
+          fingerprint,
+        },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!existing) return null;
+      const previousVerificationId = existing.verificationId;
+      const { id, ...fields } = this.fieldsOf(existing.id, input, fingerprint, existing);
+      await manager.update(CardToken, { id }, fields);
+      return { token: Object.assign(existing, fields), created: false, previousVerificationId };
+    });
   }
 
   private tokenOf(id: string, input: CardToStore, fingerprint: Buffer): CardToken {

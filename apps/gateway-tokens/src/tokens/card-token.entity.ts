@@ -2,8 +2,9 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } fro
 import type { CardBrand, RequestTransactionMode } from '@byrd/contracts';
 
 /**
- * A card kept as a token. The card number and holder exist only in `cardCiphertext` (under the
- * token's own data key, itself wrapped by the KEK `kekId`); the rest is what may be shown.
+ * A card kept as a token. The card number exists only in `cardCiphertext` (under the token's own
+ * data key, itself wrapped by the KEK `kekId`); the rest is what may be shown. The holder is sealed
+ * there too, but also echoed by a create answer kept under an idempotency-key (until DeleteToken).
  */
 @Entity({ name: 'card_tokens' })
 export class CardToken {

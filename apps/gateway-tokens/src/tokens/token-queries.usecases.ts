@@ -63,7 +63,11 @@ export class ListTokens {
   }
 }
 
-/** `DELETE /api/v2/tokens/{tokenId}`: the card is erased, ciphertext and all. */
+/**
+ * `DELETE /api/v2/tokens/{tokenId}`: the card is erased, ciphertext and all, and with it the create
+ * answers kept for retries of idempotency-keys, which echo its holder, masked number, expiry and 3DS
+ * values. A retry of such a key then runs as a new request.
+ */
 @Injectable()
 export class DeleteToken {
   constructor(
@@ -72,10 +76,17 @@ export class DeleteToken {
   ) {}
 
   execute(merchantId: string, tokenId: string): Promise<void> {
-    return this.metrics.measure('delete', async () => {
-      const { affected } = await this.dataSource.getRepository(CardToken).delete({ id: tokenId, merchantId });
-      if (!affected) throw ApiError.notFound(`Token ${tokenId}`);
-    });
+    return this.metrics.measure('delete', () =>
+      this.dataSource.transaction(async (manager) => {
+        const { affected } = await manager.delete(CardToken, { id: tokenId, merchantId });
+        if (!affected) throw ApiError.notFound(`Token ${tokenId}`);
+        // This merchant's keys only (the primary key's prefix): its answers of the last 24 h.
+        await manager.query(
+          `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND response_body ->> 'tokenId' = $2`,
+          [merchantId, tokenId],
+        );
+      }),
+    );
   }
 }
 
