@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { CredentialType, EventName, PaymentMethod, PublicEventContentOf } from '@byrd/contracts';
-import { queryPrepared } from '@byrd/platform';
+import { queryPrepared, queryReplanned } from '@byrd/platform';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 
 /** A delivery a worker holds: the webhook, where to send it and how to sign and authenticate it. */
@@ -376,7 +376,9 @@ export class DeliveryRepository {
       lease_token: job.leaseToken,
       status: outcome.status,
     }));
-    const rows = await queryPrepared<{ id: string }>(this.dataSource, RECORD_SCHEDULED_BATCH_SQL, [
+    // Planned per batch: with no top-level status condition (a late success moves a failed or canceled
+    // webhook too), a generic plan made while the table was young joins by scanning all of it.
+    const rows = await queryReplanned<{ id: string }>(this.dataSource, RECORD_SCHEDULED_BATCH_SQL, [
       JSON.stringify(input),
     ]);
     return new Set(rows.map((row) => row.id));
