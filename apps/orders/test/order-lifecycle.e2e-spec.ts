@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventCollector } from '@byrd/platform/testing';
 import { Rpc, RpcIdentity } from '@byrd/platform';
+import { DataSource } from 'typeorm';
 import { OrdersHarness } from './harness.js';
 
 /** The order state machine, driven by transaction.* events on the real stream. */
@@ -254,6 +255,37 @@ describe('order lifecycle', () => {
         code: 'BYRD205',
         message: expect.stringMatching(/expired/),
       });
+    });
+
+    it("answers an unlock that waited for the attempt's own event to release the lock with the lock as it stands", async () => {
+      const payments = as('payments');
+      const { body: order } = await h.createOrder();
+      const attempt = randomUUID();
+      await payments.call('rpc.orders.lockPayment', lockOf(order, attempt));
+      // The attempt's failure event is being applied: its transaction holds the row and lets the lock go.
+      const consumer = h.app.get(DataSource).createQueryRunner();
+      await consumer.connect();
+      try {
+        await consumer.startTransaction();
+        await consumer.query(`SELECT 1 FROM orders WHERE id = $1 FOR UPDATE`, [order.orderId]);
+        await consumer.query(
+          `UPDATE orders SET payment_lock_id = NULL, payment_locked_at = NULL WHERE id = $1`,
+          [order.orderId],
+        );
+        const unlock = payments.call('rpc.orders.unlockPayment', lockOf(order, attempt));
+        // The unlock has read the order (still locked) and now waits for the row.
+        const waiting = () =>
+          consumer.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          ) as Promise<{ n: number }[]>;
+        for (let tries = 0; (await waiting())[0].n === 0 && tries < 100; tries++)
+          await new Promise((r) => setTimeout(r, 50));
+        await consumer.commitTransaction();
+        expect(await unlock).toEqual({ orderId: order.orderId, lockedBy: null });
+      } finally {
+        await consumer.release();
+      }
     });
 
     it('a successful attempt keeps the lock; a released pre-authorisation gives it back', async () => {

@@ -70,8 +70,13 @@ export class UnlockOrderPayment {
 
   async execute(request: OrderPaymentLockRequest): Promise<OrderPaymentLock> {
     const order = await findOrder(this.dataSource.manager, request);
-    const released = await releasePaymentLock(this.dataSource.manager, order.id, request.transactionId);
-    return { orderId: order.id, lockedBy: released ? null : order.paymentLockId };
+    if (await releasePaymentLock(this.dataSource.manager, order.id, request.transactionId))
+      return { orderId: order.id, lockedBy: null };
+    // Not this attempt's lock, or no longer: the attempt's event may have released it while this
+    // waited for the row. Answer the lock as it stands now, not as first read (a caller told the
+    // attempt still holds it would refuse the order's next payment).
+    const now = await findOrder(this.dataSource.manager, request);
+    return { orderId: now.id, lockedBy: now.paymentLockId };
   }
 }
 
