@@ -19,6 +19,35 @@ describe('CreateOrder with one idempotency-key twice at once (medium)', () => {
   });
   afterAll(() => medium?.close());
 
+  it('answers a retry of the key whose answer was lost with its order, and refuses one that changed any field', async () => {
+    const merchant: MerchantContext = {
+      merchantId: `merchant-${randomUUID()}`,
+      merchantName: 'Medium',
+      mode: 'sandbox',
+      scopes: [],
+    };
+    const key = randomUUID();
+    const request: CreateOrderRequest = {
+      amount: '25.00',
+      currency: 'EUR',
+      orderRef: 'retried',
+      expiresIn: '00:30:00',
+      orderOptions: { redirectUrl: 'https://shop.example.com/return' },
+    };
+    const first = await create.execute(merchant, request, key);
+    // The same request, its fields written in another order: the same order.
+    const { orderOptions, ...rest } = request;
+    expect((await create.execute(merchant, { orderOptions, ...rest }, key)).orderId).toBe(first.orderId);
+    // Amount, currency and reference unchanged, but another expiry or redirect: refused, as the
+    // key's stored answer would refuse it.
+    for (const changed of [
+      { ...request, expiresIn: '02:00:00' },
+      { ...request, orderOptions: { redirectUrl: 'https://elsewhere.example.com/return' } },
+    ]) {
+      await expect(create.execute(merchant, changed, key)).rejects.toMatchObject({ code: 'BYRD900' });
+    }
+  });
+
   it('makes one order and announces it once, however many requests of the key run at once', async () => {
     const request: CreateOrderRequest = { amount: '25.00', currency: 'EUR', orderRef: 'twice' };
     for (let round = 0; round < 10; round++) {

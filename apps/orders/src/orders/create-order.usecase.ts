@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
@@ -59,6 +59,7 @@ export class CreateOrder {
       canceledAt: null,
       expiredAt: null,
       idempotencyKey: idempotencyKey ?? null,
+      requestHash: idempotencyKey ? requestHashOf(request) : null,
       createdAt: now,
       updatedAt: now,
     });
@@ -85,8 +86,9 @@ export class CreateOrder {
   /**
    * The order an earlier request with this idempotency-key created, within the key's retention. That
    * request committed it but died (or failed) before its answer was stored, so the key's lease ran
-   * out and this retry runs: it answers that order instead of making a second. The same key for
-   * another amount, currency or reference is refused, as the key's stored answer would be.
+   * out and this retry runs: it answers that order instead of making a second. The same key with
+   * another request (any field: a longer expiry, another redirect, a pre-authorisation) is refused,
+   * as the key's stored answer would be.
    */
   private async orderOfKey(
     manager: EntityManager,
@@ -105,12 +107,14 @@ export class CreateOrder {
     });
     if (!earlier) return null;
     const same =
-      earlier.isoAmount === isoAmount &&
-      earlier.currency === request.currency &&
-      earlier.orderRef === (request.orderRef ?? null);
+      earlier.requestHash !== null
+        ? earlier.requestHash === requestHashOf(request)
+        : earlier.isoAmount === isoAmount &&
+          earlier.currency === request.currency &&
+          earlier.orderRef === (request.orderRef ?? null);
     if (!same) {
       throw Refusal.idempotencyKeyReused(
-        `This idempotency-key was already used for order ${earlier.id} with another amount or reference`,
+        `This idempotency-key was already used for order ${earlier.id} with another request`,
       );
     }
     return earlier;
@@ -139,4 +143,21 @@ function expiryOf(request: CreateOrderRequest): CreateOrderRequest['expiresIn'] 
 /** Stores nested request objects as plain JSON (class instances carry no extra state). */
 function toJson(value: object | undefined | null): Record<string, unknown> | null {
   return value ? (JSON.parse(JSON.stringify(value)) as Record<string, unknown>) : null;
+}
+
+/** A hash of the request as validated, its keys sorted: the same body gives the same hash. */
+function requestHashOf(request: CreateOrderRequest): string {
+  const sorted = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(sorted)
+      : value !== null && typeof value === 'object'
+        ? Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((key) => [key, sorted((value as Record<string, unknown>)[key])]),
+          )
+        : value;
+  return createHash('sha256')
+    .update(JSON.stringify(sorted(request)))
+    .digest('hex');
 }

@@ -76,6 +76,10 @@ export class Order {
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 
+  /** With an idempotency-key, a hash of the whole request (CreateOrder compares a retry with it). */
+  @Column({ name: 'request_hash', type: 'text', nullable: true })
+  requestHash: string | null;
+
   @Column({ name: 'canceled_at', type: 'timestamptz', nullable: true })
   canceledAt: Date | null;
 
