@@ -69,7 +69,10 @@ export const checkoutConfigSchema = statelessConfigSchema.extend({
    * its /64, which it owns whole): stops card testing.
    */
   RATE_LIMIT_PAYMENTS_MAX: positiveInt(10),
-  /** Payment attempts on one order per window, from any address: card testing through one order link. */
+  /**
+   * Payment attempts on one order with its checkout key per window, from any address: card testing
+   * through one order link (attempts with a wrong key never count against the order).
+   */
   RATE_LIMIT_ORDER_PAYMENTS_MAX: positiveInt(10),
   /**
    * Directory of the built page (`index.html`, `assets/`); default `dist/web` of this package (built

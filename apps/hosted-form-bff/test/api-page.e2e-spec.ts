@@ -233,6 +233,36 @@ describe('hosted form page and API guards', () => {
     expect((await attempt(h.bffUrl, await h.createOrder(), '203.0.113.40', '198.51.100.1')).status).toBe(400);
   });
 
+  it("does not let attempts without the order's checkout key use up its limit (order ids are not secret)", async () => {
+    const order = await h.createOrder();
+    // Someone who knows only the order id, from many addresses: 8 attempts (the order's limit).
+    for (let i = 0; i < 8; i += 1) {
+      const guess = await callHttp(
+        h.bffUrl,
+        'POST',
+        `/checkout/api/v2/orders/${order.orderId}/payments`,
+        { type: 'multibanco' },
+        { [CHECKOUT_KEY_HEADER]: randomUUID(), 'x-forwarded-for': `192.0.2.${10 + i}` },
+      );
+      expect(guess.status).toBe(404);
+    }
+    // The shopper still pays (a denied card: the order stays open for the attempts below).
+    const denied = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/payments`,
+      { type: 'card', card: { number: '4000000000000002', expiration: futureExpiry(), cvv: '737' } },
+      order.checkoutKey,
+      { 'x-forwarded-for': '192.0.2.50' },
+    );
+    expect(denied.status).toBe(201);
+    expect(denied.body).toMatchObject({ status: 'Denied' });
+    // Card testing with the key, from many addresses, is still held to the order's limit.
+    const statuses = [];
+    for (let i = 0; i < 8; i += 1)
+      statuses.push((await attempt(h.bffUrl, order, `192.0.2.${60 + i}`, '198.51.100.1')).status);
+    expect(statuses).toEqual([400, 400, 400, 400, 400, 400, 400, 429]);
+  });
+
   it('shares the counts between replicas: a shopper spread over two gets the limit once', async () => {
     const order = await h.createOrder();
     const replica = await h.startBffReplica();

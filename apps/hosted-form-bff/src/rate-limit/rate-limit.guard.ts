@@ -1,7 +1,7 @@
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { isGuid } from '@byrd/contracts';
+import { CHECKOUT_KEY_HEADER, isGuid } from '@byrd/contracts';
 import { RateLimiter, type RateLimitScope } from './rate-limiter.js';
 
 const RATE_LIMIT_SCOPE = 'checkout:rate-limit-scope';
@@ -23,12 +23,21 @@ export class RateLimitGuard implements CanActivate {
     // A payment attempt counts for its order too: a card tester may come from many addresses.
     const scopes: RateLimitScope[] =
       scope === 'payments' ? ['api', 'payments', 'order-payments'] : scope ? ['api', scope] : ['api'];
-    const { orderId } = (request.params ?? {}) as { orderId?: unknown };
-    await this.limiter.check(
-      request,
-      scopes,
-      isGuid(String(orderId)) ? String(orderId).toLowerCase() : undefined,
-    );
+    await this.limiter.check(request, scopes, orderBucketOf(request));
     return true;
   }
+}
+
+/**
+ * What `order-payments` counts by: the order id with the checkout key presented. Guards run before
+ * the key is checked, and order ids are not secret (return URLs carry them): counting by the id
+ * alone would let anyone fill the shopper's window with wrong keys. Only the real key reaches the
+ * order's own count; a request that names no order or presents no possible key counts in none.
+ */
+function orderBucketOf(request: FastifyRequest): string | undefined {
+  const { orderId } = (request.params ?? {}) as { orderId?: unknown };
+  const header = request.headers[CHECKOUT_KEY_HEADER];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (!isGuid(String(orderId)) || !key || !isGuid(key)) return undefined;
+  return `${String(orderId).toLowerCase()}:${key.toLowerCase()}`;
 }

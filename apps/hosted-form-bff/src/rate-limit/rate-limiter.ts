@@ -8,7 +8,8 @@ import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 
 /**
  * Limit scopes: every API call counts in `api`; payment attempts also count in `payments`, by
- * client, and in `order-payments`, by the order they pay (whatever address they come from).
+ * client, and in `order-payments`, by the order they pay and the checkout key they present
+ * (whatever address they come from).
  */
 export type RateLimitScope = 'api' | 'payments' | 'order-payments';
 
@@ -48,12 +49,12 @@ export class RateLimiter implements OnApplicationBootstrap {
 
   /**
    * Counts the request in each scope; over a limit → 429 BYRD206 (blocked by velocity) with
-   * Retry-After. `orderId` is what `order-payments` counts by.
+   * Retry-After. `order` is what `order-payments` counts by (the order and the key presented).
    */
-  async check(request: FastifyRequest, scopes: readonly RateLimitScope[], orderId?: string): Promise<void> {
+  async check(request: FastifyRequest, scopes: readonly RateLimitScope[], order?: string): Promise<void> {
     const client = hashed(clientOf(request.ip));
     for (const scope of scopes) {
-      const subject = scope === 'order-payments' ? orderId && hashed(orderId) : client;
+      const subject = scope === 'order-payments' ? order && hashed(order) : client;
       if (!subject) continue;
       const now = Date.now();
       const window = await this.count(`${scope}.${subject}`, now);
@@ -118,7 +119,7 @@ export function clientOf(ip: string): string {
   return `${ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/64`).toString()}/64`;
 }
 
-/** Keys carry a hash, never the address or order itself. */
+/** Keys carry a hash, never the address, order or checkout key itself. */
 function hashed(value: string): string {
   return createHash('sha256').update(value).digest('hex').slice(0, 32);
 }
