@@ -9,6 +9,7 @@ import {
   CARDS,
   formUrl,
   GOOD_OTP,
+  startLossyEdge,
   startShop,
   typeCard,
   watchForErrors,
@@ -213,6 +214,60 @@ describe('hosted form in Chromium', () => {
         .getByRole('heading', { name: 'This order has already been paid' })
         .waitFor({ timeout: 15_000 });
       expect(errors).toEqual([]);
+    });
+
+    it('two tabs at the bank challenge: the one answered second shows the order paid, not "declined"', async () => {
+      const order = await h.createOrder();
+      const other = await context.newPage();
+      for (const tab of [page, other]) {
+        await tab.goto(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' })));
+        await typeCard(tab, CARDS.challenge);
+        await tab.getByRole('button', { name: 'Pay €25.00' }).click();
+        await tab.getByRole('heading', { name: 'Confirm with your bank' }).waitFor();
+      }
+      await answerChallenge(page, GOOD_OTP);
+      expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
+
+      // The second answer finds the order held by the first payment: that attempt is refused.
+      await answerChallenge(other, GOOD_OTP);
+      // The page reads the order first: paid (or "in progress" until the first payment's event lands).
+      await other.locator('#closed-title, [role=alert]').first().waitFor({ timeout: 20_000 });
+      await expect(other.locator('form, [role=alert]').allTextContents()).resolves.toEqual([]);
+      await other
+        .getByRole('heading', { name: 'This order has already been paid' })
+        .waitFor({ timeout: 15_000 });
+      const paid = await h.waitForOrderStatus(order.orderId, 'paid');
+      expect(paid.transactions.map((t: { status: string }) => t.status).sort()).toEqual([
+        'Denied',
+        'Success',
+      ]);
+      expect(errors).toEqual([]);
+    });
+
+    it('an answer lost after the card was charged (connection dropped, 502): the page shows the order paid, not an error', async () => {
+      for (const how of ['drop', 502] as const) {
+        const order = await h.createOrder();
+        let lost = 0;
+        const edge = await startLossyEdge(h.bffUrl, (method, path) =>
+          method === 'POST' && path.endsWith('/payments') && lost++ === 0 ? how : null,
+        );
+        try {
+          await page.goto(
+            formUrl(`${edge.url}/checkout/`, order, configsFor({ defaultPaymentMethod: 'card' })),
+          );
+          await typeCard(page, CARDS.frictionless);
+          await page.getByRole('button', { name: 'Pay €25.00' }).click();
+          await page.locator('#closed-title, [role=alert]').first().waitFor({ timeout: 20_000 });
+          await expect(page.locator('form, [role=alert]').allTextContents()).resolves.toEqual([]);
+          await page
+            .getByRole('heading', { name: 'This order has already been paid' })
+            .waitFor({ timeout: 15_000 });
+          expect(lost).toBe(1);
+          expect((await h.waitForOrderStatus(order.orderId, 'paid')).transactions).toHaveLength(1);
+        } finally {
+          await edge.close();
+        }
+      }
     });
 
     it('saves the card when the shopper asks; the merchant then finds the token by its customReference', async () => {

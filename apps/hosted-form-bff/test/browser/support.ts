@@ -2,7 +2,7 @@
 // form: its return page and a page that embeds the form in an iframe), the form's address for an
 // order, and the shopper's gestures (typing a card, answering the issuer's challenge).
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Frame, Page } from 'playwright-core';
@@ -66,6 +66,45 @@ export async function startShop(): Promise<Shop> {
     returnUrl: `${url}/return`,
     embedUrl: (formUrl) => `${url}/embed?src=${encodeURIComponent(formUrl)}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * An edge in front of the BFF that forwards every request; for one that `lose` picks, it waits for
+ * the BFF's answer and then drops the connection (`'drop'`) or answers 502 in its place: the answer
+ * is lost after the BFF acted on the request.
+ */
+export async function startLossyEdge(
+  target: string,
+  lose: (method: string, path: string) => 'drop' | 502 | null,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const how = lose(req.method ?? 'GET', req.url ?? '/');
+    const upstream = httpRequest(
+      new URL(req.url ?? '/', target),
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        if (!how) {
+          // No keep-alive: Chromium silently sends a request again once when a reused connection drops.
+          res.writeHead(answer.statusCode ?? 502, { ...answer.headers, connection: 'close' });
+          answer.pipe(res);
+          return;
+        }
+        answer.resume();
+        answer.on('end', () => (how === 'drop' ? req.socket.destroy() : res.writeHead(502).end()));
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -8,7 +8,11 @@ import type {
 } from '@byrd/contracts/browser';
 
 const CHECKOUT_KEY_HEADER = 'x-checkout-key';
-const TIMEOUT_MS = 30_000;
+/**
+ * Longer than the BFF's own wait for a payment (an order read, then up to 30 s for payments), so a
+ * slow payment ends in the BFF's answer rather than in the browser giving up on a charged card.
+ */
+const TIMEOUT_MS = 45_000;
 
 /** A failed call: the API's error body (`code`, `description`, field `errors`), or status 0 offline. */
 export class ApiError extends Error {

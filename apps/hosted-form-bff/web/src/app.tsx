@@ -124,6 +124,7 @@ export function App({ parsed }: { parsed: LinkResult }) {
             onClosed={(current) => {
               const next = settle(current, link, t);
               if (next.kind === 'closed') setLoaded(next);
+              return next.kind === 'closed';
             }}
           />
         )}
@@ -178,6 +179,16 @@ function loadProblem(error: unknown, t: Messages): Loaded {
   return { kind: 'problem', title: t.loadFailedTitle, text: t.loadFailedText, retry: true };
 }
 
+/**
+ * A failure after which the order may have moved on: a refusal (422), or an answer lost on the way
+ * (offline, timeout, 5xx) to a request that may have charged the card all the same.
+ */
+function mayHaveMovedOn(failure: unknown): boolean {
+  return (
+    failure instanceof ApiError && (failure.status === 422 || failure.status === 0 || failure.status >= 500)
+  );
+}
+
 function Summary({ order, t, amount }: { order: CheckoutOrderView; t: Messages; amount: string }) {
   return (
     <header class="summary">
@@ -220,7 +231,8 @@ function CheckoutFlow({
   configs: ResolvedHostedFormConfigs;
   api: CheckoutApi;
   t: Messages;
-  onClosed: (order: CheckoutOrderView) => void;
+  /** Shows the closed-order page when `order` cannot be paid here now; true then. */
+  onClosed: (order: CheckoutOrderView) => boolean;
 }) {
   const methods = order.paymentMethods as FormMethod[];
   const [view, setViewState] = useState<View>(() => initialView(methods, configs.defaultPaymentMethod));
@@ -250,11 +262,11 @@ function CheckoutFlow({
       setView({ name: 'leaving', url, tone, title });
       window.setTimeout(() => leaveTo(url, params, order.allowedOrigins), LEAVE_DELAY_MS);
     };
-    const recheckOrder = (error: unknown) => {
-      if (!(error instanceof ApiError) || error.status !== 422) return;
-      api.getOrder().then(
+    const recheckOrder = async (failure?: unknown) => {
+      if (failure !== undefined && !mayHaveMovedOn(failure)) return false;
+      return api.getOrder().then(
         (current) => closed.current(current),
-        () => undefined,
+        () => false,
       );
     };
     return { order, configs, api, t, locale: configs.locale, amount, leave, recheckOrder };
@@ -373,7 +385,7 @@ function CancelOrder() {
       leave(result.status);
     } catch (failure) {
       setBusy(false);
-      recheckOrder(failure);
+      void recheckOrder(failure);
       const message = failure instanceof ApiError && failure.status === 0 ? t.network : t.generic;
       setError(message);
       announce(message);

@@ -22,10 +22,11 @@ export interface Checkout {
   /** Sends the shopper back to the merchant with the outcome. */
   leave: (status: string, payment?: CheckoutPaymentView) => void;
   /**
-   * After an answer that the order cannot take this (422): reads the order again and, when it was
-   * paid, canceled or expired meanwhile, replaces the form with the closed-order page.
+   * Reads the order again and, when it was paid, canceled or expired meanwhile or another attempt
+   * holds it, replaces the form with the closed-order page (resolves true then). Given a `failure`,
+   * only after one that may mean the order moved on (see `mayHaveMovedOn`).
    */
-  recheckOrder: (error: unknown) => void;
+  recheckOrder: (failure?: unknown) => Promise<boolean>;
 }
 
 export const CheckoutContext = createContext<Checkout | null>(null);

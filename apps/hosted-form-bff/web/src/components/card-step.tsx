@@ -211,6 +211,11 @@ export function CardStep({
         return;
       }
       setValues((current) => ({ ...current, cvv: '' }));
+      // Another tab's payment may hold the order (this attempt was then refused): show that, not "declined".
+      if (await recheckOrder()) {
+        handedOn = true;
+        return;
+      }
       if (payment.status === 'Denied' || payment.status === 'Canceled') {
         const authFailed =
           authentication !== null && authentication !== 'Authorized' && authentication !== 'NotEnrolled';
@@ -232,9 +237,11 @@ export function CardStep({
           refs[first].current?.focus();
           announce(`${t.formErrors(Object.keys(fromApi).length)} ${fromApi[first]}`);
         }
+      } else if (await recheckOrder(error)) {
+        // The order moved on (paid, held by this or another attempt whose answer was lost, closed).
+        handedOn = true;
       } else {
         showFormError(errorText(error, t));
-        recheckOrder(error);
       }
     } finally {
       if (!handedOn) {

@@ -29,7 +29,7 @@ export function usePaymentRequest(onBusyChange: (busy: boolean) => void) {
       announce(t.processing);
     },
     fail(failure: unknown) {
-      recheckOrder(failure);
+      void recheckOrder(failure);
       setError(errorText(failure, t));
       requestAnimationFrame(() => alertRef.current?.focus());
       end();
