@@ -189,9 +189,11 @@ describe('hosted-form payments (rpc.payments.create / rpc.payments.get)', () => 
           saveCard: false,
         }),
       );
-      expect({ code: error.code, message: error.message }).toEqual({
-        code: 'BYRD403',
-        message: `${service} may not call rpc.payments.create`,
+      // Refused for the caller's own identity: a 500 to that caller, payments' reason in its cause.
+      expect({ kind: error.kind, message: error.message, cause: String(error.cause) }).toEqual({
+        kind: 'Internal',
+        message: 'rpc.payments.create could not be called',
+        cause: `Error: rpc.payments.create refused this service: ${service} may not call rpc.payments.create`,
       });
     }
     // Unsigned, as any program on the NATS server could send it.

@@ -235,6 +235,32 @@ describe('Rpc with a paused replica', () => {
     await expect(call).resolves.toEqual({ orderId: 'canceled' });
   });
 
+  it("fails a call the callee refuses for the caller's own identity as a 500, never the end caller's 403", async () => {
+    rpcOf('orders').serve('rpc.orders.lockPayment', async () => ({}) as never);
+    // payments signing with a key orders does not trust (a rotation half done): orders answers 403.
+    const untrusted = new Rpc(
+      env.nats,
+      'payments',
+      RpcIdentity.fromConfig('payments', { RPC_SIGNING_KEY: env.rpcKeyPair('webhook-service').privateKey }),
+    );
+    started.push(untrusted);
+    const refusal = (await untrusted
+      .call('rpc.orders.lockPayment', {
+        orderId: randomUUID(),
+        merchantId: 'merchant',
+        transactionId: randomUUID(),
+      })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      )) as ApiError;
+    // An idempotency-key keeps a 403 for a day; a 500 lets the merchant's retry run once it is fixed.
+    expect(refusal).toMatchObject({
+      kind: ErrorKind.Internal,
+      message: 'rpc.orders.lockPayment could not be called',
+    });
+  });
+
   it('does not repeat a subject that must not run twice (a cancel): the call fails', async () => {
     const taken = await pausedReplica('rpc.orders.cancel');
     const caller = rpcOf('hosted-form-bff');

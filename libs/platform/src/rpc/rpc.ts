@@ -139,6 +139,14 @@ export class Rpc implements BeforeApplicationShutdown {
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     const { code, message, errors } = answer.error;
+    // The callee refused this service itself (its key not trusted there, clocks apart): never the
+    // end caller's refusal, so a 500, which an idempotency-key does not keep, not their 401/403.
+    if (code === 'BYRD401' || code === 'BYRD403') {
+      this.logger.error(`${subject} refused this service: ${message}`);
+      throw new ApiError(ErrorKind.Internal, `${subject} could not be called`, {
+        cause: new Error(`${subject} refused this service: ${message}`),
+      });
+    }
     throw new ApiError(kindOfCode(code), message, { code, errors });
   }
 
