@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { runMigrations } from '@byrd/platform';
+import { Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
 import {
   freePort,
   startServiceProcess,
@@ -174,5 +174,47 @@ describe('orders under load receives SIGTERM', () => {
 
     restarted.child.kill('SIGTERM');
     expect(await restarted.exited()).toBe(0);
+  });
+
+  it('publishes before it exits the event of an RPC request (a cancel) that commits after SIGTERM', async () => {
+    const service = await startServiceProcess(MAIN, vars);
+    started.push(service);
+    const created = await fetch(`http://127.0.0.1:${vars.HTTP_PORT}/api/v2/orders`, {
+      method: 'POST',
+      headers: { 'x-api-key': merchant.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: '12.50', currency: 'EUR' }),
+    });
+    const order = (await created.json()) as { orderId: string; checkoutKey: string };
+    const bff = new Rpc(
+      env.nats,
+      'hosted-form-bff',
+      RpcIdentity.fromConfig('hosted-form-bff', {
+        RPC_SIGNING_KEY: env.rpcKeyPair('hosted-form-bff').privateKey,
+      }),
+    );
+
+    // The shopper's cancel waits for the order's row, which another transaction holds.
+    const holder = new pg.Client({ connectionString: vars.DATABASE_URL });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.orderId]);
+    const cancel = bff.call('rpc.orders.cancel', { orderId: order.orderId, checkoutKey: order.checkoutKey });
+    for (let tries = 0; tries < 100; tries++) {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (rows[0].n > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    service.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1_500)); // the outbox's last pass would run meanwhile
+    await holder.query('COMMIT');
+    await holder.end();
+
+    expect(await cancel).toMatchObject({ orderId: order.orderId, status: 'canceled' });
+    expect(await service.exited()).toBe(0);
+    await events.waitFor((e) => e.type === 'order.canceled' && e.data.orderId === order.orderId);
+    const pending = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox`);
+    expect(pending.rows[0].n).toBe(0);
   });
 });

@@ -14,6 +14,7 @@ import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { completeDocument } from './docs.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
 import { observeRequests } from './observe-requests.js';
+import { Rpc } from '../rpc/rpc.js';
 import { flushTraces, startTracing } from '../tracing/tracing.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -153,9 +154,10 @@ export async function startHttpService(
       logger.error(`Shutdown took longer than ${config.SHUTDOWN_GRACE_MS} ms; exiting`);
       process.exit(1);
     }, config.SHUTDOWN_GRACE_MS).unref();
-    // HTTP first: in-flight requests finish (and commit) before consumers and the outbox relay
-    // drain, so their events are still published by this process.
+    // HTTP first, then the RPC requests being served: they finish (and commit) before consumers
+    // and the outbox relay drain, so their events are still published by this process.
     Promise.resolve(app.getHttpAdapter().close())
+      .then(() => app.get(Rpc).beforeApplicationShutdown())
       .then(() => app.close())
       .then(() => flushTraces())
       .then(

@@ -58,6 +58,7 @@ type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>> | SealedRpcReply;
 @Injectable()
 export class Rpc implements BeforeApplicationShutdown {
   private readonly logger = new Logger(Rpc.name);
+  private stopping?: Promise<void>;
   private readonly subscriptions: Subscription[] = [];
   /** Requests being handled: a shutdown answers them before the connection and the pool close. */
   private readonly handling = new Set<Promise<void>>();
@@ -272,9 +273,13 @@ export class Rpc implements BeforeApplicationShutdown {
    * the database pool close only after this (a request whose work committed must not lose its
    * answer to a rolling deploy; not every subject may be asked again).
    */
-  async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(this.subscriptions.map((s) => s.drain()));
-    await Promise.allSettled([...this.handling]);
+  beforeApplicationShutdown(): Promise<void> {
+    // Once: the service's shutdown drains it before the outbox's last pass, then Nest calls it again.
+    this.stopping ??= (async () => {
+      await Promise.all(this.subscriptions.map((s) => s.drain()));
+      await Promise.allSettled([...this.handling]);
+    })();
+    return this.stopping;
   }
 }
 
