@@ -238,6 +238,25 @@ describe('outbox and durable consumers', () => {
       expect(await effects(poison.id)).toBe(0);
     });
 
+    it('asks again, for about an hour, an event this version does not know by name (a newer producer), then dead-letters it', async () => {
+      // A rolling upgrade: a new producer's event reaches a replica still on the version before.
+      const newer = { ...event(), type: 'order.partiallyshipped' };
+      const lettersOf = async () =>
+        (
+          await dataSource.query('SELECT count(*)::int AS n FROM dead_letters WHERE payload LIKE $1', [
+            `%${newer.id}%`,
+          ])
+        )[0].n as number;
+      const first = message(newer);
+      expect(await consumers.process(consumer, first.msg)).toBe('retry');
+      expect(first.answers).toEqual(['nak:60000']);
+      expect(await lettersOf()).toBe(0);
+      const last = message(newer, 60);
+      expect(await consumers.process(consumer, last.msg)).toBe('dead-lettered');
+      expect(last.answers).toEqual(['term']);
+      expect(await lettersOf()).toBe(1);
+    });
+
     it('consumes from the stream durably and acks after commit', async () => {
       consumers.register(consumer);
       await consumers.onApplicationBootstrap();

@@ -13,7 +13,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { DataSource, type EntityManager } from 'typeorm';
-import { parseEnvelope, type EventEnvelope } from '@byrd/contracts';
+import { isEventName, parseEnvelope, type EventEnvelope } from '@byrd/contracts';
 import type { BaseConfig } from '../config/config.js';
 import { DeadLetter } from '../database/platform.entities.js';
 import type { NatsContext } from './nats.js';
@@ -84,6 +84,13 @@ const INBOX_RETENTION = '31 days'; // the EVENTS stream keeps 30
 const INBOX_PRUNE_EVERY_MS = 3_600_000;
 const INBOX_PRUNE_BATCH = 5_000;
 const MAX_NAK_DELAY_MS = 60_000;
+/**
+ * An event this build does not know by name (a newer producer's, during a rolling upgrade) is asked
+ * again every MAX_NAK_DELAY_MS this many times, about an hour, for a replica that knows it, before
+ * it is dead-lettered.
+ */
+const NEWER_EVENT_DELIVERIES = 60;
+const EVENT_NAME_SHAPE = /^[a-z]+(\.[a-z0-9]+)+$/;
 const DEFAULT_BATCH_SIZE = 100;
 /** Between tries to pull from a durable created again while the broker is not answering yet. */
 const RESTART_DELAY_MS = 1_000;
@@ -327,7 +334,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       try {
         envelope = parseEnvelope(JSON.parse(message.string()));
       } catch (error) {
-        await this.deadLetter(consumer, message, error);
+        await this.unreadable(consumer, message, error);
         continue;
       }
       if (consumer.accepts && !consumer.accepts(envelope)) message.ack();
@@ -378,7 +385,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     try {
       envelope = parseEnvelope(JSON.parse(message.string()));
     } catch (error) {
-      return this.deadLetter(consumer, message, error);
+      return this.unreadable(consumer, message, error);
     }
     if (consumer.accepts && !consumer.accepts(envelope)) {
       message.ack();
@@ -438,6 +445,23 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     });
   }
 
+  /**
+   * A message this build cannot read: dead-lettered, unless it names an event this build does not
+   * know yet (a newer producer's): that one is asked again for a while, since terminating it would
+   * lose it for the replicas that know it.
+   */
+  private async unreadable(consumer: EventConsumer, message: JsMsg, error: unknown): Promise<HandleOutcome> {
+    if (!namesNewerEvent(message) || message.info.deliveryCount >= NEWER_EVENT_DELIVERIES)
+      return this.deadLetter(consumer, message, error);
+    this.logger.warn(
+      `${consumer.durable}: ${message.subject} seq ${message.seq} names an event this version does not know; ` +
+        `asked again in ${MAX_NAK_DELAY_MS} ms (delivery ${message.info.deliveryCount} of ${NEWER_EVENT_DELIVERIES})`,
+    );
+    message.nak(MAX_NAK_DELAY_MS);
+    this.counters.retried++;
+    return 'retry';
+  }
+
   private async deadLetter(consumer: EventConsumer, message: JsMsg, error: unknown): Promise<HandleOutcome> {
     this.logger.error(
       `${consumer.durable}: dead letter ${message.subject} seq ${message.seq}: ${String(error)}`,
@@ -458,5 +482,15 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     message.term(String(error));
     this.counters.deadLettered++;
     return 'dead-lettered';
+  }
+}
+
+/** Whether the message is an envelope whose `type` looks like an event name this build lacks. */
+function namesNewerEvent(message: JsMsg): boolean {
+  try {
+    const type = (JSON.parse(message.string()) as { type?: unknown } | null)?.type;
+    return typeof type === 'string' && EVENT_NAME_SHAPE.test(type) && !isEventName(type);
+  } catch {
+    return false;
   }
 }
