@@ -19,13 +19,15 @@ describe('CreateOrder with one idempotency-key twice at once (medium)', () => {
   });
   afterAll(() => medium?.close());
 
+  const newMerchant = (): MerchantContext => ({
+    merchantId: `merchant-${randomUUID()}`,
+    merchantName: 'Medium',
+    mode: 'sandbox',
+    scopes: [],
+  });
+
   it('answers a retry of the key whose answer was lost with its order, and refuses one that changed any field', async () => {
-    const merchant: MerchantContext = {
-      merchantId: `merchant-${randomUUID()}`,
-      merchantName: 'Medium',
-      mode: 'sandbox',
-      scopes: [],
-    };
+    const merchant = newMerchant();
     const key = randomUUID();
     const request: CreateOrderRequest = {
       amount: '25.00',
@@ -51,12 +53,7 @@ describe('CreateOrder with one idempotency-key twice at once (medium)', () => {
   it('makes one order and announces it once, however many requests of the key run at once', async () => {
     const request: CreateOrderRequest = { amount: '25.00', currency: 'EUR', orderRef: 'twice' };
     for (let round = 0; round < 10; round++) {
-      const merchant: MerchantContext = {
-        merchantId: `merchant-${randomUUID()}`,
-        merchantName: 'Medium',
-        mode: 'sandbox',
-        scopes: [],
-      };
+      const merchant = newMerchant();
       const key = randomUUID();
       const answers = await Promise.all(
         Array.from({ length: 4 }, () => create.execute(merchant, request, key)),
