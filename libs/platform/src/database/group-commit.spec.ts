@@ -100,6 +100,23 @@ describe('GroupCommit', () => {
     });
   });
 
+  it('writes a batch the database aborted to break a deadlock again item by item: none fails', async () => {
+    const writes = new HeldWrites();
+    let deadlocks = 1;
+    const group = new GroupCommit(
+      (batch: number[]) =>
+        batch.length > 1 && deadlocks-- > 0
+          ? Promise.reject(Object.assign(new Error('deadlock detected'), { code: '40P01' }))
+          : writes.write(batch),
+      { maxBatch: 10, maxInFlight: 1 },
+    );
+    const batch = Promise.allSettled([1, 2, 3].map((item) => group.submit(item)));
+    await endOfTurn();
+    for (let i = 0; i < 3; i++) await writes.finishNext();
+    expect(writes.batches).toEqual([[1], [2], [3]]);
+    expect((await batch).map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+  });
+
   it('fails a whole batch, without writing it again, when the failure is not its rows', async () => {
     const writes = new HeldWrites();
     writes.connectionLost = true;

@@ -18,9 +18,9 @@ interface Waiting<I, O> {
  * Every caller still waits for its own item's write to commit.
  *
  * `write` gets a batch and answers one result per item, in order. It must be one statement (atomic):
- * when a batch of several is refused for its data (`refusesRows`), nothing of it was written, and its
- * items are written again one by one, in the order they arrived, so an item the database refuses
- * fails only its own caller. Any other failure (the connection, the server) fails the whole batch as
+ * when a batch of several is refused for its data (`refusesRows`) or aborted to break a deadlock
+ * (`deadlocked`), nothing of it was written, and its items are written again one by one, in the order
+ * they arrived, so an item the database refuses fails only its own caller. Any other failure (the connection, the server) fails the whole batch as
  * it is: the statement may even have committed, and writing it again would not be the same.
  */
 export class GroupCommit<I, O> {
@@ -62,7 +62,8 @@ export class GroupCommit<I, O> {
       const results = await this.write(batch.map((waiting) => waiting.item));
       batch.forEach((waiting, i) => waiting.resolve(results[i]));
     } catch (error) {
-      if (batch.length === 1 || !refusesRows(error)) return batch.forEach((waiting) => waiting.reject(error));
+      if (batch.length === 1 || !(refusesRows(error) || deadlocked(error)))
+        return batch.forEach((waiting) => waiting.reject(error));
       for (const waiting of batch) await this.run([waiting]);
     }
   }
@@ -76,6 +77,16 @@ export class GroupCommit<I, O> {
 export function refusesRows(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+/**
+ * Whether PostgreSQL broke a deadlock by aborting the statement (SQLSTATE 40P01): nothing of it was
+ * written. A batch locks several rows, so it can meet another statement taking some of the same
+ * rows in another order (a batch of idempotency claims and one of answers, say); one item at a time
+ * holds one row and cannot.
+ */
+export function deadlocked(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '40P01';
 }
 
 /**
