@@ -177,29 +177,6 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect((await reload(order)).paymentId).toBe(firstCapture.paymentId);
   });
 
-  it('keeps an order paid when the refund of its first capture comes before a second capture, in either order', async () => {
-    const refundBeforeSecondCapture = async (refundFirst: boolean) => {
-      const order = await openOrder();
-      const preAuthId = await deliver(order, 'transaction.preauth.success');
-      const firstCapture = await deliver(order, 'transaction.capture.success', {
-        isoAmount: 1500,
-        sourceTransactionId: preAuthId,
-      });
-      const refund = () =>
-        deliver(order, 'transaction.refund.success', { isoAmount: 1500, sourceTransactionId: firstCapture });
-      const secondCapture = () =>
-        deliver(order, 'transaction.capture.success', { isoAmount: 1000, sourceTransactionId: preAuthId });
-      if (refundFirst) await refund().then(secondCapture);
-      else await secondCapture().then(refund);
-      expect(await reload(order)).toMatchObject({ status: 'paid', refundedIsoAmount: 1500 });
-      return eventsOf(order);
-    };
-    // Never order.refunded for money that is still (or can still be) taken, nor order.paid twice.
-    const expected = ['order.pending', 'order.paid', 'order.partialpaid', 'order.partialrefunded'];
-    expect(await refundBeforeSecondCapture(true)).toEqual(expected);
-    expect(await refundBeforeSecondCapture(false)).toEqual(expected);
-  });
-
   it('refunds in part, then in full (order.partialrefunded, then order.refunded)', async () => {
     const order = await openOrder();
     const paymentId = await deliver(order, 'transaction.payment.success');

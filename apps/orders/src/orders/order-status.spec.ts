@@ -53,41 +53,6 @@ describe('deriveOrderStatus', () => {
     expect(deriveOrderStatus({ ...open, transactions: [paid, tx('Refund', 'Denied', 1000)] })).toBe('paid');
   });
 
-  it('is refunded only once no pre-authorisation can take more, whatever order its events came in', () => {
-    const of = (
-      transactionId: string,
-      operationType: TransactionFact['operationType'],
-      isoAmount: number,
-      sourceTransactionId: string | null = null,
-    ): TransactionFact => ({
-      transactionId,
-      operationType,
-      status: 'Success',
-      isoAmount,
-      sourceTransactionId,
-    });
-    const preAuth = of('pa', 'PreAuth', 1000);
-    const firstCapture = of('c1', 'Capture', 600, 'pa');
-    const itsRefund = of('r1', 'Refund', 600, 'c1');
-    const secondCapture = of('c2', 'Capture', 400, 'pa');
-    const status = (...transactions: TransactionFact[]) => deriveOrderStatus({ ...open, transactions });
-
-    // The refund of the first capture applied before the second capture's event: 400 still held.
-    expect(status(preAuth, firstCapture, itsRefund)).toBe('paid');
-    expect(status(preAuth, firstCapture, itsRefund, secondCapture)).toBe('paid');
-    expect(status(preAuth, firstCapture, secondCapture, itsRefund)).toBe('paid');
-    // Nothing left to take: the rest refunded, or released.
-    expect(status(preAuth, firstCapture, itsRefund, secondCapture, of('r2', 'Refund', 400, 'c2'))).toBe(
-      'refunded',
-    );
-    expect(status(preAuth, firstCapture, itsRefund, of('rel', 'Release', 400, 'pa'))).toBe('refunded');
-    // Each refund that leaves it paid is announced as partial, in either order.
-    const afterRefund = [preAuth, firstCapture, itsRefund];
-    expect(partialEvent('Refund', { isoAmount: 1000, status: status(...afterRefund) }, afterRefund)).toBe(
-      'order.partialrefunded',
-    );
-  });
-
   it('lets money taken win over cancel and expiry, which otherwise stick', () => {
     const canceled = { canceledAt: new Date(), expiredAt: null };
     expect(deriveOrderStatus({ ...canceled, transactions: [] })).toBe('canceled');

@@ -89,39 +89,13 @@ export function fullyReleasedPreAuths<T extends TransactionFact>(transactions: T
 }
 
 /**
- * What successful pre-authorisations still hold, neither captured nor released: money the merchant
- * may yet take. A capture whose event has not come (or is still at the acquirer) counts as held.
- */
-export function stillAuthorised(transactions: TransactionFact[]): number {
-  return transactions
-    .filter((preAuth) => preAuth.operationType === 'PreAuth' && preAuth.status === 'Success')
-    .reduce((total, preAuth) => {
-      const settled = transactions
-        .filter(
-          (t) =>
-            (t.operationType === 'Capture' || t.operationType === 'Release') &&
-            t.status === 'Success' &&
-            t.sourceTransactionId === preAuth.transactionId,
-        )
-        .reduce((sum, t) => sum + t.isoAmount, 0);
-      return total + Math.max(0, preAuth.isoAmount - settled);
-    }, 0);
-}
-
-/**
  * The order status follows from what happened to its transactions, so it is the same whatever
- * order the events came in. Money taken wins over cancel and expiry: the merchant must see it. An
- * order is refunded once all it took was given back and no pre-authorisation can take more: a
- * refund of the first capture applied before a second capture's event must not announce
- * order.refunded, then order.paid again.
+ * order the events came in. Money taken wins over cancel and expiry: the merchant must see it.
  */
 export function deriveOrderStatus(order: OrderFacts): OrderStatus {
   const transactions = countedOf(order.transactions);
   const paid = sumOf(transactions, ['Payment', 'Capture'], 'Success');
-  if (paid > 0) {
-    const refunded = sumOf(transactions, ['Refund'], 'Success');
-    return refunded >= paid && stillAuthorised(transactions) === 0 ? 'refunded' : 'paid';
-  }
+  if (paid > 0) return sumOf(transactions, ['Refund'], 'Success') >= paid ? 'refunded' : 'paid';
   if (order.canceledAt) return 'canceled';
   if (order.expiredAt) return 'expired';
   const authorised = transactions.some((t) => t.operationType === 'PreAuth' && t.status === 'Success');
@@ -179,9 +153,9 @@ export function partialEvent(
   const transactions = countedOf(all);
   const paid = sumOf(transactions, ['Payment', 'Capture'], 'Success');
   if (operationType === 'Capture' && paid < order.isoAmount) return OrderEvents.PartialPaid;
-  // Still paid after a refund (deriveOrderStatus): some money stays taken, or may still be.
   if (operationType === 'Refund' && order.status === 'paid') {
-    if (sumOf(transactions, ['Refund'], 'Success') > 0) return OrderEvents.PartialRefunded;
+    const refunded = sumOf(transactions, ['Refund'], 'Success');
+    if (refunded > 0 && refunded < paid) return OrderEvents.PartialRefunded;
   }
   return null;
 }
