@@ -72,7 +72,11 @@ export async function whileHoldingLock<T>(
     try {
       return await work();
     } finally {
-      if (!lost) await session.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]);
+      // A session whose unlock failed is closed, not pooled: the lock goes with it.
+      if (!lost)
+        await session
+          .query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key])
+          .catch((error: Error) => (lost = error));
     }
   } finally {
     session.removeListener('error', onError);
