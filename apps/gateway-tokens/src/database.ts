@@ -1,5 +1,6 @@
 import { CardToken } from './tokens/card-token.entity.js';
 import { Tokens1764300000000 } from './migrations/1764300000000-tokens.js';
+import { TokenAnswersIndex1765300000200 } from './migrations/1765300000200-token-answers-index.js';
 
 export const TOKENS_ENTITIES = [CardToken];
-export const TOKENS_MIGRATIONS = [Tokens1764300000000];
+export const TOKENS_MIGRATIONS = [Tokens1764300000000, TokenAnswersIndex1765300000200];

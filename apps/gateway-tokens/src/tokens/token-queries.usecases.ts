@@ -80,9 +80,10 @@ export class DeleteToken {
       this.dataSource.transaction(async (manager) => {
         const { affected } = await manager.delete(CardToken, { id: tokenId, merchantId });
         if (!affected) throw ApiError.notFound(`Token ${tokenId}`);
-        // This merchant's keys only (the primary key's prefix): its answers of the last 24 h.
+        // By the index of answers naming a token (migration 1765300000200).
         await manager.query(
-          `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND response_body ->> 'tokenId' = $2`,
+          `DELETE FROM idempotency_keys
+            WHERE merchant_id = $1 AND response_body ? 'tokenId' AND response_body ->> 'tokenId' = $2`,
           [merchantId, tokenId],
         );
       }),
