@@ -86,10 +86,12 @@ const INBOX_PRUNE_BATCH = 5_000;
 const MAX_NAK_DELAY_MS = 60_000;
 /**
  * An event this build does not know by name (a newer producer's, during a rolling upgrade) is asked
- * again every MAX_NAK_DELAY_MS this many times, about an hour, for a replica that knows it, before
- * it is dead-lettered.
+ * again every NEWER_EVENT_RETRY_MS, for a replica that knows it, until it is this old; then it is
+ * dead-lettered. A short wait: while it waits it holds one of the durable's unacknowledged slots,
+ * and the replicas that know it take it within seconds of starting.
  */
-const NEWER_EVENT_DELIVERIES = 60;
+const NEWER_EVENT_RETRY_MS = 5_000;
+const NEWER_EVENT_MAX_AGE_MS = 3_600_000;
 const EVENT_NAME_SHAPE = /^[a-z]+(\.[a-z0-9]+)+$/;
 const DEFAULT_BATCH_SIZE = 100;
 /** Between tries to pull from a durable created again while the broker is not answering yet. */
@@ -451,13 +453,14 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
    * lose it for the replicas that know it.
    */
   private async unreadable(consumer: EventConsumer, message: JsMsg, error: unknown): Promise<HandleOutcome> {
-    if (!namesNewerEvent(message) || message.info.deliveryCount >= NEWER_EVENT_DELIVERIES)
+    const ageMs = Date.now() - message.info.timestampNanos / 1e6;
+    if (!namesNewerEvent(message) || ageMs >= NEWER_EVENT_MAX_AGE_MS)
       return this.deadLetter(consumer, message, error);
     this.logger.warn(
       `${consumer.durable}: ${message.subject} seq ${message.seq} names an event this version does not know; ` +
-        `asked again in ${MAX_NAK_DELAY_MS} ms (delivery ${message.info.deliveryCount} of ${NEWER_EVENT_DELIVERIES})`,
+        `asked again in ${NEWER_EVENT_RETRY_MS} ms (published ${Math.round(ageMs / 1000)} s ago)`,
     );
-    message.nak(MAX_NAK_DELAY_MS);
+    message.nak(NEWER_EVENT_RETRY_MS);
     this.counters.retried++;
     return 'retry';
   }
