@@ -262,10 +262,11 @@ function CheckoutFlow({
       setView({ name: 'leaving', url, tone, title });
       window.setTimeout(() => leaveTo(url, params, order.allowedOrigins), LEAVE_DELAY_MS);
     };
-    const recheckOrder = async (failure?: unknown) => {
+    const recheckOrder = async (failure?: unknown, lockIsOurs = false) => {
       if (failure !== undefined && !mayHaveMovedOn(failure)) return false;
       return api.getOrder().then(
-        (current) => closed.current(current),
+        // A lock that may be this attempt's own (its release on its way) does not close the form.
+        (current) => closed.current(lockIsOurs ? { ...current, paymentLocked: false } : current),
         () => false,
       );
     };

@@ -24,9 +24,10 @@ export interface Checkout {
   /**
    * Reads the order again and, when it was paid, canceled or expired meanwhile or another attempt
    * holds it, replaces the form with the closed-order page (resolves true then). Given a `failure`,
-   * only after one that may mean the order moved on (see `mayHaveMovedOn`).
+   * only after one that may mean the order moved on (see `mayHaveMovedOn`). `lockIsOurs`: after this
+   * page's own attempt ended, whose lock may not be released yet, a held order stays open.
    */
-  recheckOrder: (failure?: unknown) => Promise<boolean>;
+  recheckOrder: (failure?: unknown, lockIsOurs?: boolean) => Promise<boolean>;
 }
 
 export const CheckoutContext = createContext<Checkout | null>(null);

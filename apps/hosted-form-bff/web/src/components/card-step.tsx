@@ -211,8 +211,9 @@ export function CardStep({
         return;
       }
       setValues((current) => ({ ...current, cvv: '' }));
-      // Another tab's payment may hold the order (this attempt was then refused): show that, not "declined".
-      if (await recheckOrder()) {
+      // Another tab may have paid the order (this attempt was then refused): show that, not
+      // "declined". A lock alone may still be this attempt's own, on its way out: the form stays.
+      if (await recheckOrder(undefined, true)) {
         handedOn = true;
         return;
       }
