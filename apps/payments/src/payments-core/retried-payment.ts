@@ -21,24 +21,10 @@ export interface RetriedPayment {
 }
 
 /**
- * The newest payment (not a capture or refund whose own request used the key) of a merchant's
- * idempotency-key, within the key's retention, that did not end without money.
+ * The newest payment (not a capture or refund whose own request used the key) of each merchant's
+ * idempotency-key, within the key's retention, that did not end without money: the 1-based position
+ * of each key that has one, and its id.
  */
-const LIVE_PAYMENT_OF_KEY = `
-  SELECT id FROM transactions
-   WHERE merchant_id = $1 AND idempotency_key = $2 AND source_transaction_id IS NULL
-     AND created_at > now() - $3 * interval '1 millisecond' AND status <> ALL ($4::text[])
-   ORDER BY created_at DESC
-   LIMIT 1`;
-
-const livePaymentOfKeyValues = (merchantId: string, idempotencyKey: string) => [
-  merchantId,
-  idempotencyKey,
-  IDEMPOTENCY_RETENTION_MS,
-  NO_MONEY_HELD,
-];
-
-/** LIVE_PAYMENT_OF_KEY for a batch of keys: the 1-based position of each key that has one, and its id. */
 const LIVE_PAYMENTS_OF_KEYS = `
   SELECT k.i::int AS i, p.id
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(merchant_id, key, i)
@@ -177,10 +163,12 @@ export async function retriedPaymentUnderKeyLock(
 ): Promise<Transaction | null> {
   if (!idempotencyKey) return null;
   await lockKeyInTransaction(manager, 'payments', merchantId, idempotencyKey);
-  const [row] = await manager.query<{ id: string }[]>(
-    LIVE_PAYMENT_OF_KEY,
-    livePaymentOfKeyValues(merchantId, idempotencyKey),
-  );
+  const [row] = await manager.query<{ id: string }[]>(LIVE_PAYMENTS_OF_KEYS, [
+    [merchantId],
+    [idempotencyKey],
+    IDEMPOTENCY_RETENTION_MS,
+    NO_MONEY_HELD,
+  ]);
   const earlier = row ? await manager.findOneByOrFail(Transaction, { id: row.id }) : null;
   if (earlier) assertSameRequest(earlier, request);
   return earlier;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Pool, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 
@@ -47,24 +47,47 @@ function poolOf(dataSource: DataSource): Pool {
   return (dataSource.driver as PostgresDriver).master as Pool;
 }
 
+/** What `onOwnConnection` gives its work: the client, and whether the connection is lost. */
+export interface OwnConnection {
+  client: PoolClient;
+  /** Set when the connection failed (or the work gave it up): it is closed, not pooled again. */
+  lost?: Error;
+}
+
+/**
+ * Runs `work` on a pool connection of its own, released afterwards. A checked-out client has no
+ * listener of the pool's: the connection dropping meanwhile (a database restart, a failover) would
+ * be an unhandled 'error' event and end the process. It is kept in `lost` instead, and a lost
+ * connection is destroyed, not returned.
+ */
+export async function onOwnConnection<T>(
+  dataSource: DataSource,
+  work: (connection: OwnConnection) => Promise<T>,
+): Promise<T> {
+  const connection: OwnConnection = { client: await poolOf(dataSource).connect() };
+  const onError = (error: Error) => (connection.lost = error);
+  connection.client.on('error', onError);
+  try {
+    return await work(connection);
+  } finally {
+    connection.client.removeListener('error', onError);
+    connection.client.release(connection.lost);
+  }
+}
+
 /**
  * Runs `work` while this process holds the advisory lock of `key` (session-level, on a connection of
  * its own), or answers `undefined` at once, running nothing, when another session holds it. For
  * work on one row that calls out between its database statements (a recovery asking the acquirer),
  * which two replicas must never do at once; the lock goes with the connection when the process dies.
  */
-export async function whileHoldingLock<T>(
+export function whileHoldingLock<T>(
   dataSource: DataSource,
   key: string,
   work: () => Promise<T>,
 ): Promise<T | undefined> {
-  const session = await poolOf(dataSource).connect();
-  // A connection lost while `work` runs would otherwise be an unhandled 'error' event.
-  let lost: Error | undefined;
-  const onError = (error: Error) => (lost = error);
-  session.on('error', onError);
-  try {
-    const { rows } = await session.query<{ locked: boolean }>(
+  return onOwnConnection(dataSource, async (session) => {
+    const { rows } = await session.client.query<{ locked: boolean }>(
       `SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked`,
       [key],
     );
@@ -73,13 +96,10 @@ export async function whileHoldingLock<T>(
       return await work();
     } finally {
       // A session whose unlock failed is closed, not pooled: the lock goes with it.
-      if (!lost)
-        await session
+      if (!session.lost)
+        await session.client
           .query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key])
-          .catch((error: Error) => (lost = error));
+          .catch((error: Error) => (session.lost = error));
     }
-  } finally {
-    session.removeListener('error', onError);
-    session.release(lost);
-  }
+  });
 }

@@ -5,12 +5,12 @@ import {
   type OnApplicationBootstrap,
   type BeforeApplicationShutdown,
 } from '@nestjs/common';
-import type { Pool, QueryResult } from 'pg';
+import type { QueryResult } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import type { EventEnvelope } from '@byrd/contracts';
 import { OutboxMessage } from '../database/platform.entities.js';
 import type { RowToInsert } from '../database/atomic-insert.js';
+import { onOwnConnection } from '../database/prepared.js';
 import type { BaseConfig } from '../config/config.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
 import type { NatsContext } from './nats.js';
@@ -137,50 +137,42 @@ export class Outbox implements OnApplicationBootstrap, BeforeApplicationShutdown
     // transaction commits without waiting for the WAL flush (synchronous_commit off). That is safe
     // here: a delete lost in a database crash re-publishes the row, and JetStream drops the
     // duplicate by its msgID.
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    const client = await pool.connect();
-    // A checked-out client has no listener of the pool's: the connection dropping while the batch
-    // waits for JetStream (a database restart, a failover) would be an unhandled 'error' event and
-    // end the process. Keep the error instead; the client is then destroyed, not returned.
-    let lost: Error | undefined;
-    const onError = (error: Error) => (lost = error);
-    client.on('error', onError);
-    try {
-      // SKIP LOCKED lets several replicas relay without sending the same row twice at once.
-      // payload as text: it is published as stored, without a parse and re-stringify.
-      const claimed = (await client.query(
-        `BEGIN; SET LOCAL synchronous_commit = off;
-         SELECT seq, id, subject, payload::text AS payload, traceparent FROM outbox
-         ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
-      )) as unknown as QueryResult<OutboxRow>[];
-      const rows = claimed[2].rows;
-      if (rows.length === 0) {
-        await client.query('COMMIT');
-        return 0;
+    return onOwnConnection(this.dataSource, async (connection) => {
+      const { client } = connection;
+      try {
+        // SKIP LOCKED lets several replicas relay without sending the same row twice at once.
+        // payload as text: it is published as stored, without a parse and re-stringify.
+        const claimed = (await client.query(
+          `BEGIN; SET LOCAL synchronous_commit = off;
+           SELECT seq, id, subject, payload::text AS payload, traceparent FROM outbox
+           ORDER BY seq LIMIT ${BATCH_SIZE} FOR UPDATE SKIP LOCKED`,
+        )) as unknown as QueryResult<OutboxRow>[];
+        const rows = claimed[2].rows;
+        if (rows.length === 0) {
+          await client.query('COMMIT');
+          return 0;
+        }
+        // Pipelined: all publishes go out in order on one connection, then the acks are awaited together.
+        const acks = rows.map((row) =>
+          this.nats.js.publish(this.nats.subject(row.subject), row.payload, {
+            msgID: row.id,
+            headers: natsTraceHeaders(row.traceparent),
+          }),
+        );
+        const results = await Promise.allSettled(acks);
+        const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.seq);
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) this.logger.warn(`Outbox publish failed, will retry: ${String(failed.reason)}`);
+        // seq values are bigints read from the table, so they can be inlined (one simple-protocol
+        // round trip for the delete and the commit).
+        await client.query(
+          sent.length > 0 ? `DELETE FROM outbox WHERE seq IN (${sent.join(',')}); COMMIT` : 'COMMIT',
+        );
+        return failed ? 0 : sent.length;
+      } catch (error) {
+        if (!connection.lost) await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
       }
-      // Pipelined: all publishes go out in order on one connection, then the acks are awaited together.
-      const acks = rows.map((row) =>
-        this.nats.js.publish(this.nats.subject(row.subject), row.payload, {
-          msgID: row.id,
-          headers: natsTraceHeaders(row.traceparent),
-        }),
-      );
-      const results = await Promise.allSettled(acks);
-      const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.seq);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) this.logger.warn(`Outbox publish failed, will retry: ${String(failed.reason)}`);
-      // seq values are bigints read from the table, so they can be inlined (one simple-protocol
-      // round trip for the delete and the commit).
-      await client.query(
-        sent.length > 0 ? `DELETE FROM outbox WHERE seq IN (${sent.join(',')}); COMMIT` : 'COMMIT',
-      );
-      return failed ? 0 : sent.length;
-    } catch (error) {
-      if (!lost) await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.removeListener('error', onError);
-      client.release(lost);
-    }
+    });
   }
 }
