@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '@byrd/platform';
-import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
-import { OpenAttempts } from '../src/async/open-attempts.js';
-import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
-import { OrderLock } from '../src/payments-core/order-lock.js';
-import { CardSaver } from '../src/payments/card-saver.js';
 import { PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
 import { applyOutcome } from '../src/transactions/outcome.js';
-import { AcquirerOutcomeRecorder } from '../src/transactions/acquirer-outcome.recorder.js';
 import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import type { Transaction } from '../src/transactions/transaction.entity.js';
 import { PaymentsMedium } from './medium.js';
@@ -27,17 +21,7 @@ describe('payments of one idempotency-key written twice (medium)', () => {
 
   beforeAll(async () => {
     medium = await PaymentsMedium.start();
-    const { dataSource, config } = medium;
-    const events = new TransactionEventRecorder(medium.outbox());
-    authorizer = new PaymentAuthorizer(
-      dataSource,
-      new SandboxAcquirer(dataSource, config),
-      config,
-      new AcquirerOutcomeRecorder(dataSource, events),
-      new OrderLock(medium.rpc()),
-      new CardSaver(medium.rpc(), dataSource),
-      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider()),
-    );
+    authorizer = medium.authorizer(new TransactionEventRecorder(medium.outbox()));
   });
   afterAll(() => medium?.close());
 

@@ -1,12 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { EventConsumers, loadConfig, NatsContext, Outbox, Rpc, RpcIdentity } from '@byrd/platform';
 import { MediumDatabase, TEST_NATS_URL } from '@byrd/platform/testing';
+import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
+import { OpenAttempts } from '../src/async/open-attempts.js';
+import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
 import { Chargeback } from '../src/chargebacks/chargeback.entity.js';
 import { paymentsConfigSchema, type PaymentsConfig } from '../src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
 import { newPayment } from '../src/payments-core/new-payment.js';
+import { OrderLock } from '../src/payments-core/order-lock.js';
+import { CardSaver } from '../src/payments/card-saver.js';
+import { PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
+import { AcquirerOutcomeRecorder } from '../src/transactions/acquirer-outcome.recorder.js';
 import { applyOutcome } from '../src/transactions/outcome.js';
 import { Transaction } from '../src/transactions/transaction.entity.js';
+import type { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import { TransactionRepository } from '../src/transactions/transaction.repository.js';
 
 type Balances = Partial<Pick<Transaction, 'capturedIsoAmount' | 'refundedIsoAmount' | 'releasedIsoAmount'>>;
@@ -56,6 +64,20 @@ export class PaymentsMedium {
 
   rpc(): Rpc {
     return new Rpc(this.nats, 'payments', RpcIdentity.fromConfig('payments', this.config));
+  }
+
+  /** A PaymentAuthorizer on the sandbox acquirer, recording through `events`. */
+  authorizer(events: TransactionEventRecorder, config: PaymentsConfig = this.config): PaymentAuthorizer {
+    const { dataSource } = this;
+    return new PaymentAuthorizer(
+      dataSource,
+      new SandboxAcquirer(dataSource, config),
+      config,
+      new AcquirerOutcomeRecorder(dataSource, events),
+      new OrderLock(this.rpc()),
+      new CardSaver(this.rpc(), dataSource),
+      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider()),
+    );
   }
 
   async close(): Promise<void> {

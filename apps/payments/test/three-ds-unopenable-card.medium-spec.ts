@@ -1,15 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
-import { OpenAttempts } from '../src/async/open-attempts.js';
-import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
 import { CardSeal } from '../src/cards/card-seal.js';
-import { OrderLock } from '../src/payments-core/order-lock.js';
-import { CardSaver } from '../src/payments/card-saver.js';
-import { PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
 import { CompleteAuthentication } from '../src/three-ds/complete-authentication.usecase.js';
 import { SandboxThreeDSProvider } from '../src/three-ds-server/sandbox-three-ds.provider.js';
 import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
-import { AcquirerOutcomeRecorder } from '../src/transactions/acquirer-outcome.recorder.js';
 import { applyOutcome } from '../src/transactions/outcome.js';
 import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import { PaymentsMedium } from './medium.js';
@@ -34,15 +27,7 @@ describe('3DS challenges whose sealed card cannot be opened (medium)', () => {
     const { dataSource } = medium;
     const config = { ...medium.config, CARD_SEAL_KEY: ownKey };
     const events = new TransactionEventRecorder(medium.outbox());
-    const authorizer = new PaymentAuthorizer(
-      dataSource,
-      new SandboxAcquirer(dataSource, config),
-      config,
-      new AcquirerOutcomeRecorder(dataSource, events),
-      new OrderLock(medium.rpc()),
-      new CardSaver(medium.rpc(), dataSource),
-      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider()),
-    );
+    const authorizer = medium.authorizer(events, config);
     complete = new CompleteAuthentication(
       dataSource,
       authorizer,
