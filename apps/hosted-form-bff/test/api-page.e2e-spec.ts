@@ -96,7 +96,10 @@ describe('hosted form page and API guards', () => {
   it("frames each order's page for its merchant's sites once the merchant lists them, and tells the page where it may return", async () => {
     const order = await h.createOrder();
     const ancestors = async (orderId: string) => {
-      const page = await fetch(`${h.bffUrl}/checkout/o/${orderId}/`);
+      // From an address of its own as well: each load counts in its client's API limit.
+      const page = await fetch(`${h.bffUrl}/checkout/o/${orderId}/`, {
+        headers: { 'x-forwarded-for': '203.0.113.98' },
+      });
       expect(page.status).toBe(200);
       expect(await page.text()).toContain(`/checkout/${STAND_IN_ASSET}`);
       return /frame-ancestors ([^;]+)/.exec(page.headers.get('content-security-policy') ?? '')?.[1];
@@ -279,5 +282,39 @@ describe('hosted form page and API guards', () => {
       ),
     );
     expect(burst.map((answer) => answer.status).sort()).toEqual([400, 400, 429, 429, 429, 429]);
+  });
+
+  /** An order's page as a browser loads it into the merchant's frame, from `address`. */
+  const framedPage = (orderId: string, address: string) =>
+    fetch(`${h.bffUrl}/checkout/o/${orderId}/`, { headers: { 'x-forwarded-for': address } });
+
+  const expectMessagePage = async (page: Response, status: number, title: string) => {
+    expect(page.status).toBe(status);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(Number(page.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).toContain(`<h1>${title}</h1>`);
+    expect(html).not.toContain('BYRD');
+  };
+
+  it("counts each load of an order's page in its client's API limit, and past it shows a page, not a JSON body", async () => {
+    const order = await h.createOrder();
+    const statuses = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await framedPage(order.orderId, '203.0.113.97')).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    await expectMessagePage(await framedPage(order.orderId, '203.0.113.97'), 429, 'Too many requests');
+    // Another shopper of the same order is not held back.
+    expect((await framedPage(order.orderId, '203.0.113.96')).status).toBe(200);
+  });
+
+  // Last: orders stays away for the rest of the suite.
+  it("shows a page, not the API's JSON error body, in the merchant's frame while orders does not answer", async () => {
+    const order = await h.createOrder();
+    expect((await framedPage(order.orderId, '203.0.113.95')).status).toBe(200);
+    await h.stopOrders();
+    await expectMessagePage(await framedPage(order.orderId, '203.0.113.95'), 503, 'Payment page unavailable');
+    expect(h.logs()).toContain("The order's page could not be served");
   });
 });

@@ -106,6 +106,7 @@ export type { CheckoutConfig };
  *   (`/checkout/api/v2/orders/{id}`), with the key in `x-checkout-key` when given.
  * - `simulateAsyncPayment(transactionId, 'pay' | ...)`: the sandbox shopper of a Multibanco/MB WAY payment.
  * - `logs()`: every line the four services logged since start (JSON, for a card-data scan).
+ * - `stopOrders()`: takes orders away (last in a suite: nothing else works without it).
  * - `stop()`: closes everything and drops this run's databases and streams.
  */
 export class CheckoutHarness {
@@ -119,6 +120,7 @@ export class CheckoutHarness {
     readonly merchant: TestMerchant,
     readonly bffConfig: CheckoutConfig,
     private readonly logLines: string[],
+    private readonly ordersApp: NestFastifyApplication,
   ) {}
 
   /** The page's address: `{bffUrl}/checkout/`. */
@@ -205,6 +207,7 @@ export class CheckoutHarness {
         merchant,
         bffConfig,
         logLines,
+        orders.app,
       );
     } catch (error) {
       for (const app of apps.reverse()) await app.close().catch(() => undefined);
@@ -218,6 +221,12 @@ export class CheckoutHarness {
     for (const app of [...this.apps].reverse()) await app.close();
     await this.env.cleanup();
     if (capturing === this.logLines) capturing = null;
+  }
+
+  /** Stops the orders service for good (its RPC subjects then have no responder). */
+  async stopOrders(): Promise<void> {
+    this.apps.splice(this.apps.indexOf(this.ordersApp), 1);
+    await this.ordersApp.close();
   }
 
   /** Another replica of the BFF with the same configuration (closed by stop); returns its address. */

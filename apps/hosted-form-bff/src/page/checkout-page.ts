@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Logger } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ErrorKind } from '@byrd/platform';
 import { pageSecurityHeaders, type PagePolicyOptions } from './security-headers.js';
 
 export const PAGE_PREFIX = '/checkout/';
@@ -14,6 +16,8 @@ export interface CheckoutPageOptions extends PagePolicyOptions {
   webDir: string;
   /** The `frame-ancestors` of one order's page (`/checkout/o/{orderId}/`). */
   orderFrameAncestors(orderId: string): Promise<string>;
+  /** Counts a request for one order's page in its client's API limit; throws 429 past it. */
+  countRequest(request: FastifyRequest): Promise<void>;
 }
 
 /**
@@ -54,8 +58,15 @@ export async function checkoutPage(fastify: FastifyInstance, options: CheckoutPa
   // The same page for one order, framed only by that order's merchant (the page moves here when it
   // finds itself in a frame: the order id is in the fragment, which never reaches the server).
   // (Read and sent as is: sendFile would apply the page-wide headers above over the order's own.)
+  // It asks orders and the merchants bucket on every load, so it counts in the client's API limit.
   fastify.get<{ Params: { orderId: string } }>(`${PAGE_PREFIX}o/:orderId/`, async (request, reply) => {
-    const frameAncestors = await options.orderFrameAncestors(request.params.orderId);
+    let frameAncestors: string;
+    try {
+      await options.countRequest(request);
+      frameAncestors = await options.orderFrameAncestors(request.params.orderId);
+    } catch (error) {
+      return sendUnavailablePage(reply, error);
+    }
     const html = await readFile(path.join(options.webDir, 'index.html'));
     return reply
       .headers(pageSecurityHeaders({ ...options, frameAncestors }))
@@ -68,3 +79,47 @@ export async function checkoutPage(fastify: FastifyInstance, options: CheckoutPa
     return reply.redirect(`${PAGE_PREFIX}${query >= 0 ? request.url.slice(query) : ''}`, 301);
   });
 }
+
+/**
+ * What a shopper sees in the merchant's frame when one order's page cannot be served now (over the
+ * client's limit, or orders or the merchants bucket not answering): a short HTML page, not the API's
+ * JSON error body, with Retry-After. It may be framed anywhere: it holds no data and no action but
+ * a reload, and the sites allowed to frame the order are exactly what could not be looked up.
+ */
+function sendUnavailablePage(reply: FastifyReply, error: unknown): FastifyReply {
+  const limit = error instanceof ApiError && error.kind === ErrorKind.RateLimited ? error : undefined;
+  const limited = limit !== undefined;
+  if (!limited) logger.warn(`The order's page could not be served: ${String(error)}`);
+  const retryAfter = limit?.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S;
+  return reply
+    .status(limited ? 429 : 503)
+    .headers({
+      'content-security-policy':
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors *",
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+      'retry-after': String(retryAfter),
+    })
+    .type('text/html; charset=utf-8')
+    .send(limited ? TOO_MANY_REQUESTS_PAGE : UNAVAILABLE_PAGE);
+}
+
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+const logger = new Logger('CheckoutPage');
+
+const messagePage = (title: string, text: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<style>body{font-family:system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;color:#1f2937}
+main{max-width:28rem;padding:1.5rem;text-align:center}a{color:#2563eb}</style></head>
+<body><main><h1>${title}</h1><p>${text}</p><p><a href="">Try again</a></p></main></body></html>
+`;
+const UNAVAILABLE_PAGE = messagePage(
+  'Payment page unavailable',
+  'The payment page cannot be shown right now. Nothing has been charged. Please try again in a moment.',
+);
+const TOO_MANY_REQUESTS_PAGE = messagePage(
+  'Too many requests',
+  'This payment page was opened too many times in a short while. Nothing has been charged. Please try again in a minute.',
+);

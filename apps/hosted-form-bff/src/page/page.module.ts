@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 import { checkoutPage } from './checkout-page.js';
 import { OrderEmbedders } from './order-embedders.usecase.js';
+import { RateLimiter } from '../rate-limit/rate-limiter.js';
 
 export const WEB_DIR = Symbol('WEB_DIR');
 
@@ -18,6 +19,7 @@ class CheckoutPageMount implements OnApplicationBootstrap {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly embedders: OrderEmbedders,
+    private readonly limiter: RateLimiter,
     @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
     @Inject(WEB_DIR) private readonly webDir: string,
   ) {}
@@ -29,6 +31,7 @@ class CheckoutPageMount implements OnApplicationBootstrap {
       threeDSecureSdkUrl: this.config.THREE_DS_SDK_URL,
       frameAncestors: this.config.CHECKOUT_FRAME_ANCESTORS,
       orderFrameAncestors: (orderId) => this.embedders.frameAncestors(orderId),
+      countRequest: (request) => this.limiter.check(request, ['api']),
     });
   }
 }
