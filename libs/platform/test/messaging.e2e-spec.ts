@@ -16,6 +16,7 @@ import {
   type EventConsumer,
 } from '@byrd/platform';
 import { TestEnvironment } from '@byrd/platform/testing';
+import { runCli } from '../src/cli/main.js';
 
 /** The outbox relay and the inbox-backed consumer against the real PostgreSQL and JetStream. */
 describe('outbox and durable consumers', () => {
@@ -207,6 +208,30 @@ describe('outbox and durable consumers', () => {
       expect(await effects(envelope.id)).toBe(1);
     });
 
+    it('dead-letters an event still failing at its EVENT_MAX_DELIVERIES-th delivery: a poison event holds no slot for ever', async () => {
+      const envelope = event();
+      const flaky: EventConsumer = { ...consumer, durable: `${consumer.durable}-flaky` };
+      const lettersOf = () =>
+        dataSource.query<{ error: string }[]>('SELECT error FROM dead_letters WHERE consumer = $1', [
+          flaky.durable,
+        ]);
+      expect(config.EVENT_MAX_DELIVERIES).toBe(25);
+      failNext = 1;
+      const before = message(envelope, 24);
+      expect(await consumers.process(flaky, before.msg)).toBe('retry');
+      expect(before.answers).toEqual(['nak:60000']);
+      expect(await lettersOf()).toEqual([]);
+
+      failNext = 1;
+      const last = message(envelope, 25);
+      expect(await consumers.process(flaky, last.msg)).toBe('dead-lettered');
+      expect(last.answers).toEqual(['term']);
+      expect(await lettersOf()).toEqual([
+        { error: 'failed 25 deliveries, the last: Error: database hiccup' },
+      ]);
+      expect(await effects(envelope.id)).toBe(0);
+    });
+
     it('acks events the consumer does not accept without touching the database', async () => {
       const envelope = event();
       const picky: EventConsumer = { ...consumer, accepts: (e) => e.id !== envelope.id };
@@ -295,6 +320,79 @@ describe('outbox and durable consumers', () => {
       expect((await env.nats.jsm.consumers.info(env.streamName, durable)).config.durable_name).toBe(durable);
     } finally {
       await gone.beforeApplicationShutdown();
+    }
+  });
+
+  it('replays a dead letter once its cause is fixed (npm run cli -- dead-letters replay): the consumer that set it aside handles it, the others only see a duplicate', async () => {
+    const replaying = new EventConsumers(dataSource, env.nats, config);
+    const handledBy = { fussy: [] as string[], easy: [] as string[] };
+    let broken = true;
+    const suffix = randomUUID().slice(0, 8);
+    replaying.register({
+      durable: `test-fussy-${suffix}`,
+      subject: 'order.>',
+      async handle(envelope: EventEnvelope) {
+        if (broken) throw new PermanentEventError('a bug of this version');
+        handledBy.fussy.push(envelope.id);
+      },
+    });
+    replaying.register({
+      durable: `test-easy-${suffix}`,
+      subject: 'order.>',
+      async handle(envelope: EventEnvelope) {
+        handledBy.easy.push(envelope.id);
+      },
+    });
+    const cli = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const cliEnv = {
+        NATS_URL: config.NATS_URL,
+        EVENTS_STREAM: config.EVENTS_STREAM,
+        NATS_SUBJECT_PREFIX: config.NATS_SUBJECT_PREFIX,
+        DATABASE_URL: config.DATABASE_URL,
+      };
+      const code = await runCli(argv, cliEnv, { log: (l) => out.push(l), error: (l) => err.push(l) });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    const until = async (done: () => Promise<boolean> | boolean) => {
+      const deadline = Date.now() + 15_000;
+      while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    };
+    // The durables start from the stream's first event: the earlier tests' events reach them too.
+    const envelope = await dataSource.transaction((m) => outbox.append(m, event()));
+    const letters = () =>
+      dataSource.query<{ id: string }[]>(
+        'SELECT id FROM dead_letters WHERE consumer = $1 AND payload LIKE $2',
+        [`test-fussy-${suffix}`, `%${envelope.id}%`],
+      );
+    const timesHandled = (by: string[]) => by.filter((id) => id === envelope.id).length;
+    await replaying.onApplicationBootstrap();
+    try {
+      await outbox.pass();
+      await until(async () => (await letters()).length === 1 && handledBy.easy.includes(envelope.id));
+      const [letter] = await letters();
+      expect(letter).toBeDefined();
+      const listed = await cli('dead-letters', 'list', '--json');
+      expect(listed.code).toBe(0);
+      expect(JSON.parse(listed.out)).toContainEqual(
+        expect.objectContaining({ id: letter.id, error: 'PermanentEventError: a bug of this version' }),
+      );
+
+      broken = false;
+      expect(await cli('dead-letters', 'replay', letter.id)).toMatchObject({
+        code: 0,
+        out: expect.stringContaining(`Replayed 1: ${letter.id}`),
+      });
+      await until(() => handledBy.fussy.includes(envelope.id));
+      expect(timesHandled(handledBy.fussy)).toBe(1);
+      expect(await letters()).toEqual([]);
+      // Given a moment to see the replay too, the other consumer still handled it once.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(timesHandled(handledBy.easy)).toBe(1);
+      expect(await cli('dead-letters', 'replay', letter.id)).toMatchObject({ code: 1 });
+    } finally {
+      await replaying.beforeApplicationShutdown();
     }
   });
 

@@ -5,6 +5,7 @@ import { MerchantDirectory } from '../auth/merchants.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
 import { generateRpcKeyPair } from '../rpc/rpc-identity.js';
+import { listDeadLetters, replayDeadLetters } from './dead-letters.js';
 
 const cliConfigSchema = z.object({
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
@@ -15,6 +16,7 @@ const cliConfigSchema = z.object({
   EVENTS_STREAM_REPLICAS: baseConfigSchema.shape.EVENTS_STREAM_REPLICAS,
   API_KEYS_BUCKET: z.string().default('API_KEYS'),
   MERCHANTS_BUCKET: z.string().default('MERCHANTS'),
+  DATABASE_URL: z.string().optional(),
 });
 
 const USAGE = `Usage: npm run cli -- <command>
@@ -30,13 +32,16 @@ const USAGE = `Usage: npm run cli -- <command>
   rpc keygen [service ...]                                        new RPC identities: each service's RPC_SIGNING_KEY and
                                                                   the RPC_TRUSTED_CALLERS every service is given
   vault rotate-kek | vault new-kek --id <id>                      the card vault's keys (npm run cli -- vault --help)
+  dead-letters list [--json]                                      the events a service's consumers set aside (DATABASE_URL:
+                                                                  that service's database)
+  dead-letters replay <id> | --all                                publish them again, once their cause is fixed
 
 A merchant's developer (a sandbox API key in $BYRD_API_KEY; npm run cli -- listen --help):
   listen --forward-to <url> [--events <a,b>]                      stream the sandbox webhooks to a local address, signed
   trigger <event>                                                 produce a real sandbox event by running its flow
 
 Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, EVENTS_STREAM_REPLICAS (1), API_KEYS_BUCKET,
-MERCHANTS_BUCKET.`;
+MERCHANTS_BUCKET; DATABASE_URL for dead-letters.`;
 
 type Out = { log: (line: string) => void; error: (line: string) => void };
 
@@ -57,6 +62,7 @@ export async function runCli(
         merchant: { type: 'string' },
         set: { type: 'string' },
         clear: { type: 'boolean', default: false },
+        all: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -83,6 +89,13 @@ export async function runCli(
       await nats.kv(config.MERCHANTS_BUCKET, config.EVENTS_STREAM_REPLICAS),
       await nats.kv(config.API_KEYS_BUCKET, config.EVENTS_STREAM_REPLICAS),
     );
+    if (group === 'dead-letters') {
+      if (!config.DATABASE_URL)
+        return fail(out, 'dead-letters needs DATABASE_URL: the database of the service');
+      if (command === 'list') return await listDeadLetters(config.DATABASE_URL, out, values.json);
+      if (command === 'replay')
+        return await replayDeadLetters(config.DATABASE_URL, nats, { id: argument, all: values.all }, out);
+    }
     switch (`${group} ${command ?? ''}`.trim()) {
       case 'merchants create': {
         if (!values.name?.trim()) return fail(out, 'merchants create needs --name <name>');

@@ -86,6 +86,12 @@ export const baseConfigSchema = z.object({
   OUTBOX_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(5),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /**
+   * Deliveries of an event whose handling keeps failing before it is dead-lettered (the delays
+   * between them grow from 1 s to 60 s: 25 deliveries take about 20 minutes). A poison event retried
+   * for ever would hold one of its consumer's 1,000 unacknowledged slots for good.
+   */
+  EVENT_MAX_DELIVERIES: z.coerce.number().int().min(2).default(25),
+  /**
    * How long a running request holds its idempotency key without renewing it (it renews every third
    * of that while it runs): after a crash, the key is free again within this time.
    */
@@ -152,6 +158,7 @@ export const statelessConfigSchema = baseConfigSchema.omit({
   OUTBOX_RELAY_ENABLED: true,
   OUTBOX_POLL_MS: true,
   OUTBOX_BATCH_WINDOW_MS: true,
+  EVENT_MAX_DELIVERIES: true,
 });
 
 export type StatelessConfig = z.infer<typeof statelessConfigSchema>;

@@ -120,8 +120,9 @@ type DurableSettings = Partial<ConsumerConfig> & {
 
 /**
  * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
- * commits; the inbox row written in that transaction makes a redelivery a no-op. Transient failures
- * are nak'ed with a growing delay (never dropped); permanent ones are terminated and dead-lettered.
+ * commits; the inbox row written in that transaction makes a redelivery a no-op. Failures are nak'ed
+ * with a growing delay; permanent ones, and one still failing at its EVENT_MAX_DELIVERIES-th
+ * delivery, are terminated and dead-lettered (kept in `dead_letters` until replayed).
  */
 @Injectable()
 export class EventConsumers implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -425,6 +426,15 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       return 'handled';
     } catch (error) {
       if (error instanceof PermanentEventError) return this.deadLetter(consumer, message, error);
+      const deliveries = message.info.deliveryCount;
+      if (deliveries >= this.config.EVENT_MAX_DELIVERIES) {
+        // A poison event: set aside (replayed with `npm run cli -- dead-letters replay` once fixed).
+        return this.deadLetter(
+          consumer,
+          message,
+          `failed ${deliveries} deliveries, the last: ${String(error)}`,
+        );
+      }
       const delay = Math.min(1_000 * 2 ** Math.min(message.info.deliveryCount - 1, 6), MAX_NAK_DELAY_MS);
       this.logger.warn(
         `${consumer.durable}: ${message.subject} failed (${String(error)}); retry in ${delay} ms`,

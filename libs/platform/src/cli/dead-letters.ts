@@ -1,0 +1,90 @@
+import pg from 'pg';
+import type { NatsContext } from '../messaging/nats.js';
+
+type Out = { log: (line: string) => void; error: (line: string) => void };
+
+interface DeadLetterRow {
+  id: string;
+  consumer: string;
+  subject: string;
+  payload: string;
+  error: string;
+  created_at: Date;
+}
+
+/** `dead-letters list`: the service's dead letters, oldest first (one line each, or one JSON line). */
+export async function listDeadLetters(databaseUrl: string, out: Out, json: boolean): Promise<number> {
+  const rows = await onDatabase(databaseUrl, async (client) => {
+    const result = await client.query<DeadLetterRow>(
+      'SELECT id, consumer, subject, payload, error, created_at FROM dead_letters ORDER BY id',
+    );
+    return result.rows;
+  });
+  if (json) {
+    out.log(JSON.stringify(rows.map(({ created_at, ...row }) => ({ ...row, createdAt: created_at }))));
+    return 0;
+  }
+  if (rows.length === 0) out.log('No dead letters.');
+  for (const row of rows)
+    out.log(`${row.id}  ${row.created_at.toISOString()}  ${row.consumer}  ${row.subject}  ${row.error}`);
+  return 0;
+}
+
+/**
+ * `dead-letters replay <id> | --all`: publishes each dead letter's event to its subject again, as it
+ * was received, then removes the row, in one transaction per run (rows locked, so two runs never send
+ * one twice at once). Every durable consumer of the subject receives it: the one that set it aside
+ * handles it now; the others already did, and their inbox makes it a no-op. The msgID names the dead
+ * letter, so JetStream drops the re-publish of a run that stopped before its commit (within its
+ * duplicate window; later, the inboxes do).
+ */
+export async function replayDeadLetters(
+  databaseUrl: string,
+  nats: NatsContext,
+  which: { id?: string; all: boolean },
+  out: Out,
+): Promise<number> {
+  if (!which.all && !/^\d+$/.test(which.id ?? '')) {
+    out.error('dead-letters replay needs the id of a dead letter (see dead-letters list) or --all');
+    return 1;
+  }
+  const replayed = await onDatabase(databaseUrl, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const { rows } = await client.query<DeadLetterRow>(
+        `SELECT id, consumer, subject, payload FROM dead_letters
+          WHERE $1::bigint IS NULL OR id = $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
+        [which.all ? null : which.id],
+      );
+      for (const row of rows) {
+        await nats.js.publish(row.subject, row.payload, { msgID: `${row.consumer}:dead-letter:${row.id}` });
+      }
+      await client.query('DELETE FROM dead_letters WHERE id = ANY ($1::bigint[])', [rows.map((r) => r.id)]);
+      await client.query('COMMIT');
+      return rows;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
+  if (!which.all && replayed.length === 0) {
+    out.error(`No dead letter ${which.id} (or another run is replaying it)`);
+    return 1;
+  }
+  out.log(
+    replayed.length === 0
+      ? 'No dead letters.'
+      : `Replayed ${replayed.length}: ${replayed.map((r) => `${r.id} (${r.subject})`).join(', ')}`,
+  );
+  return 0;
+}
+
+async function onDatabase<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
