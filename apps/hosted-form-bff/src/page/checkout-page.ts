@@ -83,8 +83,8 @@ export async function checkoutPage(fastify: FastifyInstance, options: CheckoutPa
 /**
  * What a shopper sees in the merchant's frame when one order's page cannot be served now (over the
  * client's limit, or orders or the merchants bucket not answering): a short HTML page, not the API's
- * JSON error body, with Retry-After. It may be framed anywhere: it holds no data and no action but
- * a reload, and the sites allowed to frame the order are exactly what could not be looked up.
+ * JSON error body, with Retry-After. It may be framed anywhere: it holds no data, no script and no
+ * action, and the sites allowed to frame the order are exactly what could not be looked up.
  */
 function sendUnavailablePage(reply: FastifyReply, error: unknown): FastifyReply {
   const limit = error instanceof ApiError && error.kind === ErrorKind.RateLimited ? error : undefined;
@@ -108,18 +108,22 @@ function sendUnavailablePage(reply: FastifyReply, error: unknown): FastifyReply 
 const UNAVAILABLE_RETRY_AFTER_S = 5;
 const logger = new Logger('CheckoutPage');
 
+// No "try again" link: a reload of the frame's address would lose its fragment (the order, its
+// key and options); the shop's page sets the frame up again. No claim that nothing was charged
+// either: the shopper may be reloading after paying.
 const messagePage = (title: string, text: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
 <style>body{font-family:system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;color:#1f2937}
-main{max-width:28rem;padding:1.5rem;text-align:center}a{color:#2563eb}</style></head>
-<body><main><h1>${title}</h1><p>${text}</p><p><a href="">Try again</a></p></main></body></html>
+main{max-width:28rem;padding:1.5rem;text-align:center}</style></head>
+<body><main><h1>${title}</h1><p>${text}</p>
+<p>If you have already paid, do not pay again: the shop will confirm your payment.</p></main></body></html>
 `;
 const UNAVAILABLE_PAGE = messagePage(
   'Payment page unavailable',
-  'The payment page cannot be shown right now. Nothing has been charged. Please try again in a moment.',
+  'The payment page cannot be shown right now. Please reload the page in a moment.',
 );
 const TOO_MANY_REQUESTS_PAGE = messagePage(
   'Too many requests',
-  'This payment page was opened too many times in a short while. Nothing has been charged. Please try again in a minute.',
+  'This payment page was opened too many times in a short while. Please reload the page in a minute.',
 );
