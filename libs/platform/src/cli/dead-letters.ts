@@ -1,4 +1,6 @@
+import { headers } from '@nats-io/transport-node';
 import pg from 'pg';
+import { REPLAY_FOR_HEADER } from '../messaging/consumers.js';
 import type { NatsContext } from '../messaging/nats.js';
 
 type Out = { log: (line: string) => void; error: (line: string) => void };
@@ -33,10 +35,11 @@ export async function listDeadLetters(databaseUrl: string, out: Out, json: boole
 /**
  * `dead-letters replay <id> | --all`: publishes each dead letter's event to its subject again, as it
  * was received, then removes the row, in one transaction per run (rows locked, so two runs never send
- * one twice at once). Every durable consumer of the subject receives it: the one that set it aside
- * handles it now; the others already did, and their inbox makes it a no-op. The msgID names the dead
- * letter, so JetStream drops the re-publish of a run that stopped before its commit (within its
- * duplicate window; later, the inboxes do).
+ * one twice at once). Every durable consumer of the subject receives it, but only the one that set it
+ * aside, named in REPLAY_FOR_HEADER, handles it: the others acknowledge it untouched (their inbox may
+ * have forgotten the event long ago). The msgID names the dead letter, so JetStream drops the
+ * re-publish of a run that stopped before its commit, within its duplicate window; after it, the
+ * consumer's inbox does once it has handled the event.
  */
 export async function replayDeadLetters(
   databaseUrl: string,
@@ -52,12 +55,17 @@ export async function replayDeadLetters(
     await client.query('BEGIN');
     try {
       const { rows } = await client.query<DeadLetterRow>(
-        `SELECT id, consumer, subject, payload FROM dead_letters
+        `SELECT id, consumer, subject, payload, created_at FROM dead_letters
           WHERE $1::bigint IS NULL OR id = $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
         [which.all ? null : which.id],
       );
       for (const row of rows) {
-        await nats.js.publish(row.subject, row.payload, { msgID: `${row.consumer}:dead-letter:${row.id}` });
+        const replayFor = headers();
+        replayFor.set(REPLAY_FOR_HEADER, row.consumer);
+        await nats.js.publish(row.subject, row.payload, {
+          msgID: `dead-letter:${row.consumer}:${row.id}:${row.created_at.getTime()}`,
+          headers: replayFor,
+        });
       }
       await client.query('DELETE FROM dead_letters WHERE id = ANY ($1::bigint[])', [rows.map((r) => r.id)]);
       await client.query('COMMIT');

@@ -86,9 +86,9 @@ export const baseConfigSchema = z.object({
   OUTBOX_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1000).default(5),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /**
-   * Deliveries of an event whose handling keeps failing before it is dead-lettered (the delays
-   * between them grow from 1 s to 60 s: 25 deliveries take about 20 minutes). A poison event retried
-   * for ever would hold one of its consumer's 1,000 unacknowledged slots for good.
+   * Failures of an event's handling before it is dead-lettered (retried 1 s to 60 s apart: 25 take
+   * about 20 minutes). A poison event retried for ever would hold one of its consumer's 1,000
+   * unacknowledged slots for good.
    */
   EVENT_MAX_DELIVERIES: z.coerce.number().int().min(2).default(25),
   /**

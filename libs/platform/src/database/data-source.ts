@@ -8,6 +8,7 @@ import {
   PlatformHousekeepingIndexes1763900000000,
   PlatformIdempotencyLeases1764700000000,
   PlatformOutboxTraceparent1764800000000,
+  PlatformEventFailures1765400000000,
   PlatformOutboxDeleteOnPublish1764000000000,
   PlatformTables1763800000000,
 } from './platform.migration.js';
@@ -119,6 +120,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
       PlatformOutboxDeleteOnPublish1764000000000,
       PlatformIdempotencyLeases1764700000000,
       PlatformOutboxTraceparent1764800000000,
+      PlatformEventFailures1765400000000,
       ...options.migrations,
     ],
     migrationsTableName: 'migrations',

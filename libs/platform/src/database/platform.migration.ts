@@ -129,3 +129,27 @@ export class PlatformOutboxTraceparent1764800000000 implements MigrationInterfac
     await q.query(`ALTER TABLE outbox DROP COLUMN traceparent`);
   }
 }
+
+/**
+ * How many times each consumer's handling of an event failed (not how many times it was delivered:
+ * a newer event asked again, an ack wait run out or a restart deliver it again without a failure),
+ * so an event still failing at EVENT_MAX_DELIVERIES is set aside as a dead letter.
+ */
+export class PlatformEventFailures1765400000000 implements MigrationInterface {
+  name = 'PlatformEventFailures1765400000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE event_failures (
+        consumer text NOT NULL,
+        event_id uuid NOT NULL,
+        failures int NOT NULL DEFAULT 1,
+        last_failed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (consumer, event_id)
+      )`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE event_failures`);
+  }
+}

@@ -15,7 +15,6 @@ import {
 import { DataSource, type EntityManager } from 'typeorm';
 import { isEventName, parseEnvelope, type EventEnvelope } from '@byrd/contracts';
 import type { BaseConfig } from '../config/config.js';
-import { DeadLetter } from '../database/platform.entities.js';
 import type { NatsContext } from './nats.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
 import {
@@ -94,6 +93,8 @@ const NEWER_EVENT_RETRY_MS = 5_000;
 const NEWER_EVENT_MAX_AGE_MS = 3_600_000;
 const EVENT_NAME_SHAPE = /^[a-z]+(\.[a-z0-9]+)+$/;
 const DEFAULT_BATCH_SIZE = 100;
+/** Header of a dead letter published again (`dead-letters replay`): only the consumer it names handles it. */
+export const REPLAY_FOR_HEADER = 'Byrd-Replay-For';
 /** Between tries to pull from a durable created again while the broker is not answering yet. */
 const RESTART_DELAY_MS = 1_000;
 
@@ -121,8 +122,8 @@ type DurableSettings = Partial<ConsumerConfig> & {
 /**
  * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
  * commits; the inbox row written in that transaction makes a redelivery a no-op. Failures are nak'ed
- * with a growing delay; permanent ones, and one still failing at its EVENT_MAX_DELIVERIES-th
- * delivery, are terminated and dead-lettered (kept in `dead_letters` until replayed).
+ * with a growing delay; permanent ones, and one whose handling failed EVENT_MAX_DELIVERIES
+ * times, are terminated and dead-lettered (kept in `dead_letters` until replayed).
  */
 @Injectable()
 export class EventConsumers implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -180,8 +181,13 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
            SELECT count(*)::int AS n FROM gone`,
         );
         removed += n;
-        if (n < INBOX_PRUNE_BATCH || this.stopping) return removed;
+        if (n < INBOX_PRUNE_BATCH || this.stopping) break;
       }
+      // Failure counts of events handled or set aside since: as old as the inbox keeps.
+      await this.dataSource.query(
+        `DELETE FROM event_failures WHERE last_failed_at < now() - interval '${INBOX_RETENTION}'`,
+      );
+      return removed;
     } catch (error) {
       this.logger.warn(`Inbox prune failed: ${String(error)}`);
       return removed;
@@ -333,6 +339,10 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     }
     const batch: { message: JsMsg; envelope: EventEnvelope }[] = [];
     for (const message of messages) {
+      if (replayedForAnother(consumer, message)) {
+        message.ack();
+        continue;
+      }
       let envelope: EventEnvelope;
       try {
         envelope = parseEnvelope(JSON.parse(message.string()));
@@ -384,6 +394,10 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
   }
 
   async process(consumer: EventConsumer, message: JsMsg): Promise<HandleOutcome> {
+    if (replayedForAnother(consumer, message)) {
+      message.ack();
+      return 'skipped';
+    }
     let envelope: EventEnvelope;
     try {
       envelope = parseEnvelope(JSON.parse(message.string()));
@@ -425,15 +439,12 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       consumer.afterCommit?.(envelope);
       return 'handled';
     } catch (error) {
-      if (error instanceof PermanentEventError) return this.deadLetter(consumer, message, error);
-      const deliveries = message.info.deliveryCount;
-      if (deliveries >= this.config.EVENT_MAX_DELIVERIES) {
+      if (error instanceof PermanentEventError) return this.deadLetter(consumer, message, error, envelope.id);
+      const failures = await this.countFailure(consumer, envelope);
+      if (failures >= this.config.EVENT_MAX_DELIVERIES) {
         // A poison event: set aside (replayed with `npm run cli -- dead-letters replay` once fixed).
-        return this.deadLetter(
-          consumer,
-          message,
-          `failed ${deliveries} deliveries, the last: ${String(error)}`,
-        );
+        const lastError = `failed ${failures} times, the last: ${String(error)}`;
+        return this.deadLetter(consumer, message, lastError, envelope.id);
       }
       const delay = Math.min(1_000 * 2 ** Math.min(message.info.deliveryCount - 1, 6), MAX_NAK_DELAY_MS);
       this.logger.warn(
@@ -475,17 +486,42 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     return 'retry';
   }
 
-  private async deadLetter(consumer: EventConsumer, message: JsMsg, error: unknown): Promise<HandleOutcome> {
+  /**
+   * Counts one more failure of the consumer's handling of the event, in a statement of its own (the
+   * handler's transaction rolled back); 0 when it cannot be counted (the database is away, and then
+   * nothing can be set aside either).
+   */
+  private async countFailure(consumer: EventConsumer, envelope: EventEnvelope): Promise<number> {
+    try {
+      const [row] = await this.dataSource.query<{ failures: number }[]>(
+        `INSERT INTO event_failures (consumer, event_id) VALUES ($1, $2)
+         ON CONFLICT (consumer, event_id)
+         DO UPDATE SET failures = event_failures.failures + 1, last_failed_at = now()
+         RETURNING failures`,
+        [consumer.durable, envelope.id],
+      );
+      return row.failures;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Terminates the message and keeps it in `dead_letters` (its failure count goes: a replay starts anew). */
+  private async deadLetter(
+    consumer: EventConsumer,
+    message: JsMsg,
+    error: unknown,
+    eventId: string | null = null,
+  ): Promise<HandleOutcome> {
     this.logger.error(
       `${consumer.durable}: dead letter ${message.subject} seq ${message.seq}: ${String(error)}`,
     );
     try {
-      await this.dataSource.getRepository(DeadLetter).insert({
-        consumer: consumer.durable,
-        subject: message.subject,
-        payload: message.string(),
-        error: String(error),
-      });
+      await this.dataSource.query(
+        `WITH counted AS (DELETE FROM event_failures WHERE consumer = $1 AND event_id = $5)
+         INSERT INTO dead_letters (consumer, subject, payload, error) VALUES ($1, $2, $3, $4)`,
+        [consumer.durable, message.subject, message.string(), String(error), eventId],
+      );
     } catch (saveError) {
       // Not recorded: leave the message in the stream and try again later rather than lose it.
       message.nak(MAX_NAK_DELAY_MS);
@@ -496,6 +532,12 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     this.counters.deadLettered++;
     return 'dead-lettered';
   }
+}
+
+/** A dead letter of another consumer published again: that consumer's to handle, not this one's. */
+function replayedForAnother(consumer: EventConsumer, message: JsMsg): boolean {
+  const target = message.headers?.get(REPLAY_FOR_HEADER);
+  return Boolean(target) && target !== consumer.durable;
 }
 
 /** Whether the message is an envelope whose `type` looks like an event name this build lacks. */
