@@ -37,7 +37,7 @@ describe('the hosted form as a process', () => {
     expect(bff.output()).toContain('"level":30'); // it does log, as JSON lines
   });
 
-  it('documents no idempotency-key: without a database it runs no idempotency interceptor', async () => {
+  it('documents no idempotency-key: without a database it runs no idempotency guard', async () => {
     const spec = await (await fetch(`${bff.url}/docs/json`)).text();
     expect(spec).toContain('/checkout/api/v2/orders');
     expect(spec).not.toContain('idempotency-key');

@@ -1,5 +1,5 @@
 import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { KV } from '@nats-io/kv';
@@ -14,7 +14,7 @@ import { MerchantDirectory } from './auth/merchants.js';
 import { HealthController } from './health/health.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor.js';
+import { IdempotencyGuard } from './idempotency/idempotency.guard.js';
 import { NatsContext, natsOptionsFrom } from './messaging/nats.js';
 import { ensureEventsStream } from './messaging/streams.js';
 import { Outbox } from './messaging/outbox.js';
@@ -71,7 +71,7 @@ export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     const { config, serviceName } = options;
     const database = 'database' in options ? null : options;
-    const databaseProviders = database ? [Outbox, EventConsumers, IdempotencyInterceptor] : [];
+    const databaseProviders = database ? [Outbox, EventConsumers, IdempotencyGuard] : [];
     return {
       module: PlatformModule,
       global: true,
@@ -133,9 +133,10 @@ export class PlatformModule {
         ApiKeyRegistry,
         Rpc,
         ...databaseProviders,
+        // In this order: the key's claim needs the merchant the API key names.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        ...(database ? [{ provide: APP_GUARD, useExisting: IdempotencyGuard }] : []),
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
-        ...(database ? [{ provide: APP_INTERCEPTOR, useExisting: IdempotencyInterceptor }] : []),
         { provide: APP_PIPE, useFactory: createValidationPipe },
       ],
       exports: [

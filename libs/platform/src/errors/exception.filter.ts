@@ -2,7 +2,7 @@ import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common'
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
 import { toErrorResponse } from './error-body.js';
-import { ReplayedError } from '../idempotency/idempotency.interceptor.js';
+import { ReplayedError } from '../idempotency/idempotency.guard.js';
 
 /** Every HTTP error leaves through here, in the uniform body. */
 @Catch()

@@ -9,6 +9,7 @@ import { classTransformerMetadataStorage, ErrorBodySchema, errorCodesMarkdown } 
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type StatelessConfig } from '../config/config.js';
 import { requestIdOf } from '../logging/logging.js';
+import { IdempotencyGuard } from '../idempotency/idempotency.guard.js';
 import { RUNS_IDEMPOTENCY } from '../messaging/tokens.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { completeDocument } from './docs.js';
@@ -53,6 +54,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   const fastify = app.getHttpAdapter().getInstance();
   countRequests(fastify, app.get(ServiceMetrics));
   observeRequests(fastify, PinoLogger.root);
+  storeIdempotentAnswers(fastify, app);
 
   const document = SwaggerModule.createDocument(
     app,
@@ -113,6 +115,16 @@ function trustProxyOption(
   trusted: number | string[],
 ): string[] | ((address: string, hop: number) => boolean) {
   return typeof trusted === 'number' ? (_address, hop) => hop < trusted : trusted;
+}
+
+/** A service with a database stores the answer of a POST with an `idempotency-key` before it leaves. */
+function storeIdempotentAnswers(fastify: FastifyInstance, app: NestFastifyApplication): void {
+  if (!app.get<boolean>(RUNS_IDEMPOTENCY, { strict: false })) return;
+  const guard = app.get(IdempotencyGuard, { strict: false });
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    await guard.answered(request, reply, payload);
+    return payload;
+  });
 }
 
 /**

@@ -85,7 +85,7 @@ export function ApiErrors(errors: ErrorCodes): MethodDecorator & ClassDecorator 
 export const NOT_FOUND: ErrorCodes = { 404: ['BYRD901'] };
 
 export interface PlatformAnswers {
-  /** The app runs the idempotency interceptor: every POST takes `idempotency-key`. */
+  /** The app runs the idempotency guard: every POST takes `idempotency-key`. */
   idempotency: boolean;
 }
 

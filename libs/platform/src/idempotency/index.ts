@@ -1,1 +1,1 @@
-export * from './idempotency.interceptor.js';
+export * from './idempotency.guard.js';

@@ -1,26 +1,22 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import {
-  HttpStatus,
   Inject,
   SetMetadata,
   Injectable,
   Logger,
-  type CallHandler,
+  type CanActivate,
   type ExecutionContext,
-  type NestInterceptor,
   type OnModuleDestroy,
   type OnModuleInit,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
-import type { FastifyReply } from 'fastify';
-import { catchError, finalize, from, mergeMap, of, throwError, type Observable } from 'rxjs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource, MoreThan, type EntityManager, type FindOperator } from 'typeorm';
 import { columnsOf, GroupCommit } from '../database/group-commit.js';
 import { queryPrepared, queryReplanned } from '../database/prepared.js';
 import { ApiError } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
-import { toErrorResponse, type ErrorBody } from '../errors/error-body.js';
+import type { ErrorBody } from '../errors/error-body.js';
 import type { AuthenticatedRequest } from '../auth/api-key.guard.js';
 import { isGuid } from '../auth/api-keys.js';
 import type { BaseConfig } from '../config/config.js';
@@ -75,13 +71,16 @@ export function idempotencyKeyOf(request: {
   return Array.isArray(header) ? header[0] : header;
 }
 
-/** A stored error answer, replayed through the exception filter with its original status. */
+/**
+ * A stored answer, replayed through the exception filter with its original status (the guard that
+ * finds it can only let the request through or throw).
+ */
 export class ReplayedError extends Error {
   constructor(
     readonly status: number,
-    readonly body: ErrorBody,
+    readonly body: unknown,
   ) {
-    super(body.message);
+    super((body as Partial<ErrorBody> | null)?.message ?? 'replayed answer');
   }
 }
 
@@ -141,6 +140,15 @@ function claimableOf(rows: readonly ClaimRow[]): ClaimRow[] {
   return [...firstOfKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 }
 
+/** What the guard leaves on a request whose key it claimed, for `answered` to store its answer. */
+const CLAIMED = Symbol('byrd.idempotency.claimed');
+interface Claimed {
+  lease: Lease;
+  renewal: NodeJS.Timeout;
+  holdsSecrets: boolean;
+}
+type ClaimingRequest = AuthenticatedRequest & { [CLAIMED]?: Claimed };
+
 /**
  * DESIGN.md "Idempotency": the first answer to a POST with an `idempotency-key` is stored per
  * merchant with a hash of the request. A repeat with the same body replays it; the same key with
@@ -148,10 +156,15 @@ function claimableOf(rows: readonly ClaimRow[]): ClaimRow[] {
  * stored, so the client may retry them. A running request leases its key (IDEMPOTENCY_LEASE_MS,
  * renewed every third of it while it runs): when its process dies, or its clean-up fails, the key is free again once
  * the lease runs out, and only the lease's owner may answer or release it.
+ *
+ * A global guard (after the API key's, which names the merchant) claims the key or replays its
+ * answer, and `answered` (the HTTP server's onSend hook) stores the answer before it leaves. Not an
+ * interceptor: Nest runs every request, with a key or not, through an interceptor's observables and
+ * async scopes, which cost a payment about a sixth of the payments process's CPU.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger(IdempotencyInterceptor.name);
+export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(IdempotencyGuard.name);
   private purgeTimer?: NodeJS.Timeout;
 
   private readonly leaseMs: number;
@@ -193,18 +206,18 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     clearInterval(this.purgeTimer);
   }
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const request = context.switchToHttp().getRequest<ClaimingRequest>();
     const key = idempotencyKeyOf(request);
-    if (request.method !== 'POST' || key === undefined) return next.handle();
+    if (request.method !== 'POST' || key === undefined) return true;
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw ApiError.invalidField(IDEMPOTENCY_HEADER, `must be 1 to ${MAX_KEY_LENGTH} characters`);
     }
     const checkoutKey = (request.query as Record<string, unknown> | undefined)?.checkoutKey;
     // A browser's key is scoped by its checkout key, but only by a well-formed one: the validation
-    // pipe (which runs after interceptors) refuses any other, and its bytes must not reach the table.
-    if (!request.merchant && !(typeof checkoutKey === 'string' && isGuid(checkoutKey))) return next.handle();
+    // pipe (which runs after guards) refuses any other, and its bytes must not reach the table.
+    if (!request.merchant && !(typeof checkoutKey === 'string' && isGuid(checkoutKey))) return true;
     const scope = request.merchant?.merchantId ?? `checkout:${checkoutKey as string}`;
     // Keyed by the caller's own secret (API key or checkout key): the body may hold a card, and a
     // plain hash of a card and its CVV could be brute-forced (PCI DSS 3.5: keyed hashes only). As the
@@ -215,29 +228,39 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     const hash = createHmac('sha256', callerSecret)
       .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
       .digest('hex');
-    const successStatus =
-      this.reflector.get<number | undefined>(HTTP_CODE_METADATA, context.getHandler()) ?? HttpStatus.CREATED;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
-    const holdsSecrets = this.reflector.get<boolean | undefined>(ANSWER_HOLDS_SECRETS, context.getHandler());
+    const holdsSecrets =
+      this.reflector.get<boolean | undefined>(ANSWER_HOLDS_SECRETS, context.getHandler()) ?? false;
 
     const lease = { scope, key, owner: randomUUID() };
-    return from(this.claim(lease, hash)).pipe(
-      mergeMap((existing) => {
-        if (existing) return this.replay(existing, hash, reply, holdsSecrets ? next : undefined);
-        const renewal = setInterval(() => void this.renew(lease), this.leaseMs / 3);
-        return next.handle().pipe(
-          mergeMap((body) =>
-            from(this.complete(lease, successStatus, holdsSecrets ? null : body)).pipe(
-              mergeMap(() => of(body)),
-            ),
-          ),
-          catchError((error: unknown) =>
-            from(this.fail(lease, error, String(request.id))).pipe(mergeMap(() => throwError(() => error))),
-          ),
-          finalize(() => clearInterval(renewal)),
-        );
-      }),
-    );
+    const existing = await this.claim(lease, hash);
+    if (existing) return this.replay(existing, hash, reply, holdsSecrets);
+    const renewal = setInterval(() => void this.renew(lease), this.leaseMs / 3);
+    request[CLAIMED] = { lease, renewal, holdsSecrets };
+    return true;
+  }
+
+  /**
+   * The answer of a request whose key this guard claimed, as it is about to leave (onSend): a
+   * success or a refusal is stored first; a server error, a conflict or a rate limit frees the key
+   * for a retry. An answer that cannot be stored is not sent: the key is freed and the caller gets
+   * a 500 to retry (the use case finds what the request made by its key).
+   */
+  async answered(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
+    const claimed = (request as ClaimingRequest)[CLAIMED];
+    if (!claimed) return;
+    delete (request as ClaimingRequest)[CLAIMED];
+    clearInterval(claimed.renewal);
+    const { lease } = claimed;
+    const status = reply.statusCode;
+    if (status >= 500 || status === 409 || status === 429) return this.release(lease);
+    const body = status < 400 && claimed.holdsSecrets ? 'null' : jsonOf(payload);
+    try {
+      await this.complete(lease, status, body);
+    } catch (error) {
+      await this.release(lease);
+      throw error;
+    }
   }
 
   /**
@@ -268,13 +291,11 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
     }
   }
 
-  /** The stored answer; a success of a route whose answer holds secrets is rebuilt by `rerun`. */
-  private replay(
-    existing: StoredAnswer,
-    hash: string,
-    reply: FastifyReply,
-    rerun?: CallHandler,
-  ): Observable<unknown> {
+  /**
+   * The stored answer, sent through the exception filter; a success of a route whose answer holds
+   * secrets is rebuilt by running the handler again (true: let the request through, unclaimed).
+   */
+  private replay(existing: StoredAnswer, hash: string, reply: FastifyReply, holdsSecrets: boolean): boolean {
     if (existing.request_hash !== hash) {
       throw Refusal.idempotencyKeyReused('This idempotency-key was already used with a different request');
     }
@@ -282,32 +303,21 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
       throw Refusal.keyInProgress();
     }
     void reply.header('idempotent-replayed', 'true');
-    if (existing.response_status >= 400) {
-      throw new ReplayedError(existing.response_status, existing.response_body as ErrorBody);
-    }
-    return rerun ? rerun.handle() : of(existing.response_body);
+    if (existing.response_status < 400 && holdsSecrets) return true;
+    throw new ReplayedError(existing.response_status, existing.response_body);
   }
 
-  private async complete(lease: Lease, status: number, body: unknown): Promise<void> {
-    await this.answers.submit([lease.scope, lease.key, lease.owner, status, JSON.stringify(body ?? null)]);
+  private async complete(lease: Lease, status: number, body: string): Promise<void> {
+    await this.answers.submit([lease.scope, lease.key, lease.owner, status, body]);
   }
 
-  /**
-   * A refusal is stored like an answer; a server error, a conflict or a rate limit frees the key for
-   * a retry. If that cannot reach the database, the request's own error still goes back, and the
-   * key is free once its lease runs out.
-   */
-  private async fail(lease: Lease, error: unknown, requestId: string): Promise<void> {
-    const answer = toErrorResponse(error, requestId);
+  /** Frees the key; if that cannot reach the database, the key is free once its lease runs out. */
+  private async release(lease: Lease): Promise<void> {
     try {
-      if (answer.status >= 500 || answer.status === 409 || answer.status === 429) {
-        await this.dataSource.query(
-          `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
-          [lease.scope, lease.key, lease.owner],
-        );
-      } else {
-        await this.complete(lease, answer.status, answer.body);
-      }
+      await this.dataSource.query(
+        `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
+        [lease.scope, lease.key, lease.owner],
+      );
     } catch (cleanUp) {
       this.logger.warn(`Idempotency key not released (free again within its lease): ${String(cleanUp)}`);
     }
@@ -322,4 +332,11 @@ export class IdempotencyInterceptor implements NestInterceptor, OnModuleInit, On
       this.logger.warn(`Idempotency purge failed: ${String(error)}`);
     }
   }
+}
+
+/** An answer's serialized body as JSON text for the jsonb column (JSON null when it is not JSON text). */
+function jsonOf(payload: unknown): string {
+  if (typeof payload === 'string') return payload;
+  if (Buffer.isBuffer(payload)) return payload.toString('utf8');
+  return 'null';
 }
