@@ -250,16 +250,22 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     const claimed = (request as ClaimingRequest)[CLAIMED];
     if (!claimed) return;
     delete (request as ClaimingRequest)[CLAIMED];
-    clearInterval(claimed.renewal);
     const { lease } = claimed;
     const status = reply.statusCode;
-    if (status >= 500 || status === 409 || status === 429) return this.release(lease);
-    const body = status < 400 && claimed.holdsSecrets ? 'null' : jsonOf(payload);
+    // The lease is renewed until the answer is stored: a slow store must not let a retry in.
     try {
-      await this.complete(lease, status, body);
-    } catch (error) {
-      await this.release(lease);
-      throw error;
+      // Only a JSON answer can be kept and replayed (a page a route sends itself is not).
+      const json = String(reply.getHeader('content-type') ?? '').includes('json');
+      if (status >= 500 || status === 409 || status === 429 || !json) return await this.release(lease);
+      const body = status < 400 && claimed.holdsSecrets ? 'null' : jsonOf(payload);
+      try {
+        await this.complete(lease, status, body);
+      } catch (error) {
+        await this.release(lease);
+        throw error;
+      }
+    } finally {
+      clearInterval(claimed.renewal);
     }
   }
 
