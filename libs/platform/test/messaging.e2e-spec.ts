@@ -208,7 +208,7 @@ describe('outbox and durable consumers', () => {
       expect(await effects(envelope.id)).toBe(1);
     });
 
-    it('dead-letters an event whose handling failed EVENT_MAX_DELIVERIES times: a poison event holds no slot for ever', async () => {
+    it('dead-letters an event whose handling failed EVENT_MAX_FAILURES times: a poison event holds no slot for ever', async () => {
       const envelope = event();
       const flaky: EventConsumer = { ...consumer, durable: `${consumer.durable}-flaky` };
       const lettersOf = () =>
@@ -220,7 +220,7 @@ describe('outbox and durable consumers', () => {
         const delivered = message(envelope, deliveryCount);
         return { outcome: await consumers.process(flaky, delivered.msg), answers: delivered.answers };
       };
-      expect(config.EVENT_MAX_DELIVERIES).toBe(25);
+      expect(config.EVENT_MAX_FAILURES).toBe(25);
       // Delivered often without failing (asked again as a newer event, an ack wait run out): the
       // failures count, not the deliveries.
       expect(await failingOnce(700)).toEqual({ outcome: 'retry', answers: ['nak:60000'] });

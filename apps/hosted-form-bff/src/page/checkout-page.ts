@@ -88,21 +88,19 @@ export async function checkoutPage(fastify: FastifyInstance, options: CheckoutPa
  */
 function sendUnavailablePage(reply: FastifyReply, error: unknown): FastifyReply {
   const limit = error instanceof ApiError && error.kind === ErrorKind.RateLimited ? error : undefined;
-  const limited = limit !== undefined;
-  if (!limited) logger.warn(`The order's page could not be served: ${String(error)}`);
-  const retryAfter = limit?.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S;
+  if (!limit) logger.warn(`The order's page could not be served: ${String(error)}`);
   return reply
-    .status(limited ? 429 : 503)
+    .status(limit ? 429 : 503)
     .headers({
       'content-security-policy':
         "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors *",
       'referrer-policy': 'no-referrer',
       'x-content-type-options': 'nosniff',
       'cache-control': 'no-store',
-      'retry-after': String(retryAfter),
+      'retry-after': String(limit?.retryAfter ?? UNAVAILABLE_RETRY_AFTER_S),
     })
     .type('text/html; charset=utf-8')
-    .send(limited ? TOO_MANY_REQUESTS_PAGE : UNAVAILABLE_PAGE);
+    .send(limit ? TOO_MANY_REQUESTS_PAGE : UNAVAILABLE_PAGE);
 }
 
 const UNAVAILABLE_RETRY_AFTER_S = 5;

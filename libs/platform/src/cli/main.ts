@@ -85,10 +85,7 @@ export async function runCli(
     config.NATS_SUBJECT_PREFIX,
   );
   try {
-    const directory = new MerchantDirectory(
-      await nats.kv(config.MERCHANTS_BUCKET, config.EVENTS_STREAM_REPLICAS),
-      await nats.kv(config.API_KEYS_BUCKET, config.EVENTS_STREAM_REPLICAS),
-    );
+    // A service's dead letters need its database and the stream, not the merchants' buckets.
     if (group === 'dead-letters') {
       if (!config.DATABASE_URL)
         return fail(out, 'dead-letters needs DATABASE_URL: the database of the service');
@@ -96,6 +93,10 @@ export async function runCli(
       if (command === 'replay')
         return await replayDeadLetters(config.DATABASE_URL, nats, { id: argument, all: values.all }, out);
     }
+    const directory = new MerchantDirectory(
+      await nats.kv(config.MERCHANTS_BUCKET, config.EVENTS_STREAM_REPLICAS),
+      await nats.kv(config.API_KEYS_BUCKET, config.EVENTS_STREAM_REPLICAS),
+    );
     switch (`${group} ${command ?? ''}`.trim()) {
       case 'merchants create': {
         if (!values.name?.trim()) return fail(out, 'merchants create needs --name <name>');

@@ -90,7 +90,7 @@ export const baseConfigSchema = z.object({
    * about 20 minutes). A poison event retried for ever would hold one of its consumer's 1,000
    * unacknowledged slots for good.
    */
-  EVENT_MAX_DELIVERIES: z.coerce.number().int().min(2).default(25),
+  EVENT_MAX_FAILURES: z.coerce.number().int().min(2).default(25),
   /**
    * How long a running request holds its idempotency key without renewing it (it renews every third
    * of that while it runs): after a crash, the key is free again within this time.
@@ -158,7 +158,7 @@ export const statelessConfigSchema = baseConfigSchema.omit({
   OUTBOX_RELAY_ENABLED: true,
   OUTBOX_POLL_MS: true,
   OUTBOX_BATCH_WINDOW_MS: true,
-  EVENT_MAX_DELIVERIES: true,
+  EVENT_MAX_FAILURES: true,
 });
 
 export type StatelessConfig = z.infer<typeof statelessConfigSchema>;

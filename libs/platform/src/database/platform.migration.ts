@@ -133,7 +133,7 @@ export class PlatformOutboxTraceparent1764800000000 implements MigrationInterfac
 /**
  * How many times each consumer's handling of an event failed (not how many times it was delivered:
  * a newer event asked again, an ack wait run out or a restart deliver it again without a failure),
- * so an event still failing at EVENT_MAX_DELIVERIES is set aside as a dead letter.
+ * so an event still failing at EVENT_MAX_FAILURES is set aside as a dead letter.
  */
 export class PlatformEventFailures1765400000000 implements MigrationInterface {
   name = 'PlatformEventFailures1765400000000';

@@ -160,7 +160,7 @@ type ClaimingRequest = AuthenticatedRequest & { [CLAIMED]?: Claimed };
  * A global guard (after the API key's, which names the merchant) claims the key or replays its
  * answer, and `answered` (the HTTP server's onSend hook) stores the answer before it leaves. Not an
  * interceptor: Nest runs every request, with a key or not, through an interceptor's observables and
- * async scopes, which cost a payment about a sixth of the payments process's CPU.
+ * async scopes (measured in-process: about 150 µs of CPU per payment).
  */
 @Injectable()
 export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDestroy {

@@ -122,7 +122,7 @@ type DurableSettings = Partial<ConsumerConfig> & {
 /**
  * Runs durable pull consumers on the EVENTS stream. A message is acked only after its transaction
  * commits; the inbox row written in that transaction makes a redelivery a no-op. Failures are nak'ed
- * with a growing delay; permanent ones, and one whose handling failed EVENT_MAX_DELIVERIES
+ * with a growing delay; permanent ones, and one whose handling failed EVENT_MAX_FAILURES
  * times, are terminated and dead-lettered (kept in `dead_letters` until replayed).
  */
 @Injectable()
@@ -441,7 +441,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     } catch (error) {
       if (error instanceof PermanentEventError) return this.deadLetter(consumer, message, error, envelope.id);
       const failures = await this.countFailure(consumer, envelope);
-      if (failures >= this.config.EVENT_MAX_DELIVERIES) {
+      if (failures >= this.config.EVENT_MAX_FAILURES) {
         // A poison event: set aside (replayed with `npm run cli -- dead-letters replay` once fixed).
         const lastError = `failed ${failures} times, the last: ${String(error)}`;
         return this.deadLetter(consumer, message, lastError, envelope.id);
