@@ -27,10 +27,11 @@ export class OrdersProcessWorld {
     readonly merchant: TestMerchant,
   ) {}
 
-  static async create(extraEnv: Record<string, string> = {}): Promise<OrdersProcessWorld> {
+  /** `natsUrl`: a broker of the test's own (a `PrivateNatsServer`), else the shared one. */
+  static async create(extraEnv: Record<string, string> = {}, natsUrl?: string): Promise<OrdersProcessWorld> {
     if (!existsSync(MAIN))
       throw new Error(`${MAIN} is missing: run "npx turbo run build --filter=@byrd/orders" first`);
-    const env = await TestEnvironment.create();
+    const env = await TestEnvironment.create({ natsUrl });
     const vars = await env.serviceEnv('orders', { HTTP_PORT: String(await freePort()), ...extraEnv });
     await runMigrations({ url: vars.DATABASE_URL, entities: ORDERS_ENTITIES, migrations: ORDERS_MIGRATIONS });
     return new OrdersProcessWorld(env, vars, await env.createMerchant());

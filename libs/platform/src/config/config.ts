@@ -92,6 +92,12 @@ export const baseConfigSchema = z.object({
    */
   EVENT_MAX_FAILURES: z.coerce.number().int().min(2).default(25),
   /**
+   * How long NATS may stay unreachable before /health/ready fails (0: at once). Within it the
+   * service keeps serving (events wait in the outbox), so a broker restart does not take every
+   * replica out of the Service together.
+   */
+  READINESS_NATS_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  /**
    * How long a running request holds its idempotency key without renewing it (it renews every third
    * of that while it runs): after a crash, the key is free again within this time.
    */

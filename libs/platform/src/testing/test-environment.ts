@@ -44,11 +44,13 @@ export class TestEnvironment {
     readonly id: string,
     readonly nats: NatsContext,
     private readonly directory: MerchantDirectory,
+    private readonly natsUrl: string,
   ) {}
 
-  static async create(): Promise<TestEnvironment> {
+  /** `natsUrl`: another broker than the shared one (a `PrivateNatsServer` a test stops and starts). */
+  static async create({ natsUrl = TEST_NATS_URL }: { natsUrl?: string } = {}): Promise<TestEnvironment> {
     const id = newRunId();
-    const nats = await NatsContext.open({ url: TEST_NATS_URL, name: `test-${id}` }, `${id}.`);
+    const nats = await NatsContext.open({ url: natsUrl, name: `test-${id}` }, `${id}.`);
     if (!staleSwept) {
       staleSwept = true;
       await sweepStaleRuns(nats);
@@ -58,7 +60,7 @@ export class TestEnvironment {
       await nats.kv(`MERCHANTS_${id}`),
       await nats.kv(`API_KEYS_${id}`),
     );
-    return new TestEnvironment(id, nats, directory);
+    return new TestEnvironment(id, nats, directory, natsUrl);
   }
 
   get streamName(): string {
@@ -79,7 +81,7 @@ export class TestEnvironment {
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: '0',
       DATABASE_URL: await this.database(service),
-      NATS_URL: TEST_NATS_URL,
+      NATS_URL: this.natsUrl,
       NATS_SUBJECT_PREFIX: `${this.id}.`,
       EVENTS_STREAM: this.streamName,
       API_KEYS_BUCKET: `API_KEYS_${this.id}`,
