@@ -4,6 +4,8 @@
 //   npm run cli -- keys verify <apiKey>
 //   npm run cli -- vault rotate-kek     (the card vault's, apps/gateway-tokens/src/vault-cli.ts: with
 //                                        npm start's database and .local/secrets.json keys by default)
+//   npm run cli -- webhooks reseal-secrets   (the webhook service's, apps/webhook-service/src/webhooks-cli.ts;
+//                                        likewise)
 //   npm run cli -- listen --forward-to http://localhost:3000/hooks   (a merchant's: @byrd/client's
 //   npm run cli -- trigger order.paid                                 `byrd` CLI, src/cli/main.ts; a
 //                                        sandbox key in $BYRD_API_KEY or --api-key, the edge by default)
@@ -18,6 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI_ENTRY = join(ROOT, 'libs/platform/dist/cli/main.js');
 const VAULT_CLI_ENTRY = join(ROOT, 'apps/gateway-tokens/dist/vault-cli.js');
+const WEBHOOKS_CLI_ENTRY = join(ROOT, 'apps/webhook-service/dist/webhooks-cli.js');
 const MERCHANT_CLI_ENTRY = join(ROOT, 'libs/client/dist/cli/main.js');
 /** The merchant's commands (the published `byrd` CLI of @byrd/client); the rest are the operator's. */
 const MERCHANT_COMMANDS = new Set(['listen', 'trigger']);
@@ -34,13 +37,14 @@ function build(workspace) {
   return result.status === 0;
 }
 
-/** The vault's keys and database as npm start runs it, unless the environment names others. */
-function localVaultEnv() {
+/** A service's keys and database as npm start runs it, unless the environment names others. */
+function localServiceEnv(service) {
   const secrets = existsSync(SECRETS_FILE) ? JSON.parse(readFileSync(SECRETS_FILE, 'utf8')) : {};
   const host = process.env.PGHOST ?? '127.0.0.1';
+  const database = `byrd_${service.replaceAll('-', '_')}`;
   return {
-    DATABASE_URL: `postgres://${process.env.PGUSER ?? 'postgres'}@${host}:${process.env.PGPORT ?? '5432'}/byrd_gateway_tokens`,
-    ...(secrets['gateway-tokens'] ?? {}),
+    DATABASE_URL: `postgres://${process.env.PGUSER ?? 'postgres'}@${host}:${process.env.PGPORT ?? '5432'}/${database}`,
+    ...(secrets[service] ?? {}),
     ...process.env,
   };
 }
@@ -51,7 +55,16 @@ async function runVault(argv) {
     return 1;
   }
   const { runVaultCli } = await import(pathToFileURL(VAULT_CLI_ENTRY).href);
-  return runVaultCli(argv, localVaultEnv());
+  return runVaultCli(argv, localServiceEnv('gateway-tokens'));
+}
+
+async function runWebhooks(argv) {
+  if (!existsSync(WEBHOOKS_CLI_ENTRY) && !build('@byrd/webhook-service')) {
+    console.error('Building @byrd/webhook-service failed (see above).');
+    return 1;
+  }
+  const { runWebhooksCli } = await import(pathToFileURL(WEBHOOKS_CLI_ENTRY).href);
+  return runWebhooksCli(argv, localServiceEnv('webhook-service'));
 }
 
 async function runMerchant(argv) {
@@ -72,6 +85,7 @@ async function runMerchant(argv) {
 
 async function main() {
   if (process.argv[2] === 'vault') return runVault(process.argv.slice(3));
+  if (process.argv[2] === 'webhooks') return runWebhooks(process.argv.slice(3));
   if (MERCHANT_COMMANDS.has(process.argv[2])) return runMerchant(process.argv.slice(2));
   if (!existsSync(CLI_ENTRY) && !build('@byrd/platform')) {
     console.error('Building @byrd/platform failed (see above).');

@@ -11,6 +11,22 @@ const flag = (fallback: boolean) =>
 
 const DAY_MS = 86_400_000;
 
+/**
+ * Keys sealing the receivers' credentials and the signing secrets in the database: comma-separated
+ * base64 32-byte keys (e.g. `openssl rand -base64 32`). The first seals; the others still open
+ * what they sealed, so a new key goes first, `webhooks reseal-secrets` seals everything again with
+ * it, and an old one is dropped once that command says nothing uses it (docs/operations.md).
+ */
+const secretsKeys = z
+  .string({ error: 'is required (base64 32-byte keys, comma-separated)' })
+  .superRefine((list, ctx) => {
+    try {
+      parseKeyList(list);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  });
+
 export const webhookConfigSchema = baseConfigSchema
   .extend({
     HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3004),
@@ -78,20 +94,7 @@ export const webhookConfigSchema = baseConfigSchema
      * refused. `npm start` sets it so localhost receivers work.
      */
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag(false),
-    /**
-     * Keys sealing the receivers' credentials and the signing secrets in the database: comma-separated
-     * base64 32-byte keys (e.g. `openssl rand -base64 32`). The first seals; the others still open
-     * what they sealed, so a new key goes first and an old one is dropped once nothing uses it.
-     */
-    WEBHOOK_SECRETS_KEYS: z
-      .string({ error: 'is required (base64 32-byte keys, comma-separated)' })
-      .superRefine((list, ctx) => {
-        try {
-          parseKeyList(list);
-        } catch (error) {
-          ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        }
-      }),
+    WEBHOOK_SECRETS_KEYS: secretsKeys,
     /** Successful webhooks (and their attempts) are removed this long after creation. */
     WEBHOOK_RETENTION_SUCCEEDED_MS: ms(1).default(7 * DAY_MS),
     /** Failed webhooks (and their attempts) are removed this long after creation. */
@@ -108,3 +111,8 @@ export const webhookConfigSchema = baseConfigSchema
 
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 export const WEBHOOK_CONFIG = Symbol('WEBHOOK_CONFIG');
+
+/** What `webhooks reseal-secrets` needs: the database and the keys, nothing of the running service. */
+export const resealSecretsConfigSchema = baseConfigSchema
+  .pick({ DATABASE_URL: true })
+  .extend({ WEBHOOK_SECRETS_KEYS: secretsKeys });

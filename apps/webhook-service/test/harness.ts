@@ -5,7 +5,7 @@ import { createEnvelope, type EventEnvelope, type EventName, type PaymentMethod 
 import { loadConfig, runMigrations } from '@byrd/platform';
 import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
-import { webhookConfigSchema } from '../src/config.js';
+import { webhookConfigSchema, type WebhookConfig } from '../src/config.js';
 import { WEBHOOK_ENTITIES, WEBHOOK_MIGRATIONS } from '../src/database.js';
 
 /** Fast time units for tests, and receivers on 127.0.0.1 allowed explicitly (nothing else private). */
@@ -79,11 +79,17 @@ export async function publishEvent(
 export class WebhookHarness {
   private constructor(
     readonly env: TestEnvironment,
-    readonly app: NestFastifyApplication,
-    readonly baseUrl: string,
+    public app: NestFastifyApplication,
+    public baseUrl: string,
     public merchant: TestMerchant,
     readonly db: pg.Client,
+    /** The service's environment: its DATABASE_URL is the run's database. */
+    public vars: Record<string, string>,
   ) {}
+
+  get config(): WebhookConfig {
+    return loadConfig(webhookConfigSchema, this.vars);
+  }
 
   /** Switches to a new merchant of the run (so a test sees only its own settings and webhooks). */
   async freshMerchant(mode: 'sandbox' | 'live' = 'sandbox'): Promise<TestMerchant> {
@@ -104,7 +110,16 @@ export class WebhookHarness {
     const merchant = await env.createMerchant('Acme Shop');
     const db = new pg.Client({ connectionString: config.DATABASE_URL });
     await db.connect();
-    return new WebhookHarness(env, app, url, merchant, db);
+    return new WebhookHarness(env, app, url, merchant, db, vars);
+  }
+
+  /** Stops the service and starts it again on the same database and stream, with `env` changed. */
+  async restart(env: Record<string, string>): Promise<void> {
+    await this.app.close();
+    this.vars = { ...this.vars, ...env };
+    const { app, url } = await startTestApp(AppModule.forRoot(this.config), SERVICE_NAME);
+    this.app = app;
+    this.baseUrl = url;
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,9 @@ import type { WebhookSettingsRow } from '../settings/webhook-settings.entity.js'
 
 type SealedColumn = 'api_key' | 'password' | 'signing_secret';
 
+/** The sealed part of a setting (with its id, which every value is bound to). */
+export type SettingsSecretValues = Pick<WebhookSettingsRow, 'id' | 'apiKey' | 'password' | 'signingSecret'>;
+
 /** Opened values kept in memory, so a setting's thousandth delivery does not decrypt again. */
 const OPENED_CACHE_SIZE = 10_000;
 
@@ -19,7 +22,7 @@ export class SettingsSecrets {
   private readonly box: SecretBox;
   private readonly opened = new Map<string, string>();
 
-  constructor(@Inject(WEBHOOK_CONFIG) config: WebhookConfig) {
+  constructor(@Inject(WEBHOOK_CONFIG) config: Pick<WebhookConfig, 'WEBHOOK_SECRETS_KEYS'>) {
     this.box = SecretBox.fromBase64List(config.WEBHOOK_SECRETS_KEYS);
   }
 
@@ -45,7 +48,7 @@ export class SettingsSecrets {
   }
 
   /** The row as stored: its secrets sealed. */
-  sealRow(row: WebhookSettingsRow): WebhookSettingsRow {
+  sealRow<Row extends SettingsSecretValues>(row: Row): Row {
     return {
       ...row,
       apiKey: this.seal(row.id, 'api_key', row.apiKey),
@@ -55,13 +58,28 @@ export class SettingsSecrets {
   }
 
   /** The row as read: its secrets in clear, for the merchant's API answers and for delivery. */
-  openRow(row: WebhookSettingsRow): WebhookSettingsRow {
+  openRow<Row extends SettingsSecretValues>(row: Row): Row {
     return {
       ...row,
       apiKey: this.open(row.id, 'api_key', row.apiKey),
       password: this.open(row.id, 'password', row.password),
       signingSecret: this.open(row.id, 'signing_secret', row.signingSecret),
     };
+  }
+
+  /** Whether a value of the row was sealed with another key than the first (rotation). */
+  needsResealing(row: SettingsSecretValues): boolean {
+    return [row.apiKey, row.password, row.signingSecret].some(
+      (value) => value !== null && this.box.needsResealing(value),
+    );
+  }
+
+  /**
+   * The row's values sealed again with the first key (ResealSecrets). Throws when no configured key
+   * opens one of them.
+   */
+  resealRow<Row extends SettingsSecretValues>(row: Row): Row {
+    return this.sealRow(this.openRow(row));
   }
 }
 
