@@ -32,6 +32,8 @@ const USAGE = `Usage: npm run cli -- <command>
   rpc keygen [service ...]                                        new RPC identities: each service's RPC_SIGNING_KEY and
                                                                   the RPC_TRUSTED_CALLERS every service is given
   vault rotate-kek | vault new-kek --id <id>                      the card vault's keys (npm run cli -- vault --help)
+  webhooks reseal-secrets                                         webhook settings' secrets under the first key of
+                                                                  WEBHOOK_SECRETS_KEYS (npm run cli -- webhooks --help)
   dead-letters list [--json]                                      the events a service's consumers set aside (DATABASE_URL:
                                                                   that service's database)
   dead-letters replay <id> | --all                                publish them again, once their cause is fixed
