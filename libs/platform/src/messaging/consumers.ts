@@ -528,7 +528,9 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       this.logger.error(`Could not record dead letter: ${String(saveError)}`);
       return 'retry';
     }
-    message.term(String(error));
+    // No reason: NATS 2.9 ignores a `+TERM <reason>` (2.10 reads it), so the message would come back
+    // after ack_wait and be set aside again and again. The reason is in dead_letters and the log.
+    message.term();
     this.counters.deadLettered++;
     return 'dead-lettered';
   }
