@@ -39,7 +39,8 @@ export async function listDeadLetters(databaseUrl: string, out: Out, json: boole
  * aside, named in REPLAY_FOR_HEADER, handles it: the others acknowledge it untouched (their inbox may
  * have forgotten the event long ago). The msgID names the dead letter, so JetStream drops the
  * re-publish of a run that stopped before its commit, within its duplicate window; after it, the
- * consumer's inbox does once it has handled the event.
+ * consumer's inbox does once it has handled the event. Letters another run holds are passed by and
+ * counted (exit 1): that run may be replaying them, or have died with its session not yet ended.
  */
 export async function replayDeadLetters(
   databaseUrl: string,
@@ -51,13 +52,19 @@ export async function replayDeadLetters(
     out.error('dead-letters replay needs the id of a dead letter (see dead-letters list) or --all');
     return 1;
   }
-  const replayed = await onDatabase(databaseUrl, async (client) => {
+  const { replayed, held } = await onDatabase(databaseUrl, async (client) => {
     await client.query('BEGIN');
     try {
       const { rows } = await client.query<DeadLetterRow>(
         `SELECT id, consumer, subject, payload, created_at FROM dead_letters
           WHERE $1::bigint IS NULL OR id = $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
         [which.all ? null : which.id],
+      );
+      // The letters of the selection passed by: locked by another run.
+      const counted = await client.query<{ held: number }>(
+        `SELECT count(*)::int AS held FROM dead_letters
+          WHERE ($1::bigint IS NULL OR id = $1) AND id <> ALL ($2::bigint[])`,
+        [which.all ? null : which.id, rows.map((r) => r.id)],
       );
       for (const row of rows) {
         const replayFor = headers();
@@ -69,7 +76,7 @@ export async function replayDeadLetters(
       }
       await client.query('DELETE FROM dead_letters WHERE id = ANY ($1::bigint[])', [rows.map((r) => r.id)]);
       await client.query('COMMIT');
-      return rows;
+      return { replayed: rows, held: counted.rows[0].held };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
@@ -79,12 +86,19 @@ export async function replayDeadLetters(
     out.error(`No dead letter ${which.id} (or another run is replaying it)`);
     return 1;
   }
-  out.log(
-    replayed.length === 0
-      ? 'No dead letters.'
-      : `Replayed ${replayed.length}: ${replayed.map((r) => `${r.id} (${r.subject})`).join(', ')}`,
+  if (replayed.length > 0 || held === 0)
+    out.log(
+      replayed.length === 0
+        ? 'No dead letters.'
+        : `Replayed ${replayed.length}: ${replayed.map((r) => `${r.id} (${r.subject})`).join(', ')}`,
+    );
+  if (held === 0) return 0;
+  // Not "none": a run killed before its commit may hold them until PostgreSQL ends its session.
+  out.error(
+    `${held} dead letters held by another run (replaying them, or stopped before its commit with its ` +
+      'database session not ended yet): not replayed here; run again once it has ended',
   );
-  return 0;
+  return 1;
 }
 
 async function onDatabase<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
