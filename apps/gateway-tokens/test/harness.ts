@@ -52,7 +52,7 @@ export class TokensHarness {
 
   static async start(
     tokensEnv: Record<string, string> = vaultKeys(),
-    options: { withOrders?: boolean } = {},
+    options: { withOrders?: boolean; paymentsEnv?: Record<string, string> } = {},
   ): Promise<TokensHarness> {
     const env = await TestEnvironment.create();
     let orders: { app: NestFastifyApplication; url: string } | null = null;
@@ -65,7 +65,10 @@ export class TokensHarness {
       });
       orders = await startTestApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
     }
-    const paymentsConfig = loadConfig(paymentsConfigSchema, await env.serviceEnv('payments'));
+    const paymentsConfig = loadConfig(
+      paymentsConfigSchema,
+      await env.serviceEnv('payments', options.paymentsEnv),
+    );
     await runMigrations({
       url: paymentsConfig.DATABASE_URL,
       entities: PAYMENTS_ENTITIES,

@@ -46,36 +46,41 @@ export class PayPayment {
     if (!found || !(await this.owns(actor, found, retry)))
       throw ApiError.notFound(`Payment ${transactionId}`);
 
-    type Paid = { earlier: Transaction } | { transaction: Transaction; started: ChargeStarted };
+    // Before any outside call: a payment no longer waiting for its card (or this key's retry).
+    const settled = this.settledOrRefused(found, request, idempotencyKey);
+    if (settled) return paymentAsItStands(this.dataSource, this.charge, settled);
+
+    // The vault's and the 3DS server's calls and the token's checks run before the payment's row is
+    // locked: under the lock they would hold a pooled connection each, and the checks' reads need
+    // another one (enough of them at once and every connection waits for another).
+    const charging = Object.assign(new Transaction(), found);
+    const started: ChargeStarted = card
+      ? await this.charge.start(charging, card)
+      : await this.tokenCharge.start(charging, tokenId!);
+    // Kept with the card: this request's retry, once its answer was lost, finds what it did.
+    charging.payIdempotencyKey = idempotencyKey ?? null;
+    const changes = changedFields(found, charging);
+
+    type Paid = { earlier: Transaction } | { transaction: Transaction };
     const paid = await this.dataSource.transaction(async (manager): Promise<Paid> => {
       const transaction = await manager.findOneOrFail(Transaction, {
         where: { id: found.id },
         lock: { mode: 'pessimistic_write' },
       });
-      if (
-        transaction.paymentMethod !== 'card' ||
-        transaction.status !== 'Created' ||
-        transaction.maskedCardNumber
-      ) {
-        if (idempotencyKey !== undefined && transaction.payIdempotencyKey === idempotencyKey) {
-          return { earlier: this.sameCardOrRefuse(transaction, request) };
-        }
-        throw Refusal.notAllowed(`Payment ${transaction.id} is not waiting for a card`);
-      }
-      const started: ChargeStarted = card
-        ? await this.charge.start(transaction, card)
-        : await this.tokenCharge.start(transaction, tokenId!);
-      // Kept with the card: this request's retry, once its answer was lost, finds what it did.
-      transaction.payIdempotencyKey = idempotencyKey ?? null;
+      // Another request may have paid it meanwhile: decided under the lock, as two of them race.
+      const earlier = this.settledOrRefused(transaction, request, idempotencyKey);
+      if (earlier) return { earlier };
+      // Only what the charge set: whatever else changed on the row meanwhile stays.
+      Object.assign(transaction, changes);
       await manager.save(transaction);
       if (started.session)
         await manager.insert(ThreeDSSession, started.session as QueryDeepPartialEntity<ThreeDSSession>);
       // In flight to the acquirer: committed first, announced with its outcome (write-ahead).
       if (!started.authorization) await this.events.record(manager, transaction);
-      return { transaction, started };
+      return { transaction };
     });
     if ('earlier' in paid) return paymentAsItStands(this.dataSource, this.charge, paid.earlier);
-    const { transaction, started } = paid;
+    const { transaction } = paid;
     if (started.authorization) {
       const refusal = await this.authorizer.authorize(transaction, started.authorization);
       if (refusal) throw refusal;
@@ -99,6 +104,26 @@ export class PayPayment {
     return merchantId === transaction.merchantId;
   }
 
+  /**
+   * Null while the payment waits for its card; else the payment this key's retry already paid
+   * (answered as it stands), or the refusal of a payment that is not waiting for a card.
+   */
+  private settledOrRefused(
+    transaction: Transaction,
+    request: CompletePaymentRequest,
+    idempotencyKey: string | undefined,
+  ): Transaction | null {
+    if (
+      transaction.paymentMethod === 'card' &&
+      transaction.status === 'Created' &&
+      !transaction.maskedCardNumber
+    )
+      return null;
+    if (idempotencyKey !== undefined && transaction.payIdempotencyKey === idempotencyKey)
+      return this.sameCardOrRefuse(transaction, request);
+    throw Refusal.notAllowed(`Payment ${transaction.id} is not waiting for a card`);
+  }
+
   /** A retry must carry the card (or token) its first request paid with: the key's body is its own. */
   private sameCardOrRefuse(transaction: Transaction, request: CompletePaymentRequest): Transaction {
     const same = request.tokenId
@@ -111,4 +136,13 @@ export class PayPayment {
     }
     return transaction;
   }
+}
+
+/** The fields of `after` that differ from `before` (a copy of it that a charge then filled in). */
+function changedFields(before: Transaction, after: Transaction): Partial<Transaction> {
+  const changed: Partial<Transaction> = {};
+  for (const field of Object.keys(after) as (keyof Transaction)[]) {
+    if (after[field] !== before[field]) Object.assign(changed, { [field]: after[field] });
+  }
+  return changed;
 }
