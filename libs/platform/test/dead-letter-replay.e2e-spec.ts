@@ -257,7 +257,7 @@ describe('dead-letters replay by real CLI processes', () => {
     )[0].n > 0;
 
   it('two replay --all runs at once, many rounds: each letter replayed by one run only, handled once, none left', async () => {
-    const ROUNDS = 18;
+    const ROUNDS = 9;
     const LETTERS = 40;
     let overlapped = 0;
     for (let round = 0; round < ROUNDS; round++) {
@@ -364,7 +364,7 @@ describe('dead-letters replay by real CLI processes', () => {
   }, 120_000);
 
   it('a run killed (SIGKILL) mid-run, wherever the kill lands, many rounds: no letter is lost or handled twice', async () => {
-    const ROUNDS = 5;
+    const ROUNDS = 3;
     const LETTERS = 300;
     let midRun = 0;
     for (let round = 0; round < ROUNDS; round++) {
