@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { Rpc } from '@byrd/platform';
 import { type EventCollector, futureExpiry } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -286,4 +287,69 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
     expect(answer.status).toBe(422);
     expect(answer.body.code).toBe('BYRD291');
   });
+
+  it('voids the open references and MB WAY requests of an order canceled meanwhile', async () => {
+    const order = (await h.createOrder()).body;
+    const attempts = [
+      await h.payAsync('multibanco', { orderId: order.orderId }),
+      await h.payAsync('mbway', { orderId: order.orderId }),
+    ].map((answer) => answer.body.transactionId as string);
+    // Async attempts do not hold the order, so the hosted form's cancel goes through.
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+    expect(
+      await h.orders
+        .get(Rpc)
+        .call('rpc.orders.cancel', { orderId: order.orderId, checkoutKey: order.checkoutKey }),
+    ).toEqual({ orderId: order.orderId, status: 'canceled' });
+
+    for (const transactionId of attempts) {
+      await events.waitFor(
+        (e) => e.type === 'transaction.payment.canceled' && (e.data as any).transactionId === transactionId,
+      );
+      const read = await h.request('GET', `/api/v2/transactions/${transactionId}`);
+      expect(read.body).toMatchObject({ status: 'Canceled' });
+    }
+    expect((await h.getOrder(order.orderId)).body.status).toBe('canceled');
+  });
+
+  it('a cancel racing the shopper paying a reference: the order is paid, or canceled and not charged, many rounds', async () => {
+    const outcomes = { paid: 0, canceledBeforeMoney: 0, canceledRefunded: 0 };
+    for (let round = 0; round < 12; round++) {
+      const order = (await h.createOrder()).body;
+      const { transactionId } = (await h.payAsync('multibanco', { orderId: order.orderId })).body;
+      const [cancel, pay] = await Promise.all([
+        h.orders
+          .get(Rpc)
+          .call('rpc.orders.cancel', { orderId: order.orderId, checkoutKey: order.checkoutKey })
+          .then(
+            () => 'canceled',
+            () => 'refused',
+          ),
+        h.simulate(transactionId, 'pay'),
+      ]);
+      if (cancel === 'refused') {
+        // The money came first and took the order.
+        expect(pay.body.status).toBe('Success');
+        await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+        outcomes.paid++;
+        continue;
+      }
+      // Canceled: the reference ends voided, or its money (if it got through) is given back at once.
+      let status = 'Processing';
+      for (const deadline = Date.now() + 10_000; status === 'Processing' && Date.now() < deadline;) {
+        status = (await h.request('GET', `/api/v2/transactions/${transactionId}`)).body.status;
+        if (status === 'Processing') await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(['Canceled', 'Success']).toContain(status);
+      if (status === 'Success') {
+        await events.waitFor(
+          (e) =>
+            e.type === 'transaction.refund.success' && (e.data as any).sourceTransactionId === transactionId,
+        );
+        outcomes.canceledRefunded++;
+      } else outcomes.canceledBeforeMoney++;
+      expect((await h.getOrder(order.orderId)).body.status).toBe('canceled');
+    }
+    expect(outcomes.paid + outcomes.canceledBeforeMoney + outcomes.canceledRefunded).toBe(12);
+  }, 60_000);
 });

@@ -5,6 +5,7 @@ import { CreateAsyncPayment } from './create-async-payment.usecase.js';
 import { SandboxAsyncPaymentProvider } from './sandbox-async-provider.js';
 import { SettleAsyncPayment } from './settle-async-payment.usecase.js';
 import { OpenAttempts } from './open-attempts.js';
+import { OrderCanceledConsumer } from './order-canceled.consumer.js';
 
 /** Multibanco and MB WAY payments. PaymentsModule imports it so `POST /api/v2/payment` can hand async types over. */
 @Module({
@@ -15,6 +16,7 @@ import { OpenAttempts } from './open-attempts.js';
     CreateAsyncPayment,
     SettleAsyncPayment,
     OpenAttempts,
+    OrderCanceledConsumer,
   ],
   exports: [CreateAsyncPayment, SettleAsyncPayment, OpenAttempts],
 })

@@ -7,8 +7,8 @@ import { TransactionEventRecorder } from '../transactions/transaction-event-reco
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
 
 /**
- * Once an order is paid, the Multibanco references and MB WAY requests it still has open must not be
- * payable too: each is voided at the provider, and only once it confirmed is our record canceled
+ * Once an order is paid or canceled, the Multibanco references and MB WAY requests it still has open
+ * must not be payable: each is voided at the provider, and only once it confirmed is our record canceled
  * (with its transaction.payment.canceled event): a record we canceled would otherwise claim a
  * reference still payable is dead. A settlement that arrives anyway is refunded at once
  * (SettleAsyncPayment), so the order is never charged twice either way.
@@ -26,23 +26,41 @@ export class OpenAttempts {
   /** Voids the open async attempts of the order `paid` paid, other than `paid` itself. */
   async voidOthers(paid: Transaction): Promise<void> {
     if (!paid.orderId) return;
+    // One not voided stays Processing, as the processor may still take it: its settlement finds the
+    // order held by `paid` and is refunded at once.
+    await this.voidOpen(paid.merchantId, paid.orderId, paid.id);
+  }
+
+  /**
+   * The order was canceled: none of its open attempts may be paid any more. Throws when one could
+   * not be voided, so the caller (the order.canceled consumer) tries again; a settlement that
+   * arrives meanwhile finds the order canceled and is refunded at once.
+   */
+  async voidAllOf(merchantId: string, orderId: string): Promise<void> {
+    const failed = await this.voidOpen(merchantId, orderId, null);
+    if (failed > 0) throw new Error(`${failed} open async payments of order ${orderId} not voided yet`);
+  }
+
+  /** Voids the order's open async attempts (but `except`); returns how many could not be. */
+  private async voidOpen(merchantId: string, orderId: string, except: string | null): Promise<number> {
     const open = await this.dataSource.getRepository(Transaction).findBy({
-      merchantId: paid.merchantId,
-      orderId: paid.orderId,
-      id: Not(paid.id),
+      merchantId,
+      orderId,
+      ...(except ? { id: Not(except) } : {}),
       status: 'Processing',
       paymentMethod: In([...ASYNC_PAYMENT_TYPES]),
     });
+    let failed = 0;
     for (const attempt of open) {
       try {
         await this.provider.cancel(attempt);
         await this.cancel(attempt);
       } catch (error) {
-        // Left Processing, as the processor may still take it: its settlement finds the order held
-        // by `paid` and is refunded at once.
+        failed++;
         this.logger.warn(`Open ${attempt.paymentMethod} payment ${attempt.id} not voided: ${String(error)}`);
       }
     }
+    return failed;
   }
 
   /**

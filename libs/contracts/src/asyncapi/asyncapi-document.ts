@@ -7,6 +7,7 @@ import {
   EVENTS_STREAM,
   eventFamily,
   type EventFamily,
+  type EventName,
 } from '../events/catalogue.js';
 import { RPC_CALLERS, RpcSubjects, type RpcSubject } from '../rpc.js';
 import { exampleEnvelope } from './examples.js';
@@ -29,13 +30,29 @@ export const EVENT_PUBLISHERS: Record<EventFamily, Service> = {
   chargeback: 'payments',
 };
 
-/** The durable pull consumers of the EVENTS stream (their names are the services' `durable`s). */
-export const EVENT_CONSUMERS: readonly { service: Service; durable: string; family: EventFamily }[] = [
+/**
+ * The durable pull consumers of the EVENTS stream (their names are the services' `durable`s): each
+ * receives its whole family, or only `subject` when given.
+ */
+export const EVENT_CONSUMERS: readonly {
+  service: Service;
+  durable: string;
+  family: EventFamily;
+  subject?: EventName;
+}[] = [
   { service: 'orders', durable: 'orders-transactions', family: 'transaction' },
+  { service: 'payments', durable: 'payments-order-canceled', family: 'order', subject: 'order.canceled' },
   { service: 'webhook-service', durable: 'webhooks-orders', family: 'order' },
   { service: 'webhook-service', durable: 'webhooks-transactions', family: 'transaction' },
   { service: 'webhook-service', durable: 'webhooks-chargebacks', family: 'chargeback' },
 ];
+
+/** The consumers that receive events of this type. */
+export function consumersOf(type: EventName): (typeof EVENT_CONSUMERS)[number][] {
+  return EVENT_CONSUMERS.filter(
+    (c) => c.family === eventFamily(type) && (c.subject === undefined || c.subject === type),
+  );
+}
 
 /** The service behind the middle segment of `rpc.<service>.<verb>`; it serves in a queue group of its name. */
 const RPC_SERVERS: Record<string, Service> = {
@@ -95,12 +112,12 @@ export function buildAsyncApiDocument(version: string): Document {
       tags: [ref('components', 'tags', publisher)],
       messages: [ref('channels', type, 'messages', type)],
     };
-    for (const consumer of EVENT_CONSUMERS.filter((c) => c.family === family)) {
+    for (const consumer of consumersOf(type)) {
       operations[`${consumer.service}.receives.${type}`] = {
         action: 'receive',
         channel: ref('channels', type),
         title: `${consumer.service} receives ${type}`,
-        description: `Durable pull consumer \`${consumer.durable}\` (filter \`${family}.>\`).`,
+        description: `Durable pull consumer \`${consumer.durable}\` (filter \`${consumer.subject ?? `${family}.>`}\`).`,
         tags: [ref('components', 'tags', consumer.service)],
         messages: [ref('channels', type, 'messages', type)],
       };
