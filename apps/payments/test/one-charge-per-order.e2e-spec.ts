@@ -51,6 +51,15 @@ describe('one charge per order', () => {
     return created.body as { orderId: string; checkoutKey: string };
   }
 
+  /** An API payment of the order by a frictionless card. */
+  const payment = (orderId: string) => ({
+    type: 'card',
+    amount: '25.00',
+    currency: 'EUR',
+    orderId,
+    card: card(FRICTIONLESS),
+  });
+
   /** What the acquirer authorised for the order: the sandbox's own ledger, not our records. */
   async function authorisedAtAcquirer(orderId: string): Promise<number> {
     const [row] = await db.query<{ n: number }[]>(
@@ -223,6 +232,28 @@ describe('one charge per order', () => {
     const paid = await h.pay(FRICTIONLESS, { orderId });
     expect(paid.status).toBe(201);
     expect(paid.body.status).toBe('Success');
+  });
+
+  it('a payment refused while another attempt holds the order is not kept under its key: the retry pays once the order is free', async () => {
+    const { orderId } = await newOrder();
+    const held = await h.pay(FRICTIONLESS, { orderId, isPreAuth: true });
+    expect(held.body).toMatchObject({ status: 'Success', isPreAuth: true });
+    const key = { 'idempotency-key': `pay-${randomUUID()}` };
+    const refused = await h.request('POST', '/api/v2/payment', payment(orderId), key);
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('BYRD205');
+    expect(refused.headers.get('retry-after')).toBe('5');
+
+    expect((await h.request('POST', `/api/v2/release/${held.body.transactionId}`, {})).body.status).toBe(
+      'Success',
+    );
+    const retried = await h.request('POST', '/api/v2/payment', payment(orderId), key);
+    expect(retried.status).toBe(201);
+    expect(retried.body.status).toBe('Success');
+    // From now on the key answers that payment.
+    expect((await h.request('POST', '/api/v2/payment', payment(orderId), key)).body.transactionId).toBe(
+      retried.body.transactionId,
+    );
   });
 
   it('voids an open Multibanco reference once the order is paid by card', async () => {

@@ -78,7 +78,7 @@ export function checkOperation(
         throw Refusal.notAllowed('Nothing was captured on this pre-authorisation; release it instead');
       }
       if (source.operationType === 'PreAuth' && source.capturedIsoAmount === capturesInFlight) {
-        throw Refusal.notAllowed(
+        throw Refusal.notAllowedYet(
           'The captures of this pre-authorisation are still waiting for the acquirer; refund once they are settled',
         );
       }

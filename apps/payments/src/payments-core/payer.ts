@@ -57,7 +57,8 @@ export class PayerResolver {
     // Refused early, before any 3DS: the lock itself is taken right before the acquirer is asked
     // (PaymentAuthorizer), and only that decides between attempts racing past this check.
     if (order?.paymentLocked && !(await this.releasedStaleLock(order))) {
-      throw Refusal.notAllowed(
+      // Not final: once that attempt ends without money, the same request may pay the order.
+      throw Refusal.notAllowedYet(
         `Order ${order.orderId} has another payment in progress, or it is already paid`,
       );
     }

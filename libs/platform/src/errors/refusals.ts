@@ -9,6 +9,14 @@ export const Refusal = {
   notAllowed(message: string): ApiError {
     return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205' });
   },
+  /**
+   * BYRD205, 422 with `Retry-After`: not allowed while something else is under way (an attempt
+   * holding the order, captures at the acquirer). Not a final answer, so an `idempotency-key` does
+   * not keep it: the same request with the same key may succeed once that has ended.
+   */
+  notAllowedYet(message: string, retryAfterSeconds = 5): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205', retryAfter: retryAfterSeconds });
+  },
   /** BYRD230, 422: the payment was already fully refunded (or charged back). */
   alreadyRefunded(message: string): ApiError {
     return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD230' });
