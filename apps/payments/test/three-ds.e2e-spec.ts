@@ -198,6 +198,34 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     });
   });
 
+  it('a challenge answered twice at once (a double submit, two tabs) ends once: one outcome, at most one charge', async () => {
+    const db = h.payments.get(DataSource);
+    for (let round = 0; round < 12; round++) {
+      const payment = await challengePayment();
+      const id = payment.threeDSecure.id;
+      const { action } = await openChallenge(id);
+      // Odd rounds race the right code against a wrong one: either may win, never both.
+      const codes = round % 2 === 0 ? ['1234', '1234'] : ['1234', '0000'];
+      const pages = await Promise.all(
+        codes.map((otp) => form(action, { threeDSServerTransID: id, otp, action: 'submit' })),
+      );
+      expect(pages.map((page) => page.status)).toEqual([200, 200]);
+      const result = await api(`/v2/${id}/postAuth`);
+      expect(result.status).toBe(200);
+      const charged = await db.query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM sandbox_acquirer_ledger WHERE reference = $1`,
+        [payment.transactionId],
+      );
+      const stored = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+      if (result.body.status === 'Authorized') {
+        expect([stored.body.status, charged[0].n]).toEqual(['Success', 1]);
+      } else {
+        expect(round % 2).toBe(1);
+        expect([stored.body.status, charged[0].n]).toEqual(['Denied', 0]);
+      }
+    }
+  });
+
   it('gives VISA challenge cards ECI 05 and an AAV', async () => {
     const payment = await challengePayment(VISA_CHALLENGE);
     const id = payment.threeDSecure.id;
