@@ -1,7 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import type { AsyncPaymentType, CreatePaymentRequest, PaymentResponse } from '@byrd/contracts';
+import {
+  OPEN_ORDER_STATUSES,
+  type AsyncPaymentType,
+  type CreatePaymentRequest,
+  type PaymentResponse,
+} from '@byrd/contracts';
 import { ApiError, Refusal } from '@byrd/platform';
 import { applyOutcome } from '../transactions/outcome.js';
 import { retriedPayment, retriedPaymentUnderKeyLock } from '../payments-core/retried-payment.js';
@@ -17,6 +22,7 @@ import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { presentAsyncDetails, presentPayment } from '../transactions/transaction.presenter.js';
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
+import { OpenAttempts } from './open-attempts.js';
 
 /** The partial unique index keeping a merchant's pending Multibanco references distinct (migration 1763800000400). */
 export const PENDING_REFERENCE_INDEX = 'transactions_pending_multibanco_reference_idx';
@@ -36,6 +42,7 @@ export class CreateAsyncPayment {
     private readonly payer: PayerResolver,
     private readonly events: TransactionEventRecorder,
     @Inject(ASYNC_PAYMENT_PROVIDER) private readonly provider: AsyncPaymentProvider,
+    private readonly openAttempts: OpenAttempts,
   ) {}
 
   async execute(
@@ -115,7 +122,28 @@ export class CreateAsyncPayment {
       }
     }
     this.events.flush();
-    return transaction;
+    return payer.order ? this.voidIfOrderClosed(transaction, payer.merchantId, payer.order.orderId) : transaction;
+  }
+
+  /**
+   * The order may have closed (canceled, or paid another way) since it was read, and its event been
+   * handled before this payment was committed, which left this attempt payable: it is voided here
+   * then. Best effort: a settlement that arrives anyway finds the order closed and is refunded at once.
+   */
+  private async voidIfOrderClosed(
+    transaction: Transaction,
+    merchantId: string,
+    orderId: string,
+  ): Promise<Transaction> {
+    try {
+      const order = await this.payer.currentOrder(orderId, merchantId);
+      if (OPEN_ORDER_STATUSES.includes(order.status)) return transaction;
+      await this.openAttempts.voidAttempt(transaction);
+      return await this.dataSource.getRepository(Transaction).findOneByOrFail({ id: transaction.id });
+    } catch (error) {
+      this.logger.warn(`Async payment ${transaction.id} of a closed order not voided: ${String(error)}`);
+      return transaction;
+    }
   }
 
   private newTransaction(

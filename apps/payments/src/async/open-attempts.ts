@@ -4,6 +4,8 @@ import { ASYNC_PAYMENT_TYPES } from '@byrd/contracts';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import { withTimeout } from '../payments-core/timeout.js';
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
 
 /**
@@ -21,6 +23,7 @@ export class OpenAttempts {
     private readonly dataSource: DataSource,
     private readonly events: TransactionEventRecorder,
     @Inject(ASYNC_PAYMENT_PROVIDER) private readonly provider: AsyncPaymentProvider,
+    @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
 
   /** Voids the open async attempts of the order `paid` paid, other than `paid` itself. */
@@ -53,14 +56,22 @@ export class OpenAttempts {
     let failed = 0;
     for (const attempt of open) {
       try {
-        await this.provider.cancel(attempt);
-        await this.cancel(attempt);
+        await this.voidAttempt(attempt);
       } catch (error) {
         failed++;
         this.logger.warn(`Open ${attempt.paymentMethod} payment ${attempt.id} not voided: ${String(error)}`);
       }
     }
     return failed;
+  }
+
+  /**
+   * Voids one open attempt at the processor (bounded by ACQUIRER_TIMEOUT_MS: a processor that hangs
+   * must not hold the caller), then cancels our record if still pending. Throws when the void failed.
+   */
+  async voidAttempt(attempt: Transaction): Promise<void> {
+    await withTimeout(this.provider.cancel(attempt), this.config.ACQUIRER_TIMEOUT_MS);
+    await this.cancel(attempt);
   }
 
   /**

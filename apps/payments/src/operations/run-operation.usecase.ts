@@ -15,7 +15,8 @@ import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '..
 import { ChargebackRepository } from '../chargebacks/chargeback.repository.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
-import { markInFlight, withTimeout } from '../payments/payment-authorizer.js';
+import { markInFlight } from '../payments/payment-authorizer.js';
+import { withTimeout } from '../payments-core/timeout.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';

@@ -89,6 +89,11 @@ export class PayerResolver {
   }
 
   /** The order a checkout key opens, whatever its state (404 when it opens none). */
+  /** The order as orders has it now: its status may have moved since `resolve` read it. */
+  currentOrder(orderId: string, merchantId: string): Promise<OrderSummary> {
+    return this.rpc.call('rpc.orders.get', { orderId, merchantId });
+  }
+
   orderOfCheckoutKey(orderId: string, checkoutKey: string): Promise<OrderSummary> {
     return this.rpc.call('rpc.orders.get', { orderId, checkoutKey });
   }

@@ -17,6 +17,7 @@ import type { Transaction } from '../transactions/transaction.entity.js';
 import { CardSaver } from './card-saver.js';
 import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
 import { anotherPaymentOfKey } from '../payments-core/retried-payment.js';
+import { withTimeout } from '../payments-core/timeout.js';
 
 /**
  * The write-ahead state: the transaction is about to go to the acquirer. The caller commits it so
@@ -153,13 +154,4 @@ export class PaymentAuthorizer {
       return acquirerResult('TemporaryFailed');
     });
   }
-}
-
-/** Rejects when `promise` takes longer than `ms` (the promise itself goes on; its answer is dropped). */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
