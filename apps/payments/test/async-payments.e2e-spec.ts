@@ -361,13 +361,13 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
     const handledBefore = await handled();
     // The payment's insert waits on this lock: it read the order open, and commits only after the
     // cancel and its event's handling, which therefore finds nothing to void.
-    const blocker = await db.createQueryRunner();
+    const blocker = db.createQueryRunner();
     await blocker.startTransaction();
     let creating: Promise<Awaited<ReturnType<PaymentsHarness['payAsync']>>>;
     try {
       await blocker.query('LOCK TABLE transactions IN SHARE MODE');
       creating = h.payAsync('multibanco', { orderId: order.orderId });
-      for (const deadline = Date.now() + 10_000; ; ) {
+      for (const deadline = Date.now() + 10_000; ;) {
         const [{ n }] = await db.query<{ n: number }[]>(
           `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "transactions"%'`,
@@ -379,7 +379,7 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
       await h.orders
         .get(Rpc)
         .call('rpc.orders.cancel', { orderId: order.orderId, checkoutKey: order.checkoutKey });
-      for (const deadline = Date.now() + 10_000; (await handled()) === handledBefore; ) {
+      for (const deadline = Date.now() + 10_000; (await handled()) === handledBefore;) {
         if (Date.now() > deadline) throw new Error('order.canceled was never handled');
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

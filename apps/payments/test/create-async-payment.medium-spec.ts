@@ -32,7 +32,7 @@ describe('CreateAsyncPayment (medium)', () => {
       medium.dataSource,
       events,
       orderLock,
-      new OpenAttempts(medium.dataSource, events, new SandboxAsyncPaymentProvider()),
+      new OpenAttempts(medium.dataSource, events, new SandboxAsyncPaymentProvider(), medium.config),
     );
   });
 
@@ -57,7 +57,13 @@ describe('CreateAsyncPayment (medium)', () => {
       phoneNumber = '912345678',
     }: { key?: string; payer?: PayerResolver; phoneNumber?: string } = {},
   ) =>
-    new CreateAsyncPayment(medium.dataSource, payer, events, provider).execute(
+    new CreateAsyncPayment(
+      medium.dataSource,
+      payer,
+      events,
+      provider,
+      new OpenAttempts(medium.dataSource, events, provider, medium.config),
+    ).execute(
       { merchant },
       {
         type: 'mbway',
@@ -178,7 +184,7 @@ describe('CreateAsyncPayment (medium)', () => {
           throw new Error('processor unreachable');
         },
       }) as AsyncPaymentProvider;
-      const openAttempts = new OpenAttempts(medium.dataSource, events, unreachable);
+      const openAttempts = new OpenAttempts(medium.dataSource, events, unreachable, medium.config);
       await openAttempts.voidOthers(card);
       // The shopper still pays the reference the processor kept open.
       const settled = await new SettleAsyncPayment(

@@ -76,7 +76,7 @@ export class PaymentsMedium {
       new AcquirerOutcomeRecorder(dataSource, events),
       new OrderLock(this.rpc()),
       new CardSaver(this.rpc(), dataSource),
-      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider()),
+      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider(), config),
     );
   }
 

@@ -65,7 +65,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       outcomes,
       orderLock,
       new CardSaver(medium.rpc(), dataSource),
-      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider()),
+      new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider(), config),
     );
     recovery = new RecoverAcquirerCalls(
       dataSource,

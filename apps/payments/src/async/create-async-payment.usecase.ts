@@ -122,7 +122,9 @@ export class CreateAsyncPayment {
       }
     }
     this.events.flush();
-    return payer.order ? this.voidIfOrderClosed(transaction, payer.merchantId, payer.order.orderId) : transaction;
+    return payer.order
+      ? this.voidIfOrderClosed(transaction, payer.merchantId, payer.order.orderId)
+      : transaction;
   }
 
   /**
