@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventCollector } from '@byrd/platform/testing';
 import { Rpc, RpcIdentity } from '@byrd/platform';
 import { DataSource } from 'typeorm';
+import { ExpireOrders } from '../src/orders/expire-orders.usecase.js';
 import { OrdersHarness } from './harness.js';
 
 /** The order state machine, driven by transaction.* events on the real stream. */
@@ -212,6 +213,41 @@ describe('order lifecycle', () => {
       orderId: order.orderId,
       merchantId: h.merchant.merchantId,
       transactionId,
+    });
+
+    it('a lock and the expiry sweep racing at expiresAt, many rounds: the order ends locked or expired, never both', async () => {
+      const payments = as('payments');
+      const outcomes = { locked: 0, expired: 0 };
+      for (let round = 0; round < 20; round++) {
+        const { body: order } = await h.createOrder({ expiresIn: 1 }); // 300 ms here
+        const expiresAt = Date.parse(order.expiresAt);
+        // The sweep as it runs at the deadline, racing a lock taken just before it.
+        const [lock] = await Promise.all([
+          payments.call('rpc.orders.lockPayment', lockOf(order, randomUUID())).then(
+            () => 'locked',
+            (error: { code?: string }) => error.code,
+          ),
+          // The lock travels over NATS: the sweep starts 0-9 ms later, so either may come first.
+          new Promise((resolve) => setTimeout(resolve, round % 10)).then(() =>
+            h.app.get(ExpireOrders).execute(new Date(expiresAt)),
+          ),
+        ]);
+        await h.app.get(ExpireOrders).execute(new Date(expiresAt + 1_000));
+        const { body } = await h.request('GET', `/api/v2/orders/${order.orderId}`);
+        const summary = await h.app
+          .get(Rpc)
+          .call('rpc.orders.get', { orderId: order.orderId, merchantId: h.merchant.merchantId });
+        if (lock === 'locked') {
+          expect([body.status, summary.paymentLocked]).toEqual(['created', true]);
+          outcomes.locked++;
+        } else {
+          expect([lock, body.status, summary.paymentLocked]).toEqual(['BYRD205', 'expired', false]);
+          outcomes.expired++;
+        }
+      }
+      // Both sides won rounds: the two really raced.
+      expect(outcomes.locked).toBeGreaterThan(0);
+      expect(outcomes.expired).toBeGreaterThan(0);
     });
 
     it('holds an order for one attempt: others, cancel and expiry are refused until it fails', async () => {
