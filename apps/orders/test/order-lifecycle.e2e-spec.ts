@@ -227,8 +227,8 @@ describe('order lifecycle', () => {
             () => 'locked',
             (error: { code?: string }) => error.code,
           ),
-          // The lock travels over NATS: the sweep starts 0-9 ms later, so either may come first.
-          new Promise((resolve) => setTimeout(resolve, round % 10)).then(() =>
+          // The lock travels over NATS: the sweep starts 0-36 ms later, so either may come first.
+          new Promise((resolve) => setTimeout(resolve, (round % 10) * 4)).then(() =>
             h.app.get(ExpireOrders).execute(new Date(expiresAt)),
           ),
         ]);
