@@ -55,17 +55,20 @@ export async function replayDeadLetters(
   const { replayed, held } = await onDatabase(databaseUrl, async (client) => {
     await client.query('BEGIN');
     try {
-      const { rows } = await client.query<DeadLetterRow>(
-        `SELECT id, consumer, subject, payload, created_at FROM dead_letters
-          WHERE $1::bigint IS NULL OR id = $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
+      // One statement, so one snapshot: the letters it locks, and those of the selection another run
+      // holds (a letter set aside meanwhile is in neither).
+      const selected = await client.query<DeadLetterRow & { held: number }>(
+        `WITH picked AS (
+           SELECT id, consumer, subject, payload, created_at FROM dead_letters
+            WHERE $1::bigint IS NULL OR id = $1 ORDER BY id FOR UPDATE SKIP LOCKED),
+         held AS (
+           SELECT count(*)::int AS held FROM dead_letters d
+            WHERE ($1::bigint IS NULL OR d.id = $1) AND NOT EXISTS (SELECT 1 FROM picked p WHERE p.id = d.id))
+         SELECT p.*, held.held FROM held LEFT JOIN picked p ON true ORDER BY p.id`,
         [which.all ? null : which.id],
       );
-      // The letters of the selection passed by: locked by another run.
-      const counted = await client.query<{ held: number }>(
-        `SELECT count(*)::int AS held FROM dead_letters
-          WHERE ($1::bigint IS NULL OR id = $1) AND id <> ALL ($2::bigint[])`,
-        [which.all ? null : which.id, rows.map((r) => r.id)],
-      );
+      const rows = selected.rows.filter((row) => row.id !== null);
+      const held = selected.rows[0].held;
       for (const row of rows) {
         const replayFor = headers();
         replayFor.set(REPLAY_FOR_HEADER, row.consumer);
@@ -76,7 +79,7 @@ export async function replayDeadLetters(
       }
       await client.query('DELETE FROM dead_letters WHERE id = ANY ($1::bigint[])', [rows.map((r) => r.id)]);
       await client.query('COMMIT');
-      return { replayed: rows, held: counted.rows[0].held };
+      return { replayed: rows, held };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
