@@ -32,6 +32,17 @@ describe('checkCard', () => {
     expect(maskCardNumber('378282246310005')).toBe('378282*****0005');
   });
 
+  it('keeps five digits hidden in numbers shorter than 15 (Maestro 12 to 14 digits)', () => {
+    expect(maskCardNumber('501800000009')).toBe('501*****0009');
+    expect(maskCardNumber('5018000000001')).toBe('5018*****0001');
+    expect(maskCardNumber('50180000000002')).toBe('50180*****0002');
+    for (const length of [12, 13, 14, 15, 16, 19]) {
+      const masked = maskCardNumber('6'.repeat(length));
+      expect(masked).toHaveLength(length);
+      expect(masked.replace(/[^*]/g, '').length).toBeGreaterThanOrEqual(5);
+    }
+  });
+
   it('names each failing field', () => {
     expect(
       fieldsOf(() => checkCard({ number: '4242424242424241', expiration: '12/30', cvv: '123' }, now)),

@@ -42,9 +42,18 @@ const EXPIRY_MESSAGES: Record<CardExpiryProblem, string> = {
   tooFarAhead: `is more than ${CARD_EXPIRY_MAX_YEARS_AHEAD} years ahead`,
 };
 
-/** First six and last four digits visible, the rest `*` (PCI DSS display form). */
+/** Digits a mask always hides: with fewer, the Luhn digit leaves a handful of candidates to try. */
+const MIN_HIDDEN_DIGITS = 5;
+
+/**
+ * First six and last four digits visible, the rest `*` (PCI DSS display form). A number shorter
+ * than 15 digits (Maestro's 12 to 14) shows fewer leading digits, so that five stay hidden: first
+ * six and last four of 12 digits would leave two, ten candidates once Luhn is applied.
+ */
 export function maskCardNumber(number: string): string {
-  return `${number.slice(0, 6)}${'*'.repeat(Math.max(number.length - 10, 0))}${number.slice(-4)}`;
+  const last = number.slice(-4);
+  const first = number.slice(0, Math.max(0, Math.min(6, number.length - 4 - MIN_HIDDEN_DIGITS)));
+  return `${first}${'*'.repeat(number.length - first.length - last.length)}${last}`;
 }
 
 /**
