@@ -49,22 +49,17 @@ function localServiceEnv(service) {
   };
 }
 
-async function runVault(argv) {
-  if (!existsSync(VAULT_CLI_ENTRY) && !build('@byrd/gateway-tokens')) {
-    console.error('Building @byrd/gateway-tokens failed (see above).');
+/**
+ * A service's own operator CLI (`vault`, `webhooks`): built when missing, run on that service's local
+ * database and keys (`localServiceEnv`).
+ */
+async function runServiceCli(service, entry, exportName, argv) {
+  if (!existsSync(entry) && !build(`@byrd/${service}`)) {
+    console.error(`Building @byrd/${service} failed (see above).`);
     return 1;
   }
-  const { runVaultCli } = await import(pathToFileURL(VAULT_CLI_ENTRY).href);
-  return runVaultCli(argv, localServiceEnv('gateway-tokens'));
-}
-
-async function runWebhooks(argv) {
-  if (!existsSync(WEBHOOKS_CLI_ENTRY) && !build('@byrd/webhook-service')) {
-    console.error('Building @byrd/webhook-service failed (see above).');
-    return 1;
-  }
-  const { runWebhooksCli } = await import(pathToFileURL(WEBHOOKS_CLI_ENTRY).href);
-  return runWebhooksCli(argv, localServiceEnv('webhook-service'));
+  const module = await import(pathToFileURL(entry).href);
+  return module[exportName](argv, localServiceEnv(service));
 }
 
 async function runMerchant(argv) {
@@ -84,8 +79,10 @@ async function runMerchant(argv) {
 }
 
 async function main() {
-  if (process.argv[2] === 'vault') return runVault(process.argv.slice(3));
-  if (process.argv[2] === 'webhooks') return runWebhooks(process.argv.slice(3));
+  if (process.argv[2] === 'vault')
+    return runServiceCli('gateway-tokens', VAULT_CLI_ENTRY, 'runVaultCli', process.argv.slice(3));
+  if (process.argv[2] === 'webhooks')
+    return runServiceCli('webhook-service', WEBHOOKS_CLI_ENTRY, 'runWebhooksCli', process.argv.slice(3));
   if (MERCHANT_COMMANDS.has(process.argv[2])) return runMerchant(process.argv.slice(2));
   if (!existsSync(CLI_ENTRY) && !build('@byrd/platform')) {
     console.error('Building @byrd/platform failed (see above).');

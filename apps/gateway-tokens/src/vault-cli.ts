@@ -1,7 +1,12 @@
 import 'reflect-metadata';
-import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { baseConfigSchema, dataSourceOptions, loadConfig } from '@byrd/platform';
+import {
+  baseConfigSchema,
+  dataSourceOptions,
+  loadConfig,
+  parseServiceCommand,
+  refuseCommand as fail,
+} from '@byrd/platform';
 import { vaultKeysSchema } from './config.js';
 import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from './database.js';
 import { CardCipher } from './vault/card-cipher.js';
@@ -19,28 +24,9 @@ then remove the old key.`;
 
 /** `npm run cli -- vault ...`; returns the exit code. */
 export async function runVaultCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'batch-size': { type: 'string' },
-        id: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    // An unknown flag or a flag missing its value: exit 1 with the usage on stderr.
-    return fail(`${(error as Error).message}\n\n${USAGE}`);
-  }
-  const { values, positionals } = parsed;
-  const [command] = positionals;
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (!command) return fail(USAGE);
+  const parsed = parseServiceCommand(argv, ['batch-size', 'id'], USAGE);
+  if (typeof parsed === 'number') return parsed;
+  const { command, values } = parsed;
   if (command === 'new-kek') {
     if (!values.id) return fail('new-kek needs --id <id> (letters, digits, - and _)');
     console.log(newKekEntry(values.id));
@@ -65,11 +51,6 @@ export async function runVaultCli(argv: string[], env: NodeJS.ProcessEnv = proce
   } finally {
     await dataSource.destroy();
   }
-}
-
-function fail(message: string): number {
-  console.error(message);
-  return 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) process.exit(await runVaultCli(process.argv.slice(2)));

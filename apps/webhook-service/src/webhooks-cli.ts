@@ -1,7 +1,12 @@
 import 'reflect-metadata';
-import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
-import { ConfigError, dataSourceOptions, loadConfig } from '@byrd/platform';
+import {
+  ConfigError,
+  dataSourceOptions,
+  loadConfig,
+  parseServiceCommand,
+  refuseCommand as fail,
+} from '@byrd/platform';
 import { resealSecretsConfigSchema } from './config.js';
 import { WEBHOOK_ENTITIES, WEBHOOK_MIGRATIONS } from './database.js';
 import { ResealSecrets } from './secrets/reseal-secrets.usecase.js';
@@ -18,24 +23,9 @@ replica, run reseal-secrets, then remove the old key once it says nothing needs 
 
 /** `npm run cli -- webhooks ...`; returns the exit code. */
 export async function runWebhooksCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { 'batch-size': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (error) {
-    // An unknown flag or a flag missing its value: exit 1 with the usage on stderr.
-    return fail(`${(error as Error).message}\n\n${USAGE}`);
-  }
-  const { values, positionals } = parsed;
-  const [command] = positionals;
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (!command) return fail(USAGE);
+  const parsed = parseServiceCommand(argv, ['batch-size'], USAGE);
+  if (typeof parsed === 'number') return parsed;
+  const { command, values } = parsed;
   if (command !== 'reseal-secrets') return fail(`Unknown command "webhooks ${command}"\n\n${USAGE}`);
   const batchSize = Number(values['batch-size'] ?? 500);
   if (!Number.isInteger(batchSize) || batchSize < 1) return fail('--batch-size must be a positive integer');
@@ -85,11 +75,6 @@ export async function runWebhooksCli(argv: string[], env: NodeJS.ProcessEnv = pr
   } finally {
     await dataSource.destroy();
   }
-}
-
-function fail(message: string): number {
-  console.error(message);
-  return 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`)

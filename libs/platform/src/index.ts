@@ -26,3 +26,4 @@ export * from './scheduling/periodic-sweep.js';
 export * from './metrics/service-metrics.js';
 export * from './tracing/tracing.js';
 export * from './metrics/timed.js';
+export * from './cli/service-command.js';

@@ -243,8 +243,9 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
   /**
    * The answer of a request whose key this guard claimed, as it is about to leave (onSend): a
    * success or a refusal is stored first; a server error, a conflict, a rate limit or a refusal
-   * that says when to try again (`Retry-After`: `Refusal.notAllowedYet`) frees the key for a retry. An answer that cannot be stored is not sent: the key is freed and the caller gets
-   * a 500 to retry (the use case finds what the request made by its key).
+   * that says when to try again (`Retry-After`: `Refusal.notAllowedYet`) frees the key for a retry.
+   * An answer that cannot be stored is not sent: the key is freed and the caller gets a 500 to retry
+   * (the use case finds what the request made by its key).
    */
   async answered(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
     const claimed = (request as ClaimingRequest)[CLAIMED];
@@ -256,9 +257,12 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     try {
       // Only a JSON answer can be kept and replayed (a page a route sends itself is not).
       const json = String(reply.getHeader('content-type') ?? '').includes('json');
-      const final = status < 400 || !reply.hasHeader('retry-after');
-      if (status >= 500 || status === 409 || status === 429 || !final || !json)
-        return await this.release(lease);
+      const tryAgain =
+        status >= 500 ||
+        status === 409 ||
+        status === 429 ||
+        (status >= 400 && reply.hasHeader('retry-after'));
+      if (tryAgain || !json) return await this.release(lease);
       const body = status < 400 && claimed.holdsSecrets ? 'null' : jsonOf(payload);
       try {
         await this.complete(lease, status, body);
