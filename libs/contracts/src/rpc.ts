@@ -78,6 +78,10 @@ export interface RpcError {
   message: string;
   /** Invalid input (BYRD900): each failing field by its dotted path, e.g. `card.number`. */
   errors?: FieldError[];
+  /** Seconds to wait before trying again: the caller's HTTP answer carries it as `Retry-After`. */
+  retryAfter?: number;
+  /** Not a final answer (it holds only for now): the caller's idempotency-key must not keep it. */
+  transient?: boolean;
 }
 
 /** Every RPC reply. */
@@ -89,8 +93,22 @@ export function rpcOk<T>(data: T): RpcReply<T> {
 }
 
 /** An error reply. */
-export function rpcError<T = never>(code: ReturnCode, message: string, errors?: FieldError[]): RpcReply<T> {
-  return { ok: false, error: { code, message, ...(errors?.length ? { errors } : {}) } };
+export function rpcError<T = never>(
+  code: ReturnCode,
+  message: string,
+  errors?: FieldError[],
+  { retryAfter, transient }: Pick<RpcError, 'retryAfter' | 'transient'> = {},
+): RpcReply<T> {
+  return {
+    ok: false,
+    error: {
+      code,
+      message,
+      ...(errors?.length ? { errors } : {}),
+      ...(retryAfter !== undefined ? { retryAfter } : {}),
+      ...(transient ? { transient } : {}),
+    },
+  };
 }
 
 /**

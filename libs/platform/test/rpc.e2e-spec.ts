@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { RpcSubject } from '@byrd/contracts';
-import { ErrorKind, NatsContext, Rpc, RpcIdentity, ServiceMetrics, type ApiError } from '@byrd/platform';
+import {
+  ErrorKind,
+  NatsContext,
+  Refusal,
+  Rpc,
+  RpcIdentity,
+  ServiceMetrics,
+  type ApiError,
+} from '@byrd/platform';
 import { TEST_NATS_URL, TestEnvironment } from '@byrd/platform/testing';
 
 /**
@@ -259,6 +267,39 @@ describe('Rpc with a paused replica', () => {
       kind: ErrorKind.Internal,
       message: 'rpc.orders.lockPayment could not be called',
     });
+  });
+
+  it("carries a refusal's Retry-After and whether it is final to the caller (its idempotency-key keeps only final ones)", async () => {
+    const refusals = [
+      Refusal.notAllowedYet('held for now', 7),
+      Refusal.notAllowedUntilReleased('held'),
+      Refusal.notAllowed('never'),
+    ];
+    rpcOf('orders').serve('rpc.orders.lockPayment', async ({ transactionId }) => {
+      throw refusals[Number(transactionId)];
+    });
+    const caller = rpcOf('payments');
+    const answers = await Promise.all(
+      refusals.map((_, i) =>
+        caller
+          .call('rpc.orders.lockPayment', {
+            orderId: randomUUID(),
+            merchantId: 'merchant',
+            transactionId: String(i),
+          })
+          .then(
+            () => null,
+            (error: unknown) => error as ApiError,
+          ),
+      ),
+    );
+    expect(
+      answers.map((e) => e && { code: e.code, retryAfter: e.retryAfter, transient: e.transient }),
+    ).toEqual([
+      { code: 'BYRD205', retryAfter: 7, transient: true },
+      { code: 'BYRD205', retryAfter: undefined, transient: true },
+      { code: 'BYRD205', retryAfter: undefined, transient: false },
+    ]);
   });
 
   it('does not repeat a subject that must not run twice (a cancel): the call fails', async () => {

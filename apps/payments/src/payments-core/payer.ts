@@ -56,36 +56,46 @@ export class PayerResolver {
     }
     // Refused early, before any 3DS: the lock itself is taken right before the acquirer is asked
     // (PaymentAuthorizer), and only that decides between attempts racing past this check.
-    if (order?.paymentLocked && !(await this.releasedStaleLock(order))) {
-      // Not final: once that attempt ends without money, the same request may pay the order.
-      throw Refusal.notAllowedYet(
-        `Order ${order.orderId} has another payment in progress, or it is already paid`,
-      );
-    }
+    if (order?.paymentLocked) await this.refuseWhileLocked(order);
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
     const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
     return { merchantId, mode, order, initiatedFrom };
   }
 
   /**
-   * Lets go of the order's lock when its holder is one of our attempts that already ended without
-   * money: its unlock and its event are on their way (a lock reply lost while NATS was away), and
-   * until they arrive every new attempt would be refused, the refusal kept under its key for a day.
-   * The unlock is the conditional no-op orders applies when that event comes. True when it let go.
+   * Refuses a payment of an order another attempt holds, by what holds it. None of these refusals is
+   * final, so an idempotency-key keeps none: the same request may pay once the order is free.
+   * - An attempt of ours that already ended without money: its unlock and its event are on their
+   *   way (a lock reply lost while NATS was away), so the lock is let go here (the conditional
+   *   no-op orders applies when that event comes) and the payment goes on.
+   * - A successful pre-authorisation: held until the merchant captures or releases it, so no
+   *   `Retry-After` (a client honouring it would ask every few seconds for days).
+   * - Anything else (an attempt at the acquirer now): `Retry-After`, it ends within seconds.
    */
-  private async releasedStaleLock(order: OrderSummary): Promise<boolean> {
-    const holder = order.paymentLockedBy;
-    if (!holder || !isGuid(holder)) return false;
-    const attempt = await this.dataSource
-      .getRepository(Transaction)
-      .findOneBy({ id: holder, merchantId: order.merchantId });
-    if (!attempt || !NO_MONEY_HELD.includes(attempt.status)) return false;
-    const { lockedBy } = await this.rpc.call(RpcSubjects.OrdersUnlockPayment, {
-      orderId: order.orderId,
-      merchantId: order.merchantId,
-      transactionId: holder,
-    });
-    return lockedBy === null;
+  private async refuseWhileLocked(order: OrderSummary): Promise<void> {
+    const holderId = order.paymentLockedBy;
+    const holder =
+      holderId && isGuid(holderId)
+        ? await this.dataSource
+            .getRepository(Transaction)
+            .findOneBy({ id: holderId, merchantId: order.merchantId })
+        : null;
+    if (holder && NO_MONEY_HELD.includes(holder.status)) {
+      const { lockedBy } = await this.rpc.call(RpcSubjects.OrdersUnlockPayment, {
+        orderId: order.orderId,
+        merchantId: order.merchantId,
+        transactionId: holder.id,
+      });
+      if (lockedBy === null) return;
+    }
+    if (holder?.status === 'Success' && holder.isPreAuth) {
+      throw Refusal.notAllowedUntilReleased(
+        `Order ${order.orderId} is pre-authorised by transaction ${holder.id}: capture it, or release it before paying the order again`,
+      );
+    }
+    throw Refusal.notAllowedYet(
+      `Order ${order.orderId} has another payment in progress, or it is already paid`,
+    );
   }
 
   /** The order a checkout key opens, whatever its state (404 when it opens none). */

@@ -23,6 +23,11 @@ export interface ApiErrorOptions {
   errors?: FieldError[];
   /** Seconds, for 429 and 503 answers. */
   retryAfter?: number;
+  /**
+   * Not a final answer (it holds only while something else is under way), so an `idempotency-key`
+   * does not keep it: the same request with the same key may succeed later. Implied by `retryAfter`.
+   */
+  transient?: boolean;
   /** What went wrong underneath, for the logs (their `err` carries its message and stack). */
   cause?: Error;
 }
@@ -33,6 +38,7 @@ export class ApiError extends Error {
   readonly code: ReturnCode;
   readonly errors?: FieldError[];
   readonly retryAfter?: number;
+  readonly transient: boolean;
 
   constructor(
     readonly kind: ErrorKind,
@@ -43,6 +49,7 @@ export class ApiError extends Error {
     this.code = options.code ?? defaultCode(kind);
     this.errors = options.errors;
     this.retryAfter = options.retryAfter;
+    this.transient = options.transient ?? options.retryAfter !== undefined;
   }
 
   static invalid(message: string, errors?: FieldError[]): ApiError {

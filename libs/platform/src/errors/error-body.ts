@@ -7,6 +7,8 @@ export interface ErrorResponse {
   status: number;
   body: ErrorBody;
   headers: Record<string, string>;
+  /** Not a final answer (`ApiError.transient`): an idempotency-key must not keep it. */
+  transient: boolean;
 }
 
 interface HttpLikeError {
@@ -27,7 +29,7 @@ export function toErrorResponse(error: unknown, requestId: string): ErrorRespons
   const headers: Record<string, string> = {};
   if (apiError.retryAfter !== undefined) headers['retry-after'] = String(apiError.retryAfter);
   const body = errorBody(apiError.code, apiError.message, requestId, apiError.errors);
-  return { status: httpStatusOf(apiError.kind), body, headers };
+  return { status: httpStatusOf(apiError.kind), body, headers, transient: apiError.transient };
 }
 
 export function toApiError(error: unknown): ApiError {

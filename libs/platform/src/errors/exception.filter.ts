@@ -2,7 +2,7 @@ import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common'
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PinoLogger } from 'nestjs-pino';
 import { toErrorResponse } from './error-body.js';
-import { ReplayedError } from '../idempotency/idempotency.guard.js';
+import { markTransientAnswer, ReplayedError } from '../idempotency/idempotency.guard.js';
 
 /** Every HTTP error leaves through here, in the uniform body. */
 @Catch()
@@ -21,6 +21,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     }
     const response = toErrorResponse(exception, String(request.id));
     if (response.status >= 500) this.logger.error({ err: exception }, 'request failed');
+    if (response.transient) markTransientAnswer(request);
     void reply.status(response.status).headers(response.headers).send(response.body);
   }
 }

@@ -17,6 +17,15 @@ export const Refusal = {
   notAllowedYet(message: string, retryAfterSeconds = 5): ApiError {
     return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205', retryAfter: retryAfterSeconds });
   },
+  /**
+   * BYRD205, 422 without `Retry-After`: not allowed until the caller itself acts (an order held by
+   * a successful pre-authorisation, until it is captured or released: days, perhaps). Waiting alone
+   * changes nothing, so no time to try again is given; but the refusal is not final either, so an
+   * `idempotency-key` does not keep it: the same request pays once the hold is released.
+   */
+  notAllowedUntilReleased(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205', transient: true });
+  },
   /** BYRD230, 422: the payment was already fully refunded (or charged back). */
   alreadyRefunded(message: string): ApiError {
     return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD230' });

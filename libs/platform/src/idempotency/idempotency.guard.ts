@@ -149,6 +149,14 @@ interface Claimed {
 }
 type ClaimingRequest = AuthenticatedRequest & { [CLAIMED]?: Claimed };
 
+/** Requests answered with a refusal that is not final (`ApiError.transient`), told by the exception filter. */
+const TRANSIENT_ANSWERS = new WeakSet<object>();
+
+/** Marks the request's answer as not final: `answered` frees its idempotency-key instead of keeping it. */
+export function markTransientAnswer(request: object): void {
+  TRANSIENT_ANSWERS.add(request);
+}
+
 /**
  * DESIGN.md "Idempotency": the first answer to a POST with an `idempotency-key` is stored per
  * merchant with a hash of the request. A repeat with the same body replays it; the same key with
@@ -243,7 +251,8 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
   /**
    * The answer of a request whose key this guard claimed, as it is about to leave (onSend): a
    * success or a refusal is stored first; a server error, a conflict, a rate limit or a refusal
-   * that says when to try again (`Retry-After`: `Refusal.notAllowedYet`) frees the key for a retry.
+   * that is not final (`ApiError.transient`: `Refusal.notAllowedYet`, with `Retry-After`, and
+   * `Refusal.notAllowedUntilReleased`) frees the key for a retry.
    * An answer that cannot be stored is not sent: the key is freed and the caller gets a 500 to retry
    * (the use case finds what the request made by its key).
    */
@@ -261,7 +270,7 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
         status >= 500 ||
         status === 409 ||
         status === 429 ||
-        (status >= 400 && reply.hasHeader('retry-after'));
+        (status >= 400 && (reply.hasHeader('retry-after') || TRANSIENT_ANSWERS.has(request)));
       if (tryAgain || !json) return await this.release(lease);
       const body = status < 400 && claimed.holdsSecrets ? 'null' : jsonOf(payload);
       try {

@@ -139,7 +139,7 @@ export class Rpc implements BeforeApplicationShutdown {
     addRepeatTokens(stats, REPEAT_TOKENS_PER_ANSWER);
     if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
-    const { code, message, errors } = answer.error;
+    const { code, message, errors, retryAfter, transient } = answer.error;
     // The callee refused this service itself (its key not trusted there, clocks apart): never the
     // end caller's refusal, so a 500, which an idempotency-key does not keep, not their 401/403.
     if (code === 'BYRD401' || code === 'BYRD403') {
@@ -148,7 +148,7 @@ export class Rpc implements BeforeApplicationShutdown {
         cause: new Error(`${subject} refused this service: ${message}`),
       });
     }
-    throw new ApiError(kindOfCode(code), message, { code, errors });
+    throw new ApiError(kindOfCode(code), message, { code, errors, retryAfter, transient });
   }
 
   /**
@@ -265,7 +265,7 @@ export class Rpc implements BeforeApplicationShutdown {
     const apiError = toApiError(failure);
     if (apiError.kind === ErrorKind.Internal) this.logger.error(`${subject} failed: ${String(failure)}`);
     span.setStatus({ code: SpanStatusCode.ERROR, message: apiError.code });
-    return rpcError(apiError.code, apiError.message, apiError.errors);
+    return rpcError(apiError.code, apiError.message, apiError.errors, apiError);
   }
 
   /**
