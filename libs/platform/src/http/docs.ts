@@ -61,13 +61,21 @@ export function errorResponse(
   return {
     description: `${STATUS_TEXT[status] ?? 'Error'}: ${unique.map((c) => `${c} ${RETURN_CODES[c].description}`).join('; ')}`,
     content: { [mediaType]: { schema } },
-    ...(status === 429
-      ? { headers: { 'retry-after': { description: 'Seconds to wait', schema: { type: 'integer' } } } }
+    ...(RETRY_AFTER[status]
+      ? { headers: { 'retry-after': { description: RETRY_AFTER[status], schema: { type: 'integer' } } } }
       : {}),
     // An OpenAPI extension: ResponseObject's type names no `x-` fields.
     ...({ [CODES_EXTENSION]: unique } as object),
   };
 }
+
+/** When an error answer carries `Retry-After` (seconds): the statuses a retry may change. */
+const RETRY_AFTER: Record<number, string> = {
+  409: 'Seconds to wait, when a request with the same idempotency-key is still running (BYRD409)',
+  422: 'Seconds to wait, on a refusal that holds only while something else is under way (another attempt holds the order); absent on a final one',
+  429: 'Seconds to wait',
+  503: 'Seconds to wait: a service this request needs did not answer in time',
+};
 
 /**
  * The errors an operation's own logic answers, beside the platform's (see {@link completeDocument}):
