@@ -154,11 +154,28 @@ export class GetSettings {
   }
 }
 
+/** Pending webhooks of a deleted setting canceled per statement (see `DeleteSettings`). */
+const CANCEL_BATCH = 2_000;
+
+/** Up to $2 pending webhooks of setting $1, canceled; those locked by a delivery being recorded are left for the next batch. */
+const CANCEL_PENDING_BATCH = `
+  WITH batch AS (
+    SELECT id FROM webhooks WHERE settings_id = $1 AND status = 'pending'
+     ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+  UPDATE webhooks w SET ${CANCELED} FROM batch WHERE w.id = batch.id`;
+
 /**
  * Deleting a setting stops it: no new webhooks are created for it, and its webhooks still waiting
  * for a retry are canceled (their history stays readable until retention removes it). A webhook a
  * concurrent fan-out commits after this, and a resend of any of its webhooks, the claim cancels or
  * drops instead of sending (delivery.repository.ts).
+ *
+ * The setting is marked deleted first, then its pending webhooks are canceled in short batches: a
+ * dead endpoint's backlog can be hundreds of thousands, and one statement for all of them held every
+ * row for as long as it ran (past the statement timeout: a 500, and nothing canceled), while each
+ * delivery of the setting being recorded waited for it, and with it the replica's recorder, which
+ * writes one batch at a time for every merchant. A batch skips rows a recorder holds (the next one
+ * takes them); whatever a request that dies leaves pending, the claim cancels when it comes due.
  */
 @Injectable()
 export class DeleteSettings {
@@ -166,12 +183,15 @@ export class DeleteSettings {
 
   async execute(merchant: MerchantContext, id: string): Promise<DeleteWebhookSettingsResponse> {
     const row = await findSettings(this.dataSource, merchant.merchantId, id);
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
-      await manager.query(`UPDATE webhooks SET ${CANCELED} WHERE settings_id = $1 AND status = 'pending'`, [
+    await this.dataSource.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
+    for (;;) {
+      // An UPDATE answers [rows, how many it changed].
+      const [, canceled] = await this.dataSource.query<[unknown, number]>(CANCEL_PENDING_BATCH, [
         row.id,
+        CANCEL_BATCH,
       ]);
-    });
+      if (canceled === 0) break;
+    }
     return { data: { id: row.id, deleted: true } };
   }
 }

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { WebhookHarness } from './harness.js';
+import { Receiver } from './receiver.js';
+
+/** A dead endpoint's webhooks waiting for their next retry, more than one statement cancels in time. */
+const BACKLOG = 150_000;
+
+/**
+ * Deleting a setting whose endpoint has been failing (where a merchant most wants to stop it) with
+ * a large backlog waiting for retries: its webhooks are canceled in short batches, each well inside
+ * the statement timeout, instead of one statement holding every row.
+ */
+describe('deleting a setting with a large backlog', () => {
+  let h: WebhookHarness;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    // One statement over the whole backlog runs past this on the test machines (2–6 s here).
+    h = await WebhookHarness.start({ DATABASE_STATEMENT_TIMEOUT_MS: '1000', LOG_LEVEL: 'error' });
+    receiver = await Receiver.start();
+  });
+  afterAll(async () => {
+    await receiver?.stop();
+    await h?.stop();
+  });
+
+  it('answers, and cancels every webhook still waiting for a retry, however many', async () => {
+    const setting = await h.subscribe({ url: `${receiver.url}?${randomUUID()}` });
+    await h.rows(
+      `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
+         occurred_at, status, attempt_count, next_attempt_at, created_at)
+       SELECT gen_random_uuid(), $1, $2, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}',
+         now(), 'pending', 3, now() + interval '10 minutes' + g * interval '1 millisecond', now()
+       FROM generate_series(1, $3::int) g`,
+      [h.merchant.merchantId, setting.id, BACKLOG],
+    );
+    await h.rows('ANALYZE webhooks');
+
+    const deleted = await h.request('DELETE', `/api/v1/settings/${setting.id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data).toEqual({ id: setting.id, deleted: true });
+
+    const [counts] = await h.rows<{ pending: number; canceled: number }>(
+      `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+              count(*) FILTER (WHERE status = 'canceled' AND next_attempt_at IS NULL)::int AS canceled
+         FROM webhooks WHERE settings_id = $1`,
+      [setting.id],
+    );
+    expect(counts).toEqual({ pending: 0, canceled: BACKLOG });
+    expect(receiver.received).toHaveLength(0);
+  });
+});
