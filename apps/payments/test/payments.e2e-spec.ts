@@ -216,7 +216,7 @@ describe('card payments over HTTP', () => {
     const second = await payOrder();
     expect(second.status).toBe(422);
     expect(second.body).toMatchObject({ code: 'BYRD205' });
-    expect(second.body.message).toMatch(/already paid/);
+    expect(second.body.message).toContain(`is pre-authorised by transaction ${preAuth.body.transactionId}`);
 
     expect((await h.request('POST', `/api/v2/release/${preAuth.body.transactionId}`, {})).status).toBe(200);
     const afterRelease = await payOrder();
