@@ -106,6 +106,12 @@ describe('orders killed while a request holds its idempotency key', () => {
       const [committed] = (await orders.query(`SELECT id FROM orders WHERE order_ref = 'crash-2'`)).rows;
 
       await world.start();
+      // Once the dead request's lease has run out, another body under its key is refused, as under
+      // any key: it must not take the key over (and be answered with the order committed for it).
+      await new Promise((r) => setTimeout(r, LEASE_MS + 200));
+      const otherBody = await create({ ...order, amount: '15.00' });
+      expect(otherBody.status).toBe(422);
+      expect(otherBody.body.message).toMatch(/idempotency-key was already used/);
       const started = Date.now();
       let answer = await create();
       while (answer.status === 409 && Date.now() - started < LEASE_MS + 5_000) {

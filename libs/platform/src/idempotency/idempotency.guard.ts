@@ -105,8 +105,11 @@ type ClaimRow = [scope: string, key: string, hash: string, owner: string];
 
 /**
  * Claims a batch of keys, each as in progress leased to its request: a new key, one older than the
- * retention period, or one whose running request's lease ran out (that request died or could not
- * release it). Returns the owners that got their key.
+ * retention period, or one left without an answer by the same request before (its lease ran out: it
+ * died, or it was released: a server error, a refusal that was not final). Another request under
+ * such a key is not let in: it is refused as any other body under a key is, since what the first
+ * one committed before it died is found by the key and would answer it. Returns the owners that got
+ * their key.
  *
  * Its commit does not wait for the WAL flush (`synchronous_commit` off for this statement's own
  * transaction): other requests see the claims at once all the same, and whatever a request then
@@ -123,6 +126,7 @@ const CLAIM_KEYS = `
         created_at = now(), lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
     WHERE idempotency_keys.created_at < now() - interval '${RETENTION}'
        OR (idempotency_keys.response_status IS NULL
+           AND idempotency_keys.request_hash = EXCLUDED.request_hash
            AND (idempotency_keys.lease_until IS NULL OR idempotency_keys.lease_until < now()))
   RETURNING lease_owner::text AS owner`;
 
@@ -295,7 +299,7 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
       `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`,
       [lease.scope, lease.key],
     );
-    // Gone between the insert and the select (the first request failed): let the client retry.
+    // Gone between the insert and the select (past its retention, purged): let the client retry.
     return rows[0] ?? { request_hash: hash, response_status: null, response_body: null };
   }
 
@@ -332,11 +336,15 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     await this.answers.submit([lease.scope, lease.key, lease.owner, status, body]);
   }
 
-  /** Frees the key; if that cannot reach the database, the key is free once its lease runs out. */
+  /**
+   * Frees the key for the same request to try again (its hash stays: another body under it is still
+   * refused); if that cannot reach the database, the key is free once its lease runs out.
+   */
   private async release(lease: Lease): Promise<void> {
     try {
       await this.dataSource.query(
-        `DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
+        `UPDATE idempotency_keys SET lease_owner = NULL, lease_until = NULL
+          WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
         [lease.scope, lease.key, lease.owner],
       );
     } catch (cleanUp) {
