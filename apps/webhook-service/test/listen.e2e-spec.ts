@@ -2,6 +2,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jest } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
+import { closeInOrder } from '@byrd/platform';
 import { TEST_NATS_URL } from '@byrd/platform/testing';
 import { ListenSessions } from '../src/listen/listen-sessions.js';
 import { WebhookHarness } from './harness.js';
@@ -264,6 +265,44 @@ describe('listen: a live stream of signed deliveries (GET /api/v1/webhooks/liste
       await link.close();
     }
   });
+
+  it('answers 503 to a stream still opening when the service starts shutting down, which then goes on', async () => {
+    const link = await HeldNatsLink.open();
+    const slow = await WebhookHarness.start({ NATS_URL: link.url });
+    let closed = false;
+    try {
+      link.hold();
+      // One request on its own connection, as a CLI reconnecting opens (nothing kept alive after it).
+      const { port } = new URL(slow.baseUrl);
+      const client = connect(Number(port), '127.0.0.1');
+      client.on('error', () => undefined);
+      let received = '';
+      client.on('data', (chunk: Buffer) => (received += chunk.toString()));
+      const answer = new Promise<string>((resolve) =>
+        client.on('close', () => resolve(received.split('\r\n')[0])),
+      );
+      client.write(
+        `GET /api/v1/webhooks/listen HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n` +
+          `x-api-key: ${slow.merchant.apiKey}\r\naccept: text/event-stream\r\n\r\n`,
+      );
+      await sleep(500); // the request is in, waiting on NATS
+      const closing = closeInOrder(slow.app).then(() => (closed = true));
+      await sleep(300); // the server has begun closing
+      link.release();
+
+      // The session opens only now: it must not hold the shutdown until the forced exit.
+      await Promise.race([closing, sleep(10_000)]);
+      expect(closed).toBe(true);
+      expect(await answer).toBe('HTTP/1.1 503 Service Unavailable');
+    } finally {
+      await link.close().catch(() => undefined);
+      // Its app is closed (the rest of `stop`); one whose shutdown hangs is left to the run's end.
+      if (closed) {
+        await slow.db.end();
+        await slow.env.cleanup();
+      }
+    }
+  }, 30_000);
 
   it('ends open streams when the service shuts down, instead of holding the shutdown', async () => {
     const stream = await ListenStream.open(h.baseUrl, h.merchant.apiKey);

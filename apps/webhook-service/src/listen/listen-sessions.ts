@@ -12,6 +12,7 @@ import {
 } from '@byrd/contracts';
 import {
   ApiError,
+  ErrorKind,
   NATS_CONTEXT,
   parseKeyList,
   PLATFORM_CONFIG,
@@ -56,6 +57,8 @@ export interface ListenSession {
 export class ListenSessions implements OnModuleInit {
   private readonly logger = new Logger(ListenSessions.name);
   private readonly open = new Set<ListenSession>();
+  /** Set once the server closes: a session still opening then would hold the shutdown for ever. */
+  private closing = false;
   /** Derives the merchants' listen secrets: the first (active) key of WEBHOOK_SECRETS_KEYS. */
   private readonly secretKey: Buffer;
 
@@ -72,6 +75,7 @@ export class ListenSessions implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     fastify?.addHook('preClose', async () => {
+      this.closing = true;
       await Promise.all([...this.open].map((session) => session.close()));
     });
   }
@@ -84,11 +88,20 @@ export class ListenSessions implements OnModuleInit {
       );
     }
     const wanted = parseEvents(events);
+    if (this.closing) throw shuttingDown();
     const consumer = await this.nats.js.consumers.get(this.config.EVENTS_STREAM, {
       filter_subjects: this.nats.subject('>'),
       deliver_policy: DeliverPolicy.New,
     });
     const messages = await consumer.consume();
+    // The server began closing while this one waited on NATS: nothing would ever end its stream
+    // (the server ends those open when it starts closing), and the shutdown would wait for it.
+    if (this.closing) {
+      // Not awaited: a close resolves once its messages are read to the end, and none will be.
+      void messages.close().catch(() => undefined);
+      await consumer.delete().catch(() => undefined);
+      throw shuttingDown();
+    }
     const signer = {
       id: randomUUID(),
       signingSecret: `whsec_${createHmac('sha256', this.secretKey).update(`listen:${merchant.merchantId}`).digest('base64')}`,
@@ -155,6 +168,13 @@ export class ListenSessions implements OnModuleInit {
     );
     return { id: webhookId, event: envelope.type, headers, body };
   }
+}
+
+/** 503: this replica is stopping; the CLI reconnects, to a replica that is not. */
+function shuttingDown(): ApiError {
+  return new ApiError(ErrorKind.Unavailable, 'This replica is shutting down; open the stream again', {
+    retryAfter: 1,
+  });
 }
 
 /**

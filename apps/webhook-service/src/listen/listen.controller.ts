@@ -22,7 +22,7 @@ export class ListenController {
     description: 'Comma-separated event names (default: every event)',
     example: 'order.paid,transaction.payment.success',
   })
-  @ApiErrors({ 403: ['BYRD403'] })
+  @ApiErrors({ 403: ['BYRD403'], 503: ['BYRD999'] })
   @ApiProduces('text/event-stream')
   @ApiResponse({
     status: 200,

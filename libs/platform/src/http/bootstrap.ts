@@ -146,6 +146,17 @@ function acceptEmptyJsonBodies(app: NestFastifyApplication): void {
 }
 
 /**
+ * Stops a service as SIGTERM does: HTTP first, then the RPC requests being served: they finish (and
+ * commit) before consumers and the outbox relay drain, so their events are still published by this
+ * process.
+ */
+export async function closeInOrder(app: NestFastifyApplication): Promise<void> {
+  await app.getHttpAdapter().close();
+  await app.get(Rpc).beforeApplicationShutdown();
+  await app.close();
+}
+
+/**
  * Starts a service: builds the app and listens on HTTP_HOST:HTTP_PORT. On SIGTERM/SIGINT it stops
  * taking requests, finishes in-flight ones, drains consumers and pools, then exits 0 (PID 1 in a
  * container ignores a re-raised signal, so the exit is explicit); SHUTDOWN_GRACE_MS bounds it.
@@ -166,11 +177,7 @@ export async function startHttpService(
       logger.error(`Shutdown took longer than ${config.SHUTDOWN_GRACE_MS} ms; exiting`);
       process.exit(1);
     }, config.SHUTDOWN_GRACE_MS).unref();
-    // HTTP first, then the RPC requests being served: they finish (and commit) before consumers
-    // and the outbox relay drain, so their events are still published by this process.
-    Promise.resolve(app.getHttpAdapter().close())
-      .then(() => app.get(Rpc).beforeApplicationShutdown())
-      .then(() => app.close())
+    closeInOrder(app)
       .then(() => flushTraces())
       .then(
         () => process.exit(0),
