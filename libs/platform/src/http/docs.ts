@@ -74,7 +74,7 @@ const RETRY_AFTER: Record<number, string> = {
   409: 'Seconds to wait, when a request with the same idempotency-key is still running (BYRD409)',
   422: 'Seconds to wait, on a refusal that holds only while something else is under way (another attempt holds the order); absent on a final one',
   429: 'Seconds to wait',
-  503: 'Seconds to wait: a service this request needs did not answer in time',
+  503: 'Seconds to wait: a service this request needs did not answer in time, or this replica is stopping',
 };
 
 /**
