@@ -144,33 +144,34 @@ export function parseEnvelope(json: unknown): EventEnvelope {
   }
   const envelope = value as Record<string, unknown>;
   const issues: string[] = [];
-  const expect = (ok: boolean, issue: string): void => {
-    if (!ok) issues.push(issue);
+  // The issue is described only when there is one: an event read per message is nearly always valid.
+  const expect = (ok: boolean, issue: () => string): void => {
+    if (!ok) issues.push(issue());
   };
 
-  expect(isGuid(envelope.id), `id must be a lowercase GUID, got ${show(envelope.id)}`);
+  expect(isGuid(envelope.id), () => `id must be a lowercase GUID, got ${show(envelope.id)}`);
   expect(
     isEventName(envelope.type),
-    `type must be an event name of the catalogue, got ${show(envelope.type)}`,
+    () => `type must be an event name of the catalogue, got ${show(envelope.type)}`,
   );
   expect(
     typeof envelope.occurredAt === 'string' &&
       ISO_TIMESTAMP.test(envelope.occurredAt) &&
       !Number.isNaN(Date.parse(envelope.occurredAt)),
-    `occurredAt must be an ISO 8601 timestamp, got ${show(envelope.occurredAt)}`,
+    () => `occurredAt must be an ISO 8601 timestamp, got ${show(envelope.occurredAt)}`,
   );
   expect(
     typeof envelope.merchantId === 'string' && envelope.merchantId.length > 0,
-    `merchantId must be a non-empty string, got ${show(envelope.merchantId)}`,
+    () => `merchantId must be a non-empty string, got ${show(envelope.merchantId)}`,
   );
   expect(
     envelope.paymentMethod === null || isOneOf(PAYMENT_METHODS, envelope.paymentMethod),
-    `paymentMethod must be a payment method or null, got ${show(envelope.paymentMethod)}`,
+    () => `paymentMethod must be a payment method or null, got ${show(envelope.paymentMethod)}`,
   );
   expect(
     Array.isArray(envelope.referenceIds) &&
       envelope.referenceIds.every((id) => typeof id === 'string' && id.length > 0),
-    `referenceIds must be an array of non-empty strings, got ${show(envelope.referenceIds)}`,
+    () => `referenceIds must be an array of non-empty strings, got ${show(envelope.referenceIds)}`,
   );
 
   const data = envelope.data;
@@ -179,7 +180,7 @@ export function parseEnvelope(json: unknown): EventEnvelope {
   } else if (isEventName(envelope.type)) {
     const content = data as Record<string, unknown>;
     for (const [field, [test, expected]] of Object.entries(CONTENT_SCHEMAS[eventFamily(envelope.type)])) {
-      expect(test(content[field]), `data.${field} must be ${expected}, got ${show(content[field])}`);
+      expect(test(content[field]), () => `data.${field} must be ${expected}, got ${show(content[field])}`);
     }
   }
 

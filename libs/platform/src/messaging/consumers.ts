@@ -293,41 +293,30 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     }
   }
 
+  /**
+   * Everything that arrived since the last turn, one message at a time. Those the consumer skips are
+   * acked without a wait between them, so a burst of them leaves in one socket write (nats.js sends
+   * what was queued in one microtask turn together; read one by one, each ack was a write of its own,
+   * and those writes were most of orders' CPU on payments without an order).
+   */
   private async oneByOne(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
-    for await (const message of messages) await this.process(consumer, message);
+    await eachArrival(messages, Infinity, async (arrived) => {
+      for (const message of arrived) {
+        const triaged = this.triage(consumer, message);
+        if (triaged !== SKIPPED) await this.handleTriaged(consumer, message, triaged);
+      }
+    });
   }
 
   /**
-   * Messages are read as they arrive into a queue; whenever the previous batch has committed, all
-   * that arrived meanwhile (up to batchSize) are handled together. The queue is bounded by the
-   * consumer's max_ack_pending: nothing is acked before its batch commits.
+   * Whenever the previous batch has committed, all that arrived meanwhile (up to batchSize) are
+   * handled together. What waits is bounded by the consumer's max_ack_pending: nothing is acked
+   * before its batch commits.
    */
   private async batchLoop(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
-    const queue: JsMsg[] = [];
-    let closed = false;
-    let arrived: (() => void) | undefined;
-    const reader = (async () => {
-      try {
-        for await (const message of messages) {
-          queue.push(message);
-          arrived?.();
-        }
-      } finally {
-        closed = true;
-        arrived?.();
-      }
-    })();
-    const size = consumer.batchSize ?? DEFAULT_BATCH_SIZE;
-    for (;;) {
-      if (queue.length === 0) {
-        if (closed) break;
-        await new Promise<void>((resolve) => (arrived = resolve));
-        arrived = undefined;
-        continue;
-      }
-      await this.processBatch(consumer, queue.splice(0, size));
-    }
-    await reader;
+    await eachArrival(messages, consumer.batchSize ?? DEFAULT_BATCH_SIZE, (arrived) =>
+      this.processBatch(consumer, arrived),
+    );
   }
 
   /** Handles messages in one transaction; on failure, one by one (see `handleBatch`). */
@@ -339,19 +328,10 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     }
     const batch: { message: JsMsg; envelope: EventEnvelope }[] = [];
     for (const message of messages) {
-      if (replayedForAnother(consumer, message)) {
-        message.ack();
-        continue;
-      }
-      let envelope: EventEnvelope;
-      try {
-        envelope = parseEnvelope(JSON.parse(message.string()));
-      } catch (error) {
-        await this.unreadable(consumer, message, error);
-        continue;
-      }
-      if (consumer.accepts && !consumer.accepts(envelope)) message.ack();
-      else batch.push({ message, envelope });
+      const triaged = this.triage(consumer, message);
+      if (triaged === SKIPPED) continue;
+      if ('unreadable' in triaged) await this.unreadable(consumer, message, triaged.unreadable);
+      else batch.push({ message, envelope: triaged.envelope });
     }
     if (batch.length === 0) return;
     // One span per event, each the child of its own producer's: the batch shares only a commit.
@@ -394,20 +374,40 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
   }
 
   async process(consumer: EventConsumer, message: JsMsg): Promise<HandleOutcome> {
+    const triaged = this.triage(consumer, message);
+    return triaged === SKIPPED ? 'skipped' : this.handleTriaged(consumer, message, triaged);
+  }
+
+  /**
+   * What a message is to the consumer, at once (no wait): one it skips (another consumer's replayed
+   * dead letter, or an event it does not accept) is acked here and SKIPPED; else its envelope, or
+   * why it cannot be read.
+   */
+  private triage(consumer: EventConsumer, message: JsMsg): Triaged | typeof SKIPPED {
     if (replayedForAnother(consumer, message)) {
       message.ack();
-      return 'skipped';
+      return SKIPPED;
     }
     let envelope: EventEnvelope;
     try {
       envelope = parseEnvelope(JSON.parse(message.string()));
     } catch (error) {
-      return this.unreadable(consumer, message, error);
+      return { unreadable: error };
     }
     if (consumer.accepts && !consumer.accepts(envelope)) {
       message.ack();
-      return 'skipped';
+      return SKIPPED;
     }
+    return { envelope };
+  }
+
+  private async handleTriaged(
+    consumer: EventConsumer,
+    message: JsMsg,
+    triaged: Triaged,
+  ): Promise<HandleOutcome> {
+    if ('unreadable' in triaged) return this.unreadable(consumer, message, triaged.unreadable);
+    const { envelope } = triaged;
     const span = this.handlingSpan(consumer, message, envelope);
     const outcome = await withSpan(span, () => this.handleOne(consumer, message, envelope));
     endHandlingSpan(span, outcome);
@@ -534,6 +534,48 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     this.counters.deadLettered++;
     return 'dead-lettered';
   }
+}
+
+const SKIPPED = Symbol('skipped');
+/** A message the consumer handles: its envelope, or why it cannot be read. */
+type Triaged = { envelope: EventEnvelope } | { unreadable: unknown };
+
+/**
+ * Reads the messages as they arrive and calls `handle` with all that arrived (at most `most` at a
+ * time) whenever the previous call has finished, until the messages end.
+ */
+async function eachArrival(
+  messages: ConsumerMessages,
+  most: number,
+  handle: (arrived: JsMsg[]) => Promise<void>,
+): Promise<void> {
+  const queue: JsMsg[] = [];
+  let closed = false;
+  let arrived: (() => void) | undefined;
+  const reader = (async () => {
+    try {
+      for await (const message of messages) {
+        queue.push(message);
+        arrived?.();
+      }
+    } finally {
+      closed = true;
+      arrived?.();
+    }
+  })();
+  for (;;) {
+    if (queue.length === 0) {
+      if (closed) break;
+      await new Promise<void>((resolve) => (arrived = resolve));
+      arrived = undefined;
+      // The library hands over what one read from the socket holds a message per microtask: the
+      // end of this turn has them all, to be handled (and acked) together.
+      await new Promise((resolve) => setImmediate(resolve));
+      continue;
+    }
+    await handle(queue.splice(0, most));
+  }
+  await reader;
 }
 
 /** A dead letter of another consumer published again: that consumer's to handle, not this one's. */
