@@ -93,6 +93,8 @@ const NEWER_EVENT_RETRY_MS = 5_000;
 const NEWER_EVENT_MAX_AGE_MS = 3_600_000;
 const EVENT_NAME_SHAPE = /^[a-z]+(\.[a-z0-9]+)+$/;
 const DEFAULT_BATCH_SIZE = 100;
+/** Messages a durable's pull asks for at a time (`consume({ max_messages })`). */
+const PULL_BATCH = 100;
 /** Header of a dead letter published again (`dead-letters replay`): only the consumer it names handles it. */
 export const REPLAY_FOR_HEADER = 'Byrd-Replay-For';
 /** Between tries to pull from a durable created again while the broker is not answering yet. */
@@ -243,7 +245,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     const stream = this.config.EVENTS_STREAM;
     const messages = await (
       await this.nats.js.consumers.get(stream, consumer.durable)
-    ).consume({ max_messages: 100 });
+    ).consume({ max_messages: PULL_BATCH });
     if (this.stopping) return void (await messages.close()); // stopped while this one was starting
     const loop = (
       consumer.handleBatch ? this.batchLoop(consumer, messages) : this.oneByOne(consumer, messages)
@@ -300,7 +302,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
    * and those writes were most of orders' CPU on payments without an order).
    */
   private async oneByOne(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
-    await eachArrival(messages, Infinity, async (arrived) => {
+    await eachArrival(messages, PULL_BATCH, async (arrived) => {
       for (const message of arrived) {
         const triaged = this.triage(consumer, message);
         if (triaged !== SKIPPED) await this.handleTriaged(consumer, message, triaged);
@@ -314,9 +316,8 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
    * before its batch commits.
    */
   private async batchLoop(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
-    await eachArrival(messages, consumer.batchSize ?? DEFAULT_BATCH_SIZE, (arrived) =>
-      this.processBatch(consumer, arrived),
-    );
+    const size = consumer.batchSize ?? DEFAULT_BATCH_SIZE;
+    await eachArrival(messages, size, (arrived) => this.processBatch(consumer, arrived), Infinity);
   }
 
   /** Handles messages in one transaction; on failure, one by one (see `handleBatch`). */
@@ -542,21 +543,26 @@ type Triaged = { envelope: EventEnvelope } | { unreadable: unknown };
 
 /**
  * Reads the messages as they arrive and calls `handle` with all that arrived (at most `most` at a
- * time) whenever the previous call has finished, until the messages end.
+ * time) whenever the previous call has finished, until the messages end. Reading waits while
+ * `capacity` messages wait to be handled (the library pulls more as they are read), so a slow
+ * handler does not hold more messages, their ack_wait running, than it did reading one at a time.
  */
 async function eachArrival(
   messages: ConsumerMessages,
   most: number,
   handle: (arrived: JsMsg[]) => Promise<void>,
+  capacity = most,
 ): Promise<void> {
   const queue: JsMsg[] = [];
   let closed = false;
   let arrived: (() => void) | undefined;
+  let taken: (() => void) | undefined;
   const reader = (async () => {
     try {
       for await (const message of messages) {
         queue.push(message);
         arrived?.();
+        while (queue.length >= capacity) await new Promise<void>((resolve) => (taken = resolve));
       }
     } finally {
       closed = true;
@@ -573,7 +579,10 @@ async function eachArrival(
       await new Promise((resolve) => setImmediate(resolve));
       continue;
     }
-    await handle(queue.splice(0, most));
+    const batch = queue.splice(0, most);
+    taken?.();
+    taken = undefined;
+    await handle(batch);
   }
   await reader;
 }
