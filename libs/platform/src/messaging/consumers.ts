@@ -95,6 +95,11 @@ const EVENT_NAME_SHAPE = /^[a-z]+(\.[a-z0-9]+)+$/;
 const DEFAULT_BATCH_SIZE = 100;
 /** Messages a durable's pull asks for at a time (`consume({ max_messages })`). */
 const PULL_BATCH = 100;
+/**
+ * Messages a one-by-one consumer takes in at once: enough for a burst's acks to leave together,
+ * few beside the library's own pull, so a slow handler's messages do not wait past their ack_wait.
+ */
+const READ_AHEAD = 25;
 /** Header of a dead letter published again (`dead-letters replay`): only the consumer it names handles it. */
 export const REPLAY_FOR_HEADER = 'Byrd-Replay-For';
 /** Between tries to pull from a durable created again while the broker is not answering yet. */
@@ -302,12 +307,13 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
    * and those writes were most of orders' CPU on payments without an order).
    */
   private async oneByOne(consumer: EventConsumer, messages: ConsumerMessages): Promise<void> {
-    await eachArrival(messages, PULL_BATCH, async (arrived) => {
+    const handleEach = async (arrived: JsMsg[]) => {
       for (const message of arrived) {
         const triaged = this.triage(consumer, message);
         if (triaged !== SKIPPED) await this.handleTriaged(consumer, message, triaged);
       }
-    });
+    };
+    await eachArrival(messages, READ_AHEAD, handleEach, READ_AHEAD);
   }
 
   /**
@@ -544,17 +550,20 @@ type Triaged = { envelope: EventEnvelope } | { unreadable: unknown };
 /**
  * Reads the messages as they arrive and calls `handle` with all that arrived (at most `most` at a
  * time) whenever the previous call has finished, until the messages end. Reading waits while
- * `capacity` messages wait to be handled (the library pulls more as they are read), so a slow
- * handler does not hold more messages, their ack_wait running, than it did reading one at a time.
+ * `capacity` messages are queued or being handled (the library pulls more as they are read), so a
+ * slow handler holds few more messages, their ack_wait running, than reading one at a time did.
+ * When `handle` fails, reading stops (as leaving a `for await` does), and the failure is thrown.
  */
 async function eachArrival(
   messages: ConsumerMessages,
   most: number,
   handle: (arrived: JsMsg[]) => Promise<void>,
-  capacity = most,
+  capacity: number,
 ): Promise<void> {
   const queue: JsMsg[] = [];
+  let inHand = 0;
   let closed = false;
+  let stopped = false;
   let arrived: (() => void) | undefined;
   let taken: (() => void) | undefined;
   const reader = (async () => {
@@ -562,27 +571,36 @@ async function eachArrival(
       for await (const message of messages) {
         queue.push(message);
         arrived?.();
-        while (queue.length >= capacity) await new Promise<void>((resolve) => (taken = resolve));
+        while (queue.length + inHand >= capacity && !stopped)
+          await new Promise<void>((resolve) => (taken = resolve));
+        if (stopped) break;
       }
     } finally {
       closed = true;
       arrived?.();
     }
   })();
-  for (;;) {
-    if (queue.length === 0) {
-      if (closed) break;
-      await new Promise<void>((resolve) => (arrived = resolve));
-      arrived = undefined;
-      // The library hands over what one read from the socket holds a message per microtask: the
-      // end of this turn has them all, to be handled (and acked) together.
-      await new Promise((resolve) => setImmediate(resolve));
-      continue;
+  try {
+    for (;;) {
+      if (queue.length === 0) {
+        if (closed) break;
+        await new Promise<void>((resolve) => (arrived = resolve));
+        arrived = undefined;
+        // The library hands over what one read from the socket holds a message per microtask: the
+        // end of this turn has them all, to be handled (and acked) together.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      const batch = queue.splice(0, most);
+      inHand = batch.length;
+      await handle(batch);
+      inHand = 0;
+      taken?.();
+      taken = undefined;
     }
-    const batch = queue.splice(0, most);
+  } finally {
+    stopped = true;
     taken?.();
-    taken = undefined;
-    await handle(batch);
   }
   await reader;
 }
