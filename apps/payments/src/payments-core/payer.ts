@@ -46,10 +46,7 @@ export class PayerResolver {
       order = await this.orderOfCheckoutKey(request.orderId, actor.checkoutKey);
       initiatedFrom = 'HostedForm';
     } else if (request.orderId) {
-      order = await this.rpc.call('rpc.orders.get', {
-        orderId: request.orderId,
-        merchantId: actor.merchant.merchantId,
-      });
+      order = await this.currentOrder(request.orderId, actor.merchant.merchantId);
     }
     if (order && !OPEN_ORDER_STATUSES.includes(order.status)) {
       throw Refusal.notAllowed(`Order ${order.orderId} is ${order.status} and cannot be paid`);
@@ -98,12 +95,12 @@ export class PayerResolver {
     );
   }
 
-  /** The order a checkout key opens, whatever its state (404 when it opens none). */
-  /** The order as orders has it now: its status may have moved since `resolve` read it. */
+  /** The merchant's order as orders has it now (a payment's status may have moved it since). */
   currentOrder(orderId: string, merchantId: string): Promise<OrderSummary> {
     return this.rpc.call('rpc.orders.get', { orderId, merchantId });
   }
 
+  /** The order a checkout key opens, whatever its state (404 when it opens none). */
   orderOfCheckoutKey(orderId: string, checkoutKey: string): Promise<OrderSummary> {
     return this.rpc.call('rpc.orders.get', { orderId, checkoutKey });
   }

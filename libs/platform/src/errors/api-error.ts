@@ -21,7 +21,7 @@ export interface ApiErrorOptions {
   /** Return code of API-FACTS.md; defaults to the kind's generic code. */
   code?: ReturnCode;
   errors?: FieldError[];
-  /** Seconds, for 429 and 503 answers. */
+  /** Seconds to wait before trying again (`Retry-After`): 409, 422 for now, 429 and 503 answers. */
   retryAfter?: number;
   /**
    * Not a final answer (it holds only while something else is under way), so an `idempotency-key`

@@ -255,7 +255,7 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
   /**
    * The answer of a request whose key this guard claimed, as it is about to leave (onSend): a
    * success or a refusal is stored first; a server error, a conflict, a rate limit or a refusal
-   * that is not final (`ApiError.transient`: `Refusal.notAllowedYet`, with `Retry-After`, and
+   * that is not final (`ApiError.transient`: any with `Retry-After`, and
    * `Refusal.notAllowedUntilReleased`) frees the key for a retry.
    * An answer that cannot be stored is not sent: the key is freed and the caller gets a 500 to retry
    * (the use case finds what the request made by its key).
@@ -270,11 +270,7 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     try {
       // Only a JSON answer can be kept and replayed (a page a route sends itself is not).
       const json = String(reply.getHeader('content-type') ?? '').includes('json');
-      const tryAgain =
-        status >= 500 ||
-        status === 409 ||
-        status === 429 ||
-        (status >= 400 && (reply.hasHeader('retry-after') || TRANSIENT_ANSWERS.has(request)));
+      const tryAgain = status >= 500 || status === 409 || status === 429 || TRANSIENT_ANSWERS.has(request);
       if (tryAgain || !json) return await this.release(lease);
       const body = status < 400 && claimed.holdsSecrets ? 'null' : jsonOf(payload);
       try {
