@@ -24,7 +24,8 @@ describe('deleting a setting with a large backlog', () => {
     await h?.stop();
   });
 
-  it('answers, and cancels every webhook still waiting for a retry, however many', async () => {
+  /** A setting with `count` webhooks waiting for their next retry, ten minutes away. */
+  async function settingWithBacklog(count: number): Promise<string> {
     const setting = await h.subscribe({ url: `${receiver.url}?${randomUUID()}` });
     await h.rows(
       `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
@@ -32,9 +33,22 @@ describe('deleting a setting with a large backlog', () => {
        SELECT gen_random_uuid(), $1, $2, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}',
          now(), 'pending', 3, now() + interval '10 minutes' + g * interval '1 millisecond', now()
        FROM generate_series(1, $3::int) g`,
-      [h.merchant.merchantId, setting.id, BACKLOG],
+      [h.merchant.merchantId, setting.id, count],
     );
     await h.rows('ANALYZE webhooks');
+    return setting.id as string;
+  }
+
+  const pendingOf = async (settingsId: string) =>
+    (
+      await h.rows<{ n: number }>(
+        `SELECT count(*)::int AS n FROM webhooks WHERE settings_id = $1 AND status = 'pending'`,
+        [settingsId],
+      )
+    )[0].n;
+
+  it('answers, and cancels every webhook still waiting for a retry, however many', async () => {
+    const setting = { id: await settingWithBacklog(BACKLOG) };
 
     const deleted = await h.request('DELETE', `/api/v1/settings/${setting.id}`);
     expect(deleted.status).toBe(200);
@@ -48,5 +62,17 @@ describe('deleting a setting with a large backlog', () => {
     );
     expect(counts).toEqual({ pending: 0, canceled: BACKLOG });
     expect(receiver.received).toHaveLength(0);
+  });
+
+  it('two deletes of one setting at once (two replicas) both end, and leave nothing pending', async () => {
+    for (let round = 0; round < 3; round++) {
+      const id = await settingWithBacklog(10_000);
+      const answers = await Promise.all([1, 2].map(() => h.request('DELETE', `/api/v1/settings/${id}`)));
+      // The second may find the setting already deleted (404); neither fails.
+      const statuses = answers.map((a) => a.status);
+      expect(statuses).toContain(200);
+      expect(statuses.filter((status) => status !== 200 && status !== 404)).toEqual([]);
+      expect(await pendingOf(id)).toBe(0);
+    }
   });
 });
