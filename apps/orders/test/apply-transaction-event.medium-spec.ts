@@ -10,6 +10,7 @@ import { OutboxMessage, PermanentEventError } from '@byrd/platform';
 import type { MediumDatabase } from '@byrd/platform/testing';
 import { ApplyTransactionEvent } from '../src/orders/apply-transaction-event.usecase.js';
 import { ExpireOrders } from '../src/orders/expire-orders.usecase.js';
+import { LockOrderForPayment } from '../src/orders/payment-lock.usecases.js';
 import { GetOrder } from '../src/orders/get-order.usecase.js';
 import { Order, OrderTransaction } from '../src/orders/order.entity.js';
 import { OrdersMedium } from './medium.js';
@@ -25,6 +26,7 @@ describe('ApplyTransactionEvent (medium)', () => {
   let apply: ApplyTransactionEvent;
   let getOrder: GetOrder;
   let expireOrders: ExpireOrders;
+  let lockPayment: LockOrderForPayment;
   let merchantId: string;
 
   beforeAll(async () => {
@@ -33,6 +35,7 @@ describe('ApplyTransactionEvent (medium)', () => {
     apply = new ApplyTransactionEvent(medium.events);
     expireOrders = new ExpireOrders(db.dataSource, medium.events, medium.config);
     getOrder = new GetOrder(db.dataSource, medium.config);
+    lockPayment = new LockOrderForPayment(db.dataSource);
   });
 
   afterAll(() => medium?.close());
@@ -312,6 +315,35 @@ describe('ApplyTransactionEvent (medium)', () => {
 
     expect((await reload(order)).status).toBe('expired');
     expect((await eventsOf(order)).at(-1)).toBe('order.expired');
+  });
+
+  it('gives the lock back when the payment holding it was refunded as it arrived, so the order can be paid or lapse', async () => {
+    // An MB WAY payment took the order's lock for its `pay`, then found that we had ended it (a
+    // failed push): payments recorded the money and refunded it at once, and was killed before its
+    // unlock call. Its event is all that is left to free the order; it succeeded, but holds nothing.
+    const mbway = randomUUID();
+    const order = await openOrder({
+      expiresAt: new Date(Date.now() - 1_000),
+      paymentLockId: mbway,
+      paymentLockedAt: new Date(),
+    });
+    await deliver(order, 'transaction.payment.success', { transactionId: mbway, refundedAtOnce: true });
+    expect(await reload(order)).toMatchObject({ status: 'created', paymentLockId: null, paymentId: null });
+
+    // The refund's event, redelivered, changes nothing; the order lapses like any other.
+    await deliver(order, 'transaction.refund.success', { sourceTransactionId: mbway, refundedAtOnce: true });
+    await expireOrders.execute();
+    expect((await reload(order)).status).toBe('expired');
+
+    // A lock asked for late by that payment (a paused replica) is refused: it would hold the order for good.
+    const open = await openOrder();
+    const late = await deliver(open, 'transaction.payment.success', { refundedAtOnce: true });
+    await expect(
+      lockPayment.execute({ orderId: open.id, merchantId, transactionId: late }),
+    ).rejects.toMatchObject({
+      message: expect.stringContaining('refunded at once'),
+    });
+    expect((await reload(open)).paymentLockId).toBeNull();
   });
 
   it('counts neither a late async payment refunded at once nor its refund, whatever came first', async () => {

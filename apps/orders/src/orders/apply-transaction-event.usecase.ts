@@ -77,7 +77,7 @@ export class ApplyTransactionEvent {
     // The durable way an order becomes payable again after its locking attempt took no money
     // (payments also unlocks at once over RPC; both are the same conditional no-op when repeated).
     const holder = order.paymentLockId && all.find((t) => t.transactionId === order.paymentLockId);
-    if (holder && !keepsPaymentLock(holder.status)) {
+    if (holder && !keepsPaymentLock(holder)) {
       order.paymentLockId = null;
       order.paymentLockedAt = null;
     }

@@ -102,9 +102,14 @@ describe('eventForTransition', () => {
       'TemporaryFailed',
       'Success',
     ] as const)
-      expect(keepsPaymentLock(status)).toBe(true);
+      expect(keepsPaymentLock({ status })).toBe(true);
     for (const status of ['Denied', 'Error', 'Canceled'] as const)
-      expect(keepsPaymentLock(status)).toBe(false);
+      expect(keepsPaymentLock({ status })).toBe(false);
+  });
+
+  it('gives the lock back for a payment refunded as it arrived, though it succeeded', () => {
+    expect(keepsPaymentLock({ status: 'Success', refundedAtOnce: true })).toBe(false);
+    expect(keepsPaymentLock({ status: 'Success', refundedAtOnce: false })).toBe(true);
   });
 });
 

@@ -31,12 +31,15 @@ const IN_PROGRESS: readonly TransactionStatus[] = ['Created', 'Processing', 'Pen
 const TERMINAL: readonly TransactionStatus[] = ['Success', 'Denied', 'Error', 'Canceled'];
 
 /**
- * Whether a payment attempt in this status may still be charging its order, or holds its money, so
- * keeps the order's payment lock: anything but a final outcome that took no money. A released
- * pre-authorisation is recorded as Canceled.
+ * Whether a payment attempt keeps the order's payment lock: it may still be charging the order, or
+ * holds its money. Not once it ended without money (a released pre-authorisation is recorded as
+ * Canceled), nor a payment whose money was refunded as it arrived (`refundedAtOnce`: payments
+ * settled it after we had ended it, or while another attempt held the order); that one may have
+ * taken the lock just before, and its event is the only thing left to give the lock back.
  */
-export function keepsPaymentLock(status: TransactionStatus): boolean {
-  return status !== 'Denied' && status !== 'Error' && status !== 'Canceled';
+export function keepsPaymentLock(attempt: Pick<TransactionFact, 'status' | 'refundedAtOnce'>): boolean {
+  if (attempt.refundedAtOnce) return false;
+  return attempt.status !== 'Denied' && attempt.status !== 'Error' && attempt.status !== 'Canceled';
 }
 
 function rank(status: TransactionStatus): number {

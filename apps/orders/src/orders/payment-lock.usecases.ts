@@ -30,9 +30,9 @@ export class LockOrderForPayment {
         transactionId: request.transactionId,
         orderId: order.id,
       });
-      if (attempt && !keepsPaymentLock(attempt.status)) {
+      if (attempt && !keepsPaymentLock(attempt)) {
         throw Refusal.notAllowed(
-          `Payment ${attempt.transactionId} has already ended (${attempt.status}) and cannot hold order ${order.id}`,
+          `Payment ${attempt.transactionId} has already ended (${attempt.refundedAtOnce ? 'refunded at once' : attempt.status}) and cannot hold order ${order.id}`,
         );
       }
       if (order.paymentLockId) {
