@@ -8,6 +8,7 @@ import { WebhookTraceparent1764800000000 } from './migrations/1764800000000-webh
 import { ResendEndpoint1764900000000 } from './migrations/1764900000000-resend-endpoint.js';
 import { SettingsIdempotencyKey1765000000000 } from './migrations/1765000000000-settings-idempotency-key.js';
 import { IdempotencyAnswersWithoutSecrets1765100000000 } from './migrations/1765100000000-idempotency-answers-without-secrets.js';
+import { EndpointFailingSince1765500000000 } from './migrations/1765500000000-endpoint-failing-since.js';
 
 export const WEBHOOK_ENTITIES = [WebhookSettingsRow, WebhookRow, WebhookAttemptRow, WebhookResendRow];
 export const WEBHOOK_MIGRATIONS = [
@@ -19,4 +20,5 @@ export const WEBHOOK_MIGRATIONS = [
   ResendEndpoint1764900000000,
   SettingsIdempotencyKey1765000000000,
   IdempotencyAnswersWithoutSecrets1765100000000,
+  EndpointFailingSince1765500000000,
 ];

@@ -29,7 +29,11 @@ describe('webhooks held back past their schedule', () => {
     await h?.stop();
   });
 
-  async function insert(settingsId: string, dueInMs: number, extra: { leasedForMs?: number; ageMs?: number } = {}) {
+  async function insert(
+    settingsId: string,
+    dueInMs: number,
+    extra: { leasedForMs?: number; ageMs?: number } = {},
+  ) {
     const id = randomUUID();
     await h.rows(
       `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
@@ -43,9 +47,23 @@ describe('webhooks held back past their schedule', () => {
     return id;
   }
 
+  /** The receiver has failed every attempt since `msAgo` (as the attempts' recorder writes it). */
+  const failingFor = (settingsId: string, msAgo: number) =>
+    h.rows(
+      `UPDATE webhook_settings SET failing_since = now() - $2::int * interval '1 millisecond' WHERE id = $1`,
+      [settingsId, msAgo],
+    );
+
   it('fails what waited longer than the schedule lasts, batch by batch and endpoint by endpoint, and nothing else', async () => {
     const first = await h.subscribe({ url: `${receiver.url}?first` });
     const second = await h.subscribe({ url: `${receiver.url}?second` });
+    // Two more endpoints with webhooks as old: one nobody has failed to reach (no worker ran: delivery
+    // stopped, or a long backlog), one that started failing less than a schedule ago.
+    const untried = await h.subscribe({ url: `${receiver.url}?untried` });
+    const lately = await h.subscribe({ url: `${receiver.url}?lately` });
+    await failingFor(first.id, SPAN_MS * 3);
+    await failingFor(second.id, SPAN_MS * 3);
+    await failingFor(lately.id, SPAN_MS / 2);
     const held = [
       await insert(first.id, -SPAN_MS - 1_000),
       await insert(first.id, -SPAN_MS - 2_000),
@@ -56,6 +74,8 @@ describe('webhooks held back past their schedule', () => {
       await insert(first.id, -SPAN_MS + 2_000), // held, but not yet that long
       await insert(first.id, -SPAN_MS - 1_000, { leasedForMs: 60_000 }), // a worker is delivering it
       await insert(second.id, 3_600_000, { ageMs: 2 * 86_400_000 }), // old, but waiting as asked (Retry-After)
+      await insert(untried.id, -SPAN_MS - 1_000), // never tried: to be delivered, not failed
+      await insert(lately.id, -SPAN_MS - 1_000), // its receiver has not failed a whole schedule long
     ];
 
     const sweep = h.app.get(ExpireHeldWebhooks);
@@ -73,5 +93,39 @@ describe('webhooks held back past their schedule', () => {
     expect((await h.rows(`SELECT count(*)::int AS n FROM webhook_attempts`))[0].n).toBe(0);
     const metrics = await fetch(`${h.baseUrl}/metrics`).then((r) => r.text());
     expect(metrics).toMatch(/^webhook_deliveries_total\{outcome="failed"\} 4$/m);
+  });
+
+  it('records when an endpoint starts failing and forgets it at its first success', async () => {
+    const delivering = await WebhookHarness.start({ WEBHOOK_RETRY_UNIT_MS: '50' });
+    const flaky = await Receiver.start();
+    try {
+      flaky.answer = () => ({ status: 500, body: 'down' });
+      const setting = await delivering.subscribe({ url: flaky.url });
+      const failingSince = async () =>
+        (await delivering.rows(`SELECT failing_since FROM webhook_settings WHERE id = $1`, [setting.id]))[0]
+          .failing_since as Date | null;
+      expect(await failingSince()).toBeNull();
+
+      await delivering.publish('order.paid');
+      await flaky.waitFor((received) => received.length >= 2, 15_000, 'two failed attempts');
+      const [firstFailure] = await delivering.rows(
+        `SELECT min(a.created_at) AS at FROM webhook_attempts a JOIN webhooks w ON w.id = a.webhook_id
+          WHERE w.settings_id = $1`,
+        [setting.id],
+      );
+      // Set by the first failure, not moved by the next.
+      expect((await failingSince())?.getTime()).toBe(firstFailure.at.getTime());
+
+      flaky.answer = () => ({ status: 200, body: 'ok' });
+      await delivering.waitForRow(
+        `SELECT status FROM webhooks WHERE settings_id = $1`,
+        [setting.id],
+        (rows) => rows[0]?.status === 'succeeded',
+      );
+      expect(await failingSince()).toBeNull();
+    } finally {
+      await flaky.stop();
+      await delivering.stop();
+    }
   });
 });

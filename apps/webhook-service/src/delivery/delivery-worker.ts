@@ -65,6 +65,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
    * resends of their webhooks asked (`resendsOf`).
    */
   wake(options: { resendsOf?: Iterable<string>; settingsIds?: Iterable<string> } = {}): void {
+    // No loop here to read the hints (or forget them): a replica that only takes API calls and
+    // fans out would keep an entry per setting it ever saw.
+    if (!this.config.WEBHOOK_DELIVERY_ENABLED) return;
     if (options.resendsOf) this.scheduler.hintResends(options.resendsOf, Date.now());
     if (options.settingsIds) this.scheduler.hint(options.settingsIds, Date.now());
     this.woken = true;

@@ -208,6 +208,23 @@ const INSERT_ATTEMPT = `
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`;
 
 /**
+ * Keeps each endpoint's `failing_since` (webhook_settings) as its scheduled attempts find it: set at
+ * the first failure after a success, cleared by any success. `outcomes` yields (webhook_id,
+ * succeeded, created_at). Only a change is written, so an endpoint that keeps answering (or keeps
+ * failing) costs an index probe, not a row version. ExpireHeldWebhooks reads it.
+ */
+function endpointHealth(outcomes: string): string {
+  return `
+    UPDATE webhook_settings s
+       SET failing_since = CASE WHEN o.succeeded THEN NULL ELSE o.first_at END
+      FROM (SELECT w.settings_id, bool_or(x.succeeded) AS succeeded, min(x.created_at) AS first_at
+              FROM (${outcomes}) x JOIN webhooks w ON w.id = x.webhook_id
+             GROUP BY w.settings_id) o
+     WHERE s.id = o.settings_id
+       AND CASE WHEN o.succeeded THEN s.failing_since IS NOT NULL ELSE s.failing_since IS NULL END`;
+}
+
+/**
  * The attempt and the webhook's new state in one statement (one round trip, one transaction). Only
  * the lease holder moves a pending webhook, except on a success: the receiver has the webhook, even
  * when this replica was paused past its lease and another has taken it over or failed it, or its
@@ -216,6 +233,7 @@ const INSERT_ATTEMPT = `
  */
 const RECORD_SCHEDULED_SQL = `
   WITH attempt AS (${INSERT_ATTEMPT}),
+  health AS (${endpointHealth('SELECT $2::uuid AS webhook_id, $11::boolean AS succeeded, $13::timestamptz AS created_at')}),
   moved AS (
     UPDATE webhooks SET
       attempt_count = greatest(attempt_count, $4),
@@ -249,6 +267,7 @@ const RECORD_SCHEDULED_BATCH_SQL = `
       duration_ms, succeeded, retry_delay_ms, created_at
     FROM input
   ),
+  health AS (${endpointHealth('SELECT webhook_id, succeeded, created_at FROM input')}),
   moved AS (
     UPDATE webhooks w SET
       attempt_count = greatest(w.attempt_count, i.number),

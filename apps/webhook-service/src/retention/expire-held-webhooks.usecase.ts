@@ -7,10 +7,11 @@ import { SCHEDULE_SPAN_MINUTES } from '../delivery/retry-policy.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
 
 /**
- * One batch per endpoint: its webhooks due for longer than the whole retry schedule lasts ($1 ms)
- * that no worker holds, failed. Each endpoint's oldest due rows are read through
- * webhooks_endpoint_due_idx, so the cost is the endpoints and the batch, not the rows stored; SKIP
- * LOCKED keeps it out of any claim's way.
+ * One batch per endpoint whose receiver has been failing for longer than the whole retry schedule
+ * lasts ($1 ms): its webhooks due for that long that no worker holds, failed. An endpoint that
+ * answers, or that nobody has tried (delivery stopped, a backlog still draining), keeps them all.
+ * Each endpoint's oldest due rows are read through webhooks_endpoint_due_idx, so the cost is the
+ * endpoints and the batch, not the rows stored; SKIP LOCKED keeps it out of any claim's way.
  */
 const EXPIRE_HELD_SQL = `
   WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
@@ -18,7 +19,10 @@ const EXPIRE_HELD_SQL = `
   SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, lease_until = NULL,
     finished_at = clock_timestamp()
   WHERE w.id = ANY (ARRAY(
-    SELECT h.id FROM endpoints e CROSS JOIN LATERAL (
+    SELECT h.id FROM endpoints e
+    JOIN webhook_settings s
+      ON s.id = e.settings_id AND s.failing_since < now() - $1::bigint * interval '1 millisecond'
+    CROSS JOIN LATERAL (
       SELECT id FROM webhooks
       WHERE settings_id = e.settings_id AND ${CLAIMABLE}
         AND next_attempt_at < now() - $1::bigint * interval '1 millisecond'
@@ -31,9 +35,12 @@ const EXPIRE_HELD_SQL = `
  * An endpoint's open circuit holds its webhooks back without using up their attempts (a probe goes
  * at most every 20 cool-downs), so a receiver that never comes back would keep them pending for
  * ever. This sweep gives them the outcome their schedule would have had: a webhook that has waited
- * for its next attempt longer than the whole schedule lasts (1 275 retry minutes, about 21 hours)
- * fails, without another attempt. A webhook following its schedule, even one stretched by a
- * receiver's Retry-After, is never due that long. Runs at the retention sweep's interval.
+ * for its next attempt longer than the whole schedule lasts (1 275 retry minutes, about 21 hours),
+ * while every attempt at its endpoint failed (`failing_since`, written with the attempts), fails
+ * without another attempt. A webhook following its schedule, even one stretched by a receiver's
+ * Retry-After, is never due that long; one that waited because no worker ran (delivery stopped or
+ * scaled to zero) or behind a long backlog at a receiver that answers is kept, to be delivered.
+ * Runs at the retention sweep's interval.
  */
 @Injectable()
 export class ExpireHeldWebhooks extends PeriodicSweep {
