@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import type { EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -165,6 +166,35 @@ describe('operations', () => {
     expect(answers.filter((a) => a.status === 422).every((a) => a.body.code === 'BYRD231')).toBe(true);
     const remaining = succeeded.map((a) => a.body.sourceTransaction.isoRemainingAmount).sort((a, b) => a - b);
     expect(remaining).toEqual([2000, 6000]);
+  });
+
+  it('refuses an amount and an isoAmount that disagree (or an amount with too many decimals), moving no money', async () => {
+    const { body: payment } = await h.pay('4242424242424242', { amount: '50.00' });
+    const id = payment.transactionId as string;
+    const operationsOn = async (...ids: string[]) =>
+      (
+        await h.payments
+          .get(DataSource)
+          .query(`SELECT id FROM transactions WHERE source_transaction_id = ANY ($1)`, [ids])
+      ).length;
+
+    for (const body of [{ amount: '40.00', isoAmount: 100 }, { amount: '1.001' }]) {
+      const refused = await h.request('POST', `/api/v2/refund/${id}`, body);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'BYRD900' });
+      expect(JSON.stringify(refused.body)).toContain('amount');
+    }
+    const preAuthId = await preAuth('30.00');
+    const capture = await h.request('POST', `/api/v2/capture/${preAuthId}`, {
+      amount: '10.00',
+      isoAmount: 2000,
+    });
+    expect(capture.status).toBe(400);
+    expect(await operationsOn(id, preAuthId)).toBe(0);
+
+    // Agreeing fields are one request, as either alone.
+    const agreed = await h.request('POST', `/api/v2/refund/${id}`, { amount: '40.00', isoAmount: 4000 });
+    expect(agreed.body).toMatchObject({ status: 'Success', isoAmount: 4000 });
   });
 
   it("answers 404 for another merchant's transaction", async () => {

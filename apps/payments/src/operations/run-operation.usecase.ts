@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   toDecimalAmount,
-  toIsoAmount,
+  reconcileAmounts,
   type CaptureResponse,
   type OperationAmountRequest,
   type OperationResponseBase,
@@ -216,18 +216,14 @@ export class RunOperation {
     return { chargedBack: { source: onSource, root: onRoot }, capturesInFlight };
   }
 
+  /** The amount asked for (undefined: the whole remaining amount); `amount` and `isoAmount` must agree. */
   private requestedAmount(request: OperationAmountRequest, currency: string): number | undefined {
-    let amount: number | undefined = request.isoAmount;
-    if (amount === undefined && request.amount !== undefined) {
-      try {
-        amount = toIsoAmount(request.amount, currency);
-      } catch (error) {
-        throw ApiError.invalidField('amount', (error as Error).message);
-      }
-    }
-    if (amount !== undefined && amount <= 0)
-      throw ApiError.invalidField('isoAmount', 'must be greater than zero');
-    return amount;
+    if (request.amount == null && request.isoAmount == null) return undefined;
+    const amount = reconcileAmounts(request, currency);
+    if (!amount.ok)
+      throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
+    if (amount.isoAmount <= 0) throw ApiError.invalidField('isoAmount', 'must be greater than zero');
+    return amount.isoAmount;
   }
 
   /**
