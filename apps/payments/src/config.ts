@@ -45,6 +45,18 @@ export const paymentsConfigSchema = baseConfigSchema
     ACQUIRER_RECOVERY_AFTER_MS: z.coerce.number().int().min(100).default(60_000),
     /** How often each replica looks for such rows (they share them with SKIP LOCKED). */
     ACQUIRER_RECOVERY_SWEEP_MS: z.coerce.number().int().min(50).default(10_000),
+    /**
+     * A Multibanco or MB WAY payment still waiting for the shopper this long after it lapsed (its
+     * expiry notice lost, or the process killed between the processor and our record) is voided at
+     * the processor and canceled (EndLapsedAttempts).
+     */
+    ASYNC_LAPSE_GRACE_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(15 * 60_000),
+    /** How often each replica looks for such payments. */
+    ASYNC_LAPSE_SWEEP_MS: z.coerce.number().int().min(50).default(60_000),
     /** The sandbox acquirer holds every answer this long after recording it (crash and recovery drills). */
     SANDBOX_ACQUIRER_DELAY_MS: z.coerce.number().int().min(0).default(0),
   })

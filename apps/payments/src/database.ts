@@ -12,6 +12,7 @@ import { PaymentIdempotencyKeys1764700000100 } from './migrations/1764700000100-
 import { TokenVerifications1765100000100 } from './migrations/1765100000100-token-verifications.js';
 import { PayIdempotencyKeys1765200000100 } from './migrations/1765200000100-pay-idempotency-keys.js';
 import { ChargebackIdempotencyKeys1765200000200 } from './migrations/1765200000200-chargeback-idempotency-keys.js';
+import { OpenAsyncPayments1765500000100 } from './migrations/1765500000100-open-async-payments.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -26,4 +27,5 @@ export const PAYMENTS_MIGRATIONS = [
   TokenVerifications1765100000100,
   PayIdempotencyKeys1765200000100,
   ChargebackIdempotencyKeys1765200000200,
+  OpenAsyncPayments1765500000100,
 ];

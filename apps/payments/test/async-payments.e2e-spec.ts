@@ -394,3 +394,41 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
     expect(read.body.status).toBe('Canceled');
   });
 });
+
+describe('async payments left waiting past their expiry', () => {
+  let h: PaymentsHarness;
+  let events: EventCollector;
+
+  beforeAll(async () => {
+    h = await PaymentsHarness.start({ ASYNC_LAPSE_SWEEP_MS: '100', ASYNC_LAPSE_GRACE_MS: '0' });
+    events = await h.env.collect('transaction.>');
+  });
+  afterAll(() => h?.stop());
+
+  it('are canceled and announced by the service itself, and their order is payable again', async () => {
+    // An MB WAY request the shopper never got (the process was killed before the push) and whose
+    // processor will never write: nothing but its expiry says it is over.
+    const order = (await h.createOrder()).body;
+    const created = await h.payAsync('mbway', {
+      orderId: order.orderId,
+      mbway: { phoneNumber: '912345678' },
+    });
+    expect(created.body.status).toBe('Processing');
+    const { transactionId } = created.body;
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+    await h.payments
+      .get(DataSource)
+      .query(`UPDATE transactions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        transactionId,
+      ]);
+
+    await events.waitFor(
+      (e) => e.type === 'transaction.payment.canceled' && (e.data as any).transactionId === transactionId,
+    );
+    const read = await h.request('GET', `/api/v2/transactions/${transactionId}`);
+    expect(read.body).toMatchObject({ status: 'Canceled', code: 'BYRD205' });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'created');
+    const card = await h.pay('4242424242424242', { amount: order.amount, orderId: order.orderId });
+    expect(card.body).toMatchObject({ status: 'Success' });
+  });
+});

@@ -3,6 +3,7 @@ import { OutboxMessage, Refusal, type ApiError } from '@byrd/platform';
 import type { CreatePaymentRequest } from '@byrd/contracts';
 import type { AsyncPaymentProvider } from '../src/async/async-payment-provider.js';
 import { CreateAsyncPayment } from '../src/async/create-async-payment.usecase.js';
+import { EndLapsedAttempts } from '../src/async/end-lapsed-attempts.sweep.js';
 import { OpenAttempts } from '../src/async/open-attempts.js';
 import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
 import { SettleAsyncPayment } from '../src/async/settle-async-payment.usecase.js';
@@ -218,6 +219,46 @@ describe('CreateAsyncPayment (medium)', () => {
     }) as AsyncPaymentProvider;
     return { pushed, processor };
   }
+
+  it('ends, once, MB WAY payments left waiting past their expiry (a push never sent, a void never recorded)', async () => {
+    // What a kill between the commit and the push leaves is a payment waiting like any other: the
+    // shopper was never asked, and no notice will ever come. Its expiry is the only clock left.
+    const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+    const lapsedAt = async (expiresAt: Date) => {
+      const { transactionId } = await createWith(new SandboxAsyncPaymentProvider());
+      await medium.dataSource.getRepository(Transaction).update({ id: transactionId }, { expiresAt });
+      return transactionId;
+    };
+    const lapsed = [await lapsedAt(minutesAgo(16)), await lapsedAt(minutesAgo(60))];
+    const inGrace = await lapsedAt(minutesAgo(5)); // its expiry notice may still be on its way
+    const waiting = await lapsedAt(new Date(Date.now() + 60_000));
+    const voided: string[] = [];
+    const processor = Object.assign(
+      Object.create(new SandboxAsyncPaymentProvider()) as AsyncPaymentProvider,
+      {
+        async cancel(attempt: Transaction) {
+          voided.push(attempt.id);
+        },
+      },
+    );
+    const sweep = () =>
+      new EndLapsedAttempts(
+        medium.dataSource,
+        new OpenAttempts(medium.dataSource, events, processor, medium.config),
+        medium.config,
+      ).execute();
+
+    // Two replicas sweeping at once: each payment is voided at the processor and announced once.
+    const [first, second] = await Promise.all([sweep(), sweep()]);
+    expect(first + second).toBe(2);
+    for (const id of lapsed) {
+      expect(await medium.reload(id)).toMatchObject({ status: 'Canceled', code: 'BYRD205' });
+      expect(await subjectsOf(id)).toEqual(['transaction.payment.pending', 'transaction.payment.canceled']);
+      expect(voided).toContain(id);
+    }
+    for (const id of [inGrace, waiting]) expect((await medium.reload(id)).status).toBe('Processing');
+    expect(await sweep()).toBe(0);
+  });
 
   it('makes one MB WAY payment of an idempotency-key whose first request stalled past its lease', async () => {
     const key = randomUUID();

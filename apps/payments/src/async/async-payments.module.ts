@@ -6,6 +6,7 @@ import { SandboxAsyncPaymentProvider } from './sandbox-async-provider.js';
 import { SettleAsyncPayment } from './settle-async-payment.usecase.js';
 import { OpenAttempts } from './open-attempts.js';
 import { OrderCanceledConsumer } from './order-canceled.consumer.js';
+import { EndLapsedAttempts } from './end-lapsed-attempts.sweep.js';
 
 /** Multibanco and MB WAY payments. PaymentsModule imports it so `POST /api/v2/payment` can hand async types over. */
 @Module({
@@ -17,6 +18,7 @@ import { OrderCanceledConsumer } from './order-canceled.consumer.js';
     SettleAsyncPayment,
     OpenAttempts,
     OrderCanceledConsumer,
+    EndLapsedAttempts,
   ],
   exports: [CreateAsyncPayment, SettleAsyncPayment, OpenAttempts],
 })

@@ -67,18 +67,19 @@ export class OpenAttempts {
 
   /**
    * Voids one open attempt at the processor (bounded by ACQUIRER_TIMEOUT_MS: a processor that hangs
-   * must not hold the caller), then cancels our record if still pending. Throws when the void failed.
+   * must not hold the caller), then cancels our record if still pending; returns whether this call
+   * canceled it. Throws when the void failed.
    */
-  async voidAttempt(attempt: Transaction): Promise<void> {
+  async voidAttempt(attempt: Transaction): Promise<boolean> {
     await withTimeout(this.provider.cancel(attempt), this.config.ACQUIRER_TIMEOUT_MS);
-    await this.cancel(attempt);
+    return this.cancel(attempt);
   }
 
   /**
    * Cancels our record if still pending: a settlement that won the race keeps its outcome (the
    * conditional update waits for its row lock, then finds it settled).
    */
-  private async cancel(attempt: Transaction): Promise<void> {
+  private async cancel(attempt: Transaction): Promise<boolean> {
     const canceled = await this.dataSource.transaction(async (manager) => {
       applyOutcome(attempt, 'Canceled', 'BYRD205');
       attempt.updatedAt = new Date();
@@ -93,5 +94,6 @@ export class OpenAttempts {
       return true;
     });
     if (canceled) this.events.flush();
+    return canceled;
   }
 }
