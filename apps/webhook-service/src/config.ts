@@ -101,6 +101,12 @@ export const webhookConfigSchema = baseConfigSchema
     WEBHOOK_RETENTION_FAILED_MS: ms(1).default(30 * DAY_MS),
     /** How often the retention sweep runs. */
     WEBHOOK_RETENTION_SWEEP_MS: ms(10).default(600_000),
+    /**
+     * How long a `listen` client may leave a delivery unread before its stream is ended (the CLI
+     * reconnects): events are read from NATS only as fast as the client takes them, so one that
+     * stops reading holds a bounded amount of this replica's memory, for this long at most.
+     */
+    LISTEN_DRAIN_TIMEOUT_MS: ms(100).default(30_000),
     /** Rows removed per statement by the retention sweep (small, so it never blocks delivery). */
     WEBHOOK_RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   })

@@ -304,6 +304,72 @@ describe('listen: a live stream of signed deliveries (GET /api/v1/webhooks/liste
     }
   }, 30_000);
 
+  it('holds at most 5 streams of a merchant open at once, even all asked for at once; a closed one frees its place', async () => {
+    const merchant = await h.freshMerchant();
+    const asked = await Promise.all(
+      Array.from({ length: 8 }, () => ListenStream.open(h.baseUrl, merchant.apiKey)),
+    );
+    const opened = asked.filter((stream) => stream.response.status === 200);
+    const refused = asked.filter((stream) => stream.response.status === 429);
+    expect([opened.length, refused.length]).toEqual([5, 3]);
+    expect(refused[0].response.headers.get('retry-after')).toBe('5');
+    expect(await refused[0].response.json()).toMatchObject({
+      code: 'BYRD206',
+      message: expect.stringContaining('listen streams'),
+    });
+    // Another merchant is not held back by this one's streams.
+    const other = await ListenStream.open(h.baseUrl, (await h.freshMerchant()).apiKey);
+    expect(other.response.status).toBe(200);
+    other.close();
+
+    opened[0].close();
+    let again = await ListenStream.open(h.baseUrl, merchant.apiKey);
+    for (const deadline = Date.now() + 5_000; again.response.status === 429 && Date.now() < deadline;) {
+      await sleep(50);
+      again = await ListenStream.open(h.baseUrl, merchant.apiKey);
+    }
+    expect(again.response.status).toBe(200);
+    for (const stream of [...opened, again]) stream.close();
+  });
+
+  it('ends the stream of a client that stops reading, instead of buffering its events without bound', async () => {
+    const stalling = await WebhookHarness.start({ LISTEN_DRAIN_TIMEOUT_MS: '500' });
+    const socket = connect(Number(new URL(stalling.baseUrl).port), '127.0.0.1');
+    try {
+      const count = async () =>
+        (await stalling.env.nats.jsm.consumers.list(stalling.env.streamName).next()).length;
+      const before = await count();
+      socket.write(
+        `GET /api/v1/webhooks/listen HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+          `x-api-key: ${stalling.merchant.apiKey}\r\naccept: text/event-stream\r\n\r\n`,
+      );
+      let seen = '';
+      await new Promise<void>((resolve) => {
+        const onData = (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (!seen.includes('event: ready')) return;
+          socket.off('data', onData);
+          socket.pause(); // reads nothing more: the kernel's buffers fill, then the server's
+          resolve();
+        };
+        socket.on('data', onData);
+      });
+      expect(await count()).toBe(before + 1);
+
+      // Events keep coming; the server must stop taking them from NATS and let the client go.
+      let published = 0;
+      while ((await count()) > before && published < 30_000) {
+        await Promise.all(Array.from({ length: 200 }, () => stalling.publish('order.paid', 'card')));
+        published += 200;
+      }
+      expect(await count()).toBe(before);
+      expect(published).toBeLessThan(30_000);
+    } finally {
+      socket.destroy();
+      await stalling.stop();
+    }
+  }, 120_000);
+
   it('ends open streams when the service shuts down, instead of holding the shutdown', async () => {
     const stream = await ListenStream.open(h.baseUrl, h.merchant.apiKey);
     await stream.waitFor(1);

@@ -3,12 +3,31 @@ import type { ListenSession } from './listen-sessions.js';
 
 const HEARTBEAT_MS = 15_000;
 
+/** Resolves true once `raw` has written out what it buffered, false if it closed or `ms` passed first. */
+function drained(raw: FastifyReply['raw'], ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      raw.off('drain', onDrain);
+      raw.off('close', onClose);
+      resolve(ok);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    raw.on('drain', onDrain);
+    raw.on('close', onClose);
+  });
+}
+
 /**
  * Writes a session as server-sent events on the raw response (Fastify lets go of it), until the
  * client goes away or the session is closed (shutdown): `ready` with the signing secret, then one
- * `delivery` per webhook. A comment every 15 s keeps proxies from closing an idle stream.
+ * `delivery` per webhook. A comment every 15 s keeps proxies from closing an idle stream. Events are
+ * read only as fast as the client takes them: one that leaves a delivery unread for
+ * `drainTimeoutMs` (LISTEN_DRAIN_TIMEOUT_MS) is let go, and its CLI reconnects.
  */
-export function streamSession(reply: FastifyReply, session: ListenSession): void {
+export function streamSession(reply: FastifyReply, session: ListenSession, drainTimeoutMs: number): void {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -29,12 +48,20 @@ export function streamSession(reply: FastifyReply, session: ListenSession): void
   // still runs: the messages end only once read.
   if (raw.destroyed) void session.close();
   void (async () => {
+    let stalled = false;
     try {
-      for await (const delivery of session.deliveries) send('delivery', delivery);
+      for await (const delivery of session.deliveries) {
+        if (!send('delivery', delivery) && !(await drained(raw, drainTimeoutMs))) {
+          stalled = true;
+          break;
+        }
+      }
     } finally {
       clearInterval(heartbeat);
       await session.close();
-      raw.end();
+      // What a stalled client left unread would wait behind an orderly end for ever: drop it.
+      if (stalled) raw.destroy();
+      else raw.end();
     }
   })();
 }

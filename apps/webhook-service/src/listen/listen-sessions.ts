@@ -53,10 +53,19 @@ export interface ListenSession {
  * takes nothing from the settings' deliveries; closing it (or the connection) removes the consumer.
  * Sandbox keys only: live events go to registered settings.
  */
+/**
+ * Streams one merchant may hold open on one replica: each is a consumer reading the whole event
+ * stream, so an unbounded number (a script reconnecting in a loop, a hostile sandbox key) would
+ * take the CPU and memory of a replica that also delivers live webhooks.
+ */
+export const LISTEN_SESSIONS_PER_MERCHANT = 5;
+
 @Injectable()
 export class ListenSessions implements OnModuleInit {
   private readonly logger = new Logger(ListenSessions.name);
   private readonly open = new Set<ListenSession>();
+  /** Sessions held per merchant, counted from the moment one is asked for (before NATS answers). */
+  private readonly held = new Map<string, number>();
   /** Set once the server closes: a session still opening then would hold the shutdown for ever. */
   private closing = false;
   /** Derives the merchants' listen secrets: the first (active) key of WEBHOOK_SECRETS_KEYS. */
@@ -89,6 +98,41 @@ export class ListenSessions implements OnModuleInit {
     }
     const wanted = parseEvents(events);
     if (this.closing) throw shuttingDown();
+    const release = this.hold(merchant.merchantId);
+    try {
+      return await this.openSession(merchant.merchantId, wanted, release);
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** Counts a session of the merchant; throws 429 at the cap. Returns its release (once only). */
+  private hold(merchantId: string): () => void {
+    const held = this.held.get(merchantId) ?? 0;
+    if (held >= LISTEN_SESSIONS_PER_MERCHANT) {
+      throw new ApiError(
+        ErrorKind.RateLimited,
+        `At most ${LISTEN_SESSIONS_PER_MERCHANT} listen streams of a merchant are open at once; close one first`,
+        { retryAfter: 5 },
+      );
+    }
+    this.held.set(merchantId, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.held.get(merchantId) ?? 1) - 1;
+      if (left > 0) this.held.set(merchantId, left);
+      else this.held.delete(merchantId);
+    };
+  }
+
+  private async openSession(
+    merchantId: string,
+    wanted: Set<string> | null,
+    release: () => void,
+  ): Promise<ListenSession> {
     const consumer = await this.nats.js.consumers.get(this.config.EVENTS_STREAM, {
       filter_subjects: this.nats.subject('>'),
       deliver_policy: DeliverPolicy.New,
@@ -104,20 +148,21 @@ export class ListenSessions implements OnModuleInit {
     }
     const signer = {
       id: randomUUID(),
-      signingSecret: `whsec_${createHmac('sha256', this.secretKey).update(`listen:${merchant.merchantId}`).digest('base64')}`,
+      signingSecret: `whsec_${createHmac('sha256', this.secretKey).update(`listen:${merchantId}`).digest('base64')}`,
     };
     const session: ListenSession = {
       ...signer,
-      deliveries: this.deliveries(messages, merchant.merchantId, wanted, signer),
+      deliveries: this.deliveries(messages, merchantId, wanted, signer),
       close: async () => {
         if (!this.open.delete(session)) return;
+        release();
         await messages.close();
         // Ordered consumers linger for minutes after their reader left: remove it now.
         await consumer.delete().catch(() => undefined);
       },
     };
     this.open.add(session);
-    this.logger.log(`listen session ${session.id} opened for merchant ${merchant.merchantId}`);
+    this.logger.log(`listen session ${session.id} opened for merchant ${merchantId}`);
     return session;
   }
 

@@ -1,14 +1,18 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { ApiErrors, CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { ListenSessions } from './listen-sessions.js';
 import { streamSession } from './event-stream.js';
 
 @ApiTags('webhooks')
 @Controller('api/v1/webhooks/listen')
 export class ListenController {
-  constructor(private readonly sessions: ListenSessions) {}
+  constructor(
+    private readonly sessions: ListenSessions,
+    @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -22,7 +26,7 @@ export class ListenController {
     description: 'Comma-separated event names (default: every event)',
     example: 'order.paid,transaction.payment.success',
   })
-  @ApiErrors({ 403: ['BYRD403'], 503: ['BYRD999'] })
+  @ApiErrors({ 403: ['BYRD403'], 429: ['BYRD206'], 503: ['BYRD999'] })
   @ApiProduces('text/event-stream')
   @ApiResponse({
     status: 200,
@@ -37,6 +41,6 @@ export class ListenController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const session = await this.sessions.start(merchant, events);
-    streamSession(reply, session);
+    streamSession(reply, session, this.config.LISTEN_DRAIN_TIMEOUT_MS);
   }
 }
