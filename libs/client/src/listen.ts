@@ -1,6 +1,7 @@
 import { DEFAULT_BASE_URL } from './http.js';
 import type { ErrorBody } from '@byrd/contracts';
 import { ByrdApiError } from './errors.js';
+import { parseRetryAfter } from './retry.js';
 
 /** A delivery as `GET /api/v1/webhooks/listen` streams it: the headers and body a setting would get. */
 export interface ListenedDelivery {
@@ -52,6 +53,7 @@ export async function listen(options: ListenOptions): Promise<void> {
   let failures = 0;
   while (!options.signal?.aborted) {
     let reason: string;
+    let retryAfterMs = 0;
     try {
       const events = await openListenStream(options);
       failures = 0;
@@ -64,12 +66,15 @@ export async function listen(options: ListenOptions): Promise<void> {
       reason = 'the stream ended';
     } catch (error) {
       if (options.signal?.aborted) return;
-      // A refusal stays a refusal: only the platform being away is worth waiting for.
-      if (error instanceof ByrdApiError && error.status < 500) throw error;
+      // A refusal stays a refusal: only the platform being away, or busy (429: the merchant's
+      // streams are all open, one of them perhaps this CLI's own that the platform has not yet seen
+      // go), is worth waiting for.
+      if (error instanceof ByrdApiError && error.status < 500 && error.status !== 429) throw error;
       reason = error instanceof Error ? error.message : String(error);
+      retryAfterMs = error instanceof ByrdApiError ? (error.retryAfterSeconds ?? 0) * 1000 : 0;
     }
     if (options.signal?.aborted) return;
-    const delay = Math.min(500 * 2 ** failures++, MAX_RECONNECT_DELAY_MS);
+    const delay = Math.max(retryAfterMs, Math.min(500 * 2 ** failures++, MAX_RECONNECT_DELAY_MS));
     options.onReconnecting?.(reason, delay);
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
@@ -105,7 +110,7 @@ export async function openListenStream(options: {
       } as ErrorBody,
       request: `GET ${url.pathname}`,
       requestId: response.headers.get('x-request-id') ?? undefined,
-      retryAfterSeconds: undefined,
+      retryAfterSeconds: parseRetryAfter(response.headers.get('retry-after')),
     });
   }
   return serverSentEvents(response.body);

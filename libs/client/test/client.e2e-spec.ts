@@ -5,6 +5,7 @@ import {
   ByrdApiError,
   ByrdClient,
   ByrdConnectionError,
+  listen,
   shopperAction,
   verifyWebhook,
   WebhookVerificationError,
@@ -446,6 +447,55 @@ describe('@byrd/client against the running platform', () => {
     expect(errors).toEqual([]);
     await laptop.stop();
   });
+
+  it('listen waits out a 429 (every stream of the merchant open) and opens once one closes', async () => {
+    const laptop = await new WebhookReceiver().start();
+    const held: AbortController[] = [];
+    let opened = 0;
+    while (opened < 10) {
+      const abort = new AbortController();
+      const answer = await fetch(`${stack.url}/api/v1/webhooks/listen`, {
+        headers: { 'x-api-key': stack.merchant.apiKey, accept: 'text/event-stream' },
+        signal: abort.signal,
+      });
+      if (answer.status !== 200) break;
+      held.push(abort);
+      opened++;
+    }
+    expect(opened).toBe(5);
+
+    const stop = new AbortController();
+    const waits: [string, number][] = [];
+    let ready = false;
+    const running = listen({
+      apiKey: stack.merchant.apiKey,
+      baseUrl: stack.url,
+      forwardTo: laptop.url,
+      signal: stop.signal,
+      onReconnecting: (reason, retryInMs) => waits.push([reason, retryInMs]),
+      onReady: () => (ready = true),
+    });
+    expect(
+      await eventually(
+        async () => waits.length,
+        (count) => count > 0,
+      ),
+    ).toBeGreaterThan(0);
+    expect(waits[0][0]).toContain('listen streams');
+    expect(waits[0][1]).toBeGreaterThanOrEqual(5_000); // as Retry-After says
+    held.pop()!.abort();
+    expect(
+      await eventually(
+        async () => ready,
+        (open) => open,
+        15_000,
+      ),
+    ).toBe(true);
+    stop.abort();
+    await running;
+    for (const abort of held) abort.abort();
+    await laptop.stop();
+  }, 30_000);
 
   describe('idempotent retries', () => {
     let network: FlakyNetwork;
