@@ -9,6 +9,7 @@ import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider
 import { SettleAsyncPayment } from '../src/async/settle-async-payment.usecase.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
 import { PayerResolver, type Payer, type PaymentActor } from '../src/payments-core/payer.js';
+import type { PaymentsConfig } from '../src/config.js';
 import { Transaction } from '../src/transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import { PaymentsMedium } from './medium.js';
@@ -56,7 +57,8 @@ describe('CreateAsyncPayment (medium)', () => {
       key,
       payer = new PayerResolver(medium.rpc(), medium.dataSource),
       phoneNumber = '912345678',
-    }: { key?: string; payer?: PayerResolver; phoneNumber?: string } = {},
+      config = medium.config,
+    }: { key?: string; payer?: PayerResolver; phoneNumber?: string; config?: PaymentsConfig } = {},
   ) =>
     new CreateAsyncPayment(
       medium.dataSource,
@@ -64,6 +66,7 @@ describe('CreateAsyncPayment (medium)', () => {
       events,
       provider,
       new OpenAttempts(medium.dataSource, events, provider, medium.config),
+      config,
     ).execute(
       { merchant },
       {
@@ -98,6 +101,23 @@ describe('CreateAsyncPayment (medium)', () => {
       }),
     );
     await expect(failed).rejects.toThrow('processor answer lost');
+    expect((await medium.reload(paymentId)).status).toBe('Error');
+    expect(await subjectsOf(paymentId)).toEqual(['transaction.payment.pending', 'transaction.payment.error']);
+  });
+
+  it('ends an MB WAY payment in Error when the processor never answers the request, without holding the caller', async () => {
+    let paymentId = '';
+    const silent = Object.assign(Object.create(new SandboxAsyncPaymentProvider()) as AsyncPaymentProvider, {
+      requestMbWay({ transactionId }: { transactionId: string }) {
+        paymentId = transactionId;
+        return new Promise<void>(() => undefined); // the processor hangs
+      },
+    });
+    const started = Date.now();
+    await expect(
+      createWith(silent, { config: { ...medium.config, ACQUIRER_TIMEOUT_MS: 300 } }),
+    ).rejects.toThrow('no answer within 300 ms');
+    expect(Date.now() - started).toBeLessThan(5_000);
     expect((await medium.reload(paymentId)).status).toBe('Error');
     expect(await subjectsOf(paymentId)).toEqual(['transaction.payment.pending', 'transaction.payment.error']);
   });

@@ -23,6 +23,8 @@ import { TransactionEventRecorder } from '../transactions/transaction-event-reco
 import { presentAsyncDetails, presentPayment } from '../transactions/transaction.presenter.js';
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
 import { OpenAttempts } from './open-attempts.js';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import { withTimeout } from '../payments-core/timeout.js';
 
 /** The partial unique index keeping a merchant's pending Multibanco references distinct (migration 1763800000400). */
 export const PENDING_REFERENCE_INDEX = 'transactions_pending_multibanco_reference_idx';
@@ -43,6 +45,7 @@ export class CreateAsyncPayment {
     private readonly events: TransactionEventRecorder,
     @Inject(ASYNC_PAYMENT_PROVIDER) private readonly provider: AsyncPaymentProvider,
     private readonly openAttempts: OpenAttempts,
+    @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
 
   async execute(
@@ -106,12 +109,14 @@ export class CreateAsyncPayment {
       transaction.asyncDetails = { phoneNumber };
       const saved = await this.save(transaction, request);
       if (saved !== transaction) return saved;
-      await this.provider.requestMbWay({ ...providerRequest, phoneNumber }).catch(async (error: unknown) => {
+      // Bounded: a processor that never answers must not hold the shopper's request (and its key).
+      const push = this.provider.requestMbWay({ ...providerRequest, phoneNumber });
+      await withTimeout(push, this.config.ACQUIRER_TIMEOUT_MS).catch(async (error: unknown) => {
         if (await this.fail(transaction)) throw error;
       });
     } else {
       const saved = await this.saveWithFreshReference(transaction, request, () =>
-        this.provider.multibancoReference(providerRequest),
+        withTimeout(this.provider.multibancoReference(providerRequest), this.config.ACQUIRER_TIMEOUT_MS),
       );
       if (saved !== transaction) {
         // The reference drawn for the payment not made must not stay payable at the processor.
