@@ -46,6 +46,13 @@ export interface ListenSession {
 }
 
 /**
+ * Streams one merchant may hold open on one replica: each is a consumer reading the whole event
+ * stream, so an unbounded number (a script reconnecting in a loop, a hostile sandbox key) would
+ * take the CPU and memory of a replica that also delivers live webhooks.
+ */
+export const LISTEN_SESSIONS_PER_MERCHANT = 5;
+
+/**
  * `listen`: a merchant's events streamed as they happen, each as the webhook a setting would deliver
  * (same body, signed the same way with the session's own secret), for a developer's CLI to forward
  * to a local address that nothing outside can reach. Events are read from the stream by an
@@ -53,13 +60,6 @@ export interface ListenSession {
  * takes nothing from the settings' deliveries; closing it (or the connection) removes the consumer.
  * Sandbox keys only: live events go to registered settings.
  */
-/**
- * Streams one merchant may hold open on one replica: each is a consumer reading the whole event
- * stream, so an unbounded number (a script reconnecting in a loop, a hostile sandbox key) would
- * take the CPU and memory of a replica that also delivers live webhooks.
- */
-export const LISTEN_SESSIONS_PER_MERCHANT = 5;
-
 @Injectable()
 export class ListenSessions implements OnModuleInit {
   private readonly logger = new Logger(ListenSessions.name);
