@@ -48,9 +48,10 @@ export interface ListenSession {
 /**
  * Streams one merchant may hold open on one replica: each is a consumer reading the whole event
  * stream, so an unbounded number (a script reconnecting in a loop, a hostile sandbox key) would
- * take the CPU and memory of a replica that also delivers live webhooks.
+ * take the CPU and memory of a replica that also delivers live webhooks. Room enough for a team
+ * sharing one sandbox key, each with a `listen` open and `trigger`s running (each watches a stream).
  */
-export const LISTEN_SESSIONS_PER_MERCHANT = 5;
+export const LISTEN_SESSIONS_PER_MERCHANT = 25;
 
 /**
  * `listen`: a merchant's events streamed as they happen, each as the webhook a setting would deliver
