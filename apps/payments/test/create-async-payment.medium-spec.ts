@@ -263,7 +263,6 @@ describe('CreateAsyncPayment (medium)', () => {
     );
     const sweep = () =>
       new EndLapsedAttempts(
-        medium.dataSource,
         new OpenAttempts(medium.dataSource, events, processor, medium.config),
         medium.config,
       ).execute();

@@ -6,13 +6,13 @@ import {
   DEFAULT_ORDER_EXPIRES_IN_MS,
   OrderEvents,
   parseExpiresIn,
-  reconcileAmounts,
   type CreateOrderRequest,
 } from '@byrd/contracts';
 import {
   ApiError,
   createdWithinKeyRetention,
   lockKeyInTransaction,
+  reconciledIsoAmount,
   Refusal,
   type MerchantContext,
 } from '@byrd/platform';
@@ -32,10 +32,8 @@ export class CreateOrder {
   ) {}
 
   async execute(merchant: MerchantContext, request: CreateOrderRequest, idempotencyKey?: string) {
-    const amount = reconcileAmounts(request, request.currency);
-    if (!amount.ok)
-      throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
-    if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
+    const isoAmount = reconciledIsoAmount(request, request.currency);
+    if (isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
     const expiresInMs = this.expiresInMs(expiryOf(request));
     const now = new Date();
     const order = this.dataSource.getRepository(Order).create({
@@ -45,7 +43,7 @@ export class CreateOrder {
       merchantMode: merchant.mode,
       checkoutKey: randomUUID(),
       orderRef: request.orderRef ?? null,
-      isoAmount: amount.isoAmount,
+      isoAmount,
       currency: request.currency,
       status: 'created',
       shopper: toJson(request.shopper),
@@ -71,7 +69,7 @@ export class CreateOrder {
           merchant.merchantId,
           idempotencyKey,
           request,
-          amount.isoAmount,
+          isoAmount,
         );
         if (earlier) return earlier;
       }

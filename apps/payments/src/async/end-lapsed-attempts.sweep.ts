@@ -1,9 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, In, LessThan } from 'typeorm';
-import { ASYNC_PAYMENT_TYPES } from '@byrd/contracts';
 import { PeriodicSweep } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
-import { Transaction } from '../transactions/transaction.entity.js';
 import { OpenAttempts } from './open-attempts.js';
 
 const BATCH_SIZE = 100;
@@ -22,7 +19,6 @@ export class EndLapsedAttempts extends PeriodicSweep {
   protected readonly sweepName = 'Lapsed async payments sweep';
 
   constructor(
-    private readonly dataSource: DataSource,
     private readonly openAttempts: OpenAttempts,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {
@@ -35,27 +31,8 @@ export class EndLapsedAttempts extends PeriodicSweep {
 
   /** One sweep (oldest first, a batch); returns how many payments it ended. */
   async execute(): Promise<number> {
-    const lapsed = await this.dataSource.getRepository(Transaction).find({
-      where: {
-        status: 'Processing',
-        paymentMethod: In([...ASYNC_PAYMENT_TYPES]),
-        expiresAt: LessThan(new Date(Date.now() - this.config.ASYNC_LAPSE_GRACE_MS)),
-      },
-      order: { expiresAt: 'ASC' },
-      take: BATCH_SIZE,
-    });
-    let ended = 0;
-    for (const attempt of lapsed) {
-      if (this.stopping) break;
-      try {
-        if (await this.openAttempts.voidAttempt(attempt)) ended++;
-      } catch (error) {
-        // Left waiting: the next sweep voids it again.
-        this.logger.warn(
-          `Lapsed ${attempt.paymentMethod} payment ${attempt.id} not ended yet: ${String(error)}`,
-        );
-      }
-    }
+    const lapsedBefore = new Date(Date.now() - this.config.ASYNC_LAPSE_GRACE_MS);
+    const ended = await this.openAttempts.voidLapsed(lapsedBefore, BATCH_SIZE, () => this.stopping);
     if (ended > 0) this.logger.warn(`Ended ${ended} async payments left waiting past their expiry`);
     return ended;
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource, In, Not } from 'typeorm';
+import { DataSource, In, LessThan, Not } from 'typeorm';
 import { ASYNC_PAYMENT_TYPES } from '@byrd/contracts';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -7,6 +7,9 @@ import { TransactionEventRecorder } from '../transactions/transaction-event-reco
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { withTimeout } from '../payments-core/timeout.js';
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
+
+/** An async payment still waiting for the shopper: one a void at the processor may still stop. */
+const OPEN_ASYNC = { status: 'Processing' as const, paymentMethod: In([...ASYNC_PAYMENT_TYPES]) };
 
 /**
  * Once an order is paid or canceled, the Multibanco references and MB WAY requests it still has open
@@ -44,25 +47,48 @@ export class OpenAttempts {
     if (failed > 0) throw new Error(`${failed} open async payments of order ${orderId} not voided yet`);
   }
 
+  /**
+   * Voids the open async attempts that lapsed before `before`, oldest first, at most `limit` (the
+   * lapse sweep, EndLapsedAttempts); stops early when `stop` says so. Returns how many this call
+   * canceled (another replica's sweep may cancel some of the same).
+   */
+  async voidLapsed(before: Date, limit: number, stop: () => boolean): Promise<number> {
+    const lapsed = await this.dataSource.getRepository(Transaction).find({
+      where: { ...OPEN_ASYNC, expiresAt: LessThan(before) },
+      order: { expiresAt: 'ASC' },
+      take: limit,
+    });
+    return (await this.voidEach(lapsed, stop)).canceled;
+  }
+
   /** Voids the order's open async attempts (but `except`); returns how many could not be. */
   private async voidOpen(merchantId: string, orderId: string, except: string | null): Promise<number> {
     const open = await this.dataSource.getRepository(Transaction).findBy({
       merchantId,
       orderId,
       ...(except ? { id: Not(except) } : {}),
-      status: 'Processing',
-      paymentMethod: In([...ASYNC_PAYMENT_TYPES]),
+      ...OPEN_ASYNC,
     });
+    return (await this.voidEach(open)).failed;
+  }
+
+  /** Voids each attempt in turn (until `stop`); one that could not be is logged and stays open. */
+  private async voidEach(
+    attempts: Transaction[],
+    stop: () => boolean = () => false,
+  ): Promise<{ canceled: number; failed: number }> {
+    let canceled = 0;
     let failed = 0;
-    for (const attempt of open) {
+    for (const attempt of attempts) {
+      if (stop()) break;
       try {
-        await this.voidAttempt(attempt);
+        if (await this.voidAttempt(attempt)) canceled++;
       } catch (error) {
         failed++;
         this.logger.warn(`Open ${attempt.paymentMethod} payment ${attempt.id} not voided: ${String(error)}`);
       }
     }
-    return failed;
+    return { canceled, failed };
   }
 
   /**

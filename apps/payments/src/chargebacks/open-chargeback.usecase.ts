@@ -8,7 +8,13 @@ import {
   type ChargebackResponse,
   type OpenChargebackRequest,
 } from '@byrd/contracts';
-import { ApiError, createdWithinKeyRetention, lockKeyInTransaction, Refusal } from '@byrd/platform';
+import {
+  ApiError,
+  createdWithinKeyRetention,
+  lockKeyInTransaction,
+  reconciledIsoAmount,
+  Refusal,
+} from '@byrd/platform';
 import { refundableOf } from '../transactions/balances.js';
 import { ofMerchant, Transaction } from '../transactions/transaction.entity.js';
 import { TransactionRepository } from '../transactions/transaction.repository.js';
@@ -159,15 +165,13 @@ export class OpenChargeback {
       );
     }
     if (request.amount == null && request.isoAmount == null) return disputable;
-    const amount = reconcileAmounts(request, transaction.currency);
-    if (!amount.ok)
-      throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
-    if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
-    if (amount.isoAmount > disputable) {
+    const isoAmount = reconciledIsoAmount(request, transaction.currency);
+    if (isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
+    if (isoAmount > disputable) {
       throw Refusal.notAllowed(
-        `${money(amount.isoAmount)} exceeds the ${money(disputable)} of transaction ${transaction.id} that can still be charged back`,
+        `${money(isoAmount)} exceeds the ${money(disputable)} of transaction ${transaction.id} that can still be charged back`,
       );
     }
-    return amount.isoAmount;
+    return isoAmount;
   }
 }

@@ -3,14 +3,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   toDecimalAmount,
-  reconcileAmounts,
   type CaptureResponse,
   type OperationAmountRequest,
   type OperationResponseBase,
   type RefundResponse,
   type ReleaseResponse,
 } from '@byrd/contracts';
-import { ApiError, Refusal, type MerchantContext } from '@byrd/platform';
+import { ApiError, reconciledIsoAmount, Refusal, type MerchantContext } from '@byrd/platform';
 import { ACQUIRER, acquirerResult, type Acquirer, type AcquirerResult } from '../acquirer/acquirer.js';
 import { ChargebackRepository } from '../chargebacks/chargeback.repository.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
@@ -219,11 +218,9 @@ export class RunOperation {
   /** The amount asked for (undefined: the whole remaining amount); `amount` and `isoAmount` must agree. */
   private requestedAmount(request: OperationAmountRequest, currency: string): number | undefined {
     if (request.amount == null && request.isoAmount == null) return undefined;
-    const amount = reconcileAmounts(request, currency);
-    if (!amount.ok)
-      throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
-    if (amount.isoAmount <= 0) throw ApiError.invalidField('isoAmount', 'must be greater than zero');
-    return amount.isoAmount;
+    const isoAmount = reconciledIsoAmount(request, currency);
+    if (isoAmount <= 0) throw ApiError.invalidField('isoAmount', 'must be greater than zero');
+    return isoAmount;
   }
 
   /**

@@ -3,7 +3,6 @@ import {
   isGuid,
   OPEN_ORDER_STATUSES,
   RpcSubjects,
-  reconcileAmounts,
   type CreatePaymentRequest,
   type InitiatedFrom,
   type MerchantMode,
@@ -11,7 +10,7 @@ import {
   type PaymentType,
 } from '@byrd/contracts';
 import { DataSource } from 'typeorm';
-import { ApiError, type MerchantContext, Refusal, Rpc } from '@byrd/platform';
+import { ApiError, type MerchantContext, reconciledIsoAmount, Refusal, Rpc } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
 
@@ -141,12 +140,10 @@ export function amountToPay(
   request: Pick<CreatePaymentRequest, 'amount' | 'isoAmount' | 'currency'>,
   order: OrderSummary | null,
 ): number {
-  const amount = reconcileAmounts(request, request.currency);
-  if (!amount.ok)
-    throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
-  if (amount.isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
-  if (order && (order.currency !== request.currency || order.isoAmount !== amount.isoAmount)) {
+  const isoAmount = reconciledIsoAmount(request, request.currency);
+  if (isoAmount <= 0) throw ApiError.invalidField('amount', 'must be greater than zero');
+  if (order && (order.currency !== request.currency || order.isoAmount !== isoAmount)) {
     throw ApiError.invalidField('amount', `must be the order's amount, ${order.amount} ${order.currency}`);
   }
-  return amount.isoAmount;
+  return isoAmount;
 }

@@ -1,5 +1,6 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import {
+  reconcileAmounts,
   toFieldErrors,
   TRANSFORM_OPTIONS,
   unstorableInputFields,
@@ -13,6 +14,20 @@ import { ApiError } from './api-error.js';
 export function invalidFields(fieldErrors: FieldError[]): ApiError {
   const fields = [...new Set(fieldErrors.map((e) => e.field || 'body'))];
   return ApiError.invalid(`Invalid value for ${fields.join(', ')}`, fieldErrors);
+}
+
+/**
+ * The minor units a request asks for with `amount` (decimal), `isoAmount` or both (they must agree:
+ * `reconcileAmounts`); otherwise 400 BYRD900 naming the field it sent.
+ */
+export function reconciledIsoAmount(
+  request: { amount?: string | null; isoAmount?: number | null },
+  currency: string,
+): number {
+  const amount = reconcileAmounts(request, currency);
+  if (!amount.ok)
+    throw ApiError.invalidField(request.amount != null ? 'amount' : 'isoAmount', amount.message);
+  return amount.isoAmount;
 }
 
 /** 400 BYRD900 from class-validator errors. */
