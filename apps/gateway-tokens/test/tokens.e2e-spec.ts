@@ -475,6 +475,122 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect((await h.tokenRequest('GET', `/api/v2/tokens/${retried.body.tokenId}`)).status).toBe(200);
   });
 
+  it('keeps no answer of a create whose token was deleted while it asked for the verification', async () => {
+    // The delete erases the answers stored so far; this create's answer is stored after it.
+    const holder = `Raced ${randomUUID().slice(0, 8)}`;
+    const reference = `customer-${randomUUID()}`;
+    const key = randomUUID();
+    const tokenize = () =>
+      h.createToken(
+        { number: MASTER_CHALLENGE, holder },
+        { CustomReference: reference },
+        { 'idempotency-key': key },
+      );
+    const rpc = h.tokens.get(Rpc);
+    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    let deleted: number | undefined;
+    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+      const answer = await ask(subject, request);
+      if (subject === 'rpc.payments.verifyCard' && deleted === undefined) {
+        const { tokenId } = request as VerifyCardRpcRequest;
+        deleted = (await h.tokenRequest('DELETE', `/api/v2/tokens/${tokenId}`)).status;
+      }
+      return answer;
+    }) as typeof rpc.call);
+    let created: Awaited<ReturnType<typeof tokenize>>;
+    try {
+      created = await tokenize();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(created.status).toBe(201);
+    expect(deleted).toBe(204);
+    const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL });
+    await db.initialize();
+    try {
+      const [kept] = await db.query(
+        `SELECT response_status, response_body FROM idempotency_keys WHERE key = $1`,
+        [key],
+      );
+      expect(kept).toEqual({ response_status: null, response_body: null });
+    } finally {
+      await db.destroy();
+    }
+    // A retry of the key runs as a new request instead of replaying the erased card.
+    const retried = await tokenize();
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect(retried.body.tokenId).not.toBe(created.body.tokenId);
+  });
+
+  it('erases an answer stored while its token is being deleted, whichever commits first', async () => {
+    // The two statements as the guard and DeleteToken run them, on two connections, interleaved
+    // both ways: the answer's check waits for the delete in flight, or the delete for the answer.
+    const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL, poolSize: 4 });
+    await db.initialize();
+    const answering = db.createQueryRunner();
+    const deleting = db.createQueryRunner();
+    try {
+      for (const first of ['answer', 'delete'] as const) {
+        const { tokenId } = (
+          await h.createToken(
+            { number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' },
+            { CustomReference: `customer-${randomUUID()}` },
+          )
+        ).body;
+        const key = randomUUID();
+        await db.query(
+          `INSERT INTO idempotency_keys (merchant_id, key, request_hash, lease_owner, lease_until)
+           SELECT merchant_id, $2, 'hash', $3, now() + interval '1 minute' FROM card_tokens WHERE id = $1`,
+          [tokenId, key, randomUUID()],
+        );
+        const storeAnswer = () =>
+          answering.query(
+            `UPDATE idempotency_keys SET response_status = 201, response_body = $2, lease_owner = NULL
+              WHERE key = $1`,
+            [key, JSON.stringify({ tokenId, holder: 'Ana Silva' })],
+          );
+        const deleteToken = async () => {
+          await deleting.query(`DELETE FROM card_tokens WHERE id = $1`, [tokenId]);
+          await deleting.query(
+            `DELETE FROM idempotency_keys WHERE response_body ? 'tokenId' AND response_body ->> 'tokenId' = $1`,
+            [tokenId],
+          );
+          await deleting.commitTransaction();
+        };
+        await answering.startTransaction();
+        await deleting.startTransaction();
+        if (first === 'answer') {
+          await storeAnswer();
+          const deleted = deleteToken(); // waits for the answer's key share lock
+          await answering.commitTransaction();
+          await deleted;
+        } else {
+          await deleting.query(`DELETE FROM card_tokens WHERE id = $1`, [tokenId]);
+          const stored = storeAnswer(); // waits for the delete's commit, then finds no token
+          await deleting.query(
+            `DELETE FROM idempotency_keys WHERE response_body ? 'tokenId' AND response_body ->> 'tokenId' = $1`,
+            [tokenId],
+          );
+          await deleting.commitTransaction();
+          await stored;
+          await answering.commitTransaction();
+        }
+        const kept = await db.query(
+          `SELECT key FROM idempotency_keys WHERE strpos(response_body::text, $1) > 0`,
+          [tokenId],
+        );
+        expect({ first, kept }).toEqual({ first, kept: [] });
+      }
+    } finally {
+      for (const runner of [answering, deleting]) {
+        if (runner.isTransactionActive) await runner.rollbackTransaction();
+        await runner.release();
+      }
+      await db.destroy();
+    }
+  });
+
   it('refuses junk 3DS data with a 400 naming each field, and stores nothing', async () => {
     const reference = `customer-${randomUUID()}`;
     const junk = await h.createToken(

@@ -66,7 +66,8 @@ export class ListTokens {
 /**
  * `DELETE /api/v2/tokens/{tokenId}`: the card is erased, ciphertext and all, and with it the create
  * answers kept for retries of idempotency-keys, which echo its holder, masked number, expiry and 3DS
- * values. A retry of such a key then runs as a new request.
+ * values. A retry of such a key then runs as a new request. An answer stored after this commits (a
+ * create that was still asking for its verification) is not kept: migration 1765600000000.
  */
 @Injectable()
 export class DeleteToken {
