@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { checkoutScopeOf } from '@byrd/platform';
 import { futureExpiry, metricValue, type EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -151,7 +152,7 @@ describe('card payments over HTTP', () => {
     const paid = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
     expect(paid.body).toMatchObject({ code: 'BYRD207', action: { type: 'redirect' } });
     // What a process killed after the commit leaves: the card on the payment, no stored answer.
-    await h.loseAnswer(key, `checkout:${order.checkoutKey}`);
+    await h.loseAnswer(key, checkoutScopeOf(order.checkoutKey));
 
     const retried = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
     expect(retried.status).toBe(200);
@@ -168,6 +169,34 @@ describe('card payments over HTTP', () => {
       { ...anonymous, 'idempotency-key': randomUUID() },
     );
     expect(otherKey.status).toBe(422);
+  });
+
+  it("keeps a browser's card beyond reach of its idempotency row: the hash is keyed by the checkout key, which the row does not hold", async () => {
+    // A hash of a card and its CVV keyed by a value stored beside it is brute-forced in minutes
+    // from the masked number, expiry and holder the payment keeps.
+    const { body: order } = await h.createOrder();
+    const checkout = `?checkoutKey=${order.checkoutKey}`;
+    const anonymous = { 'x-api-key': '' };
+    const created = await h.request(
+      'POST',
+      `/api/v2/payment${checkout}`,
+      { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
+      anonymous,
+    );
+    const path = `/api/v2/payment/${created.body.transactionId}/pay${checkout}`;
+    const body = { card: { number: '4242424242424242', expiration: futureExpiry(), cvv: '123' } };
+    const key = randomUUID();
+    const paid = await h.request('POST', path, body, { ...anonymous, 'idempotency-key': key });
+    expect(paid.body).toMatchObject({ status: 'Success' });
+    const [row] = await h.payments
+      .get(DataSource)
+      .query(`SELECT merchant_id, request_hash FROM idempotency_keys WHERE key = $1`, [key]);
+    expect(JSON.stringify(row).toLowerCase()).not.toContain(order.checkoutKey.toLowerCase());
+    const keyedBy = (secret: string) =>
+      createHmac('sha256', secret)
+        .update(`POST ${path}\n${JSON.stringify(body)}`)
+        .digest('hex');
+    expect(row.request_hash).toBe(keyedBy(order.checkoutKey.toLowerCase()));
   });
 
   it('answers retries of many keys sent at once, each with its own payment, beside requests of new keys', async () => {

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import {
   Inject,
   SetMetadata,
@@ -62,6 +62,14 @@ const ANSWER_HOLDS_SECRETS = 'byrd:idempotency:answer-holds-secrets';
  * run stored under the key (it finds its own row by the key, and opens its sealed secrets).
  */
 export const AnswerHoldsSecrets = () => SetMetadata(ANSWER_HOLDS_SECRETS, true);
+
+/**
+ * The scope a browser's keys are kept under: its checkout key, hashed. The key itself keys the
+ * request's hash (`canActivate`), so it must not lie beside it in the table.
+ */
+export function checkoutScopeOf(checkoutKey: string): string {
+  return `checkout:${createHash('sha256').update(checkoutKey.toLowerCase()).digest('hex')}`;
+}
 
 /** The request's `idempotency-key` header, if it sent one. */
 export function idempotencyKeyOf(request: {
@@ -230,11 +238,12 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     // A browser's key is scoped by its checkout key, but only by a well-formed one: the validation
     // pipe (which runs after guards) refuses any other, and its bytes must not reach the table.
     if (!request.merchant && !(typeof checkoutKey === 'string' && isGuid(checkoutKey))) return true;
-    const scope = request.merchant?.merchantId ?? `checkout:${checkoutKey as string}`;
-    // Keyed by the caller's own secret (API key or checkout key): the body may hold a card, and a
-    // plain hash of a card and its CVV could be brute-forced (PCI DSS 3.5: keyed hashes only). As the
-    // guard reads the key (trimmed, any case), so a retry writing it otherwise is the same request.
-    const callerSecret = String(request.headers['x-api-key'] ?? scope)
+    const scope = request.merchant?.merchantId ?? checkoutScopeOf(checkoutKey as string);
+    // Keyed by the caller's own secret (API key or checkout key), which the row does not hold: the
+    // body may hold a card, and a hash of a card and its CVV keyed by anything stored beside it
+    // could be brute-forced (PCI DSS 3.5: keyed hashes only). As the guard reads the key (trimmed,
+    // any case), so a retry writing it otherwise is the same request.
+    const callerSecret = String(request.merchant ? request.headers['x-api-key'] : checkoutKey)
       .trim()
       .toLowerCase();
     const hash = createHmac('sha256', callerSecret)
