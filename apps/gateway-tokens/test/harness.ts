@@ -12,7 +12,7 @@ import {
   PAYMENTS_MIGRATIONS,
   paymentsConfigSchema,
 } from '@byrd/payments';
-import { loadConfig, Rpc, RpcIdentity, runMigrations } from '@byrd/platform';
+import { loadConfig, Rpc, runMigrations } from '@byrd/platform';
 import {
   callService,
   futureExpiry,
@@ -138,10 +138,7 @@ export class TokensHarness {
 
   /** The platform RPC client of another service, signing as it with this run's keys. */
   rpcAs(service: string): Rpc {
-    const identity = RpcIdentity.fromConfig(service, {
-      RPC_SIGNING_KEY: this.env.rpcKeyPair(service).privateKey,
-    });
-    return new Rpc(this.env.nats, service, identity);
+    return new Rpc(this.env.nats, service, this.env.rpcIdentity(service));
   }
 
   /** `POST /api/v2/tokens` with the published PascalCase body. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { AppModule as OrdersAppModule, ordersConfigSchema, type OrdersConfig } from '@byrd/orders';
-import { loadConfig, Rpc, RpcIdentity } from '@byrd/platform';
+import { loadConfig, Rpc } from '@byrd/platform';
 import {
   callService,
   futureExpiry,
@@ -132,10 +132,7 @@ export class PaymentsHarness {
   }
 
   rpcAs(service: string): Rpc {
-    const identity = RpcIdentity.fromConfig(service, {
-      RPC_SIGNING_KEY: this.env.rpcKeyPair(service).privateKey,
-    });
-    return new Rpc(this.env.nats, service, identity);
+    return new Rpc(this.env.nats, service, this.env.rpcIdentity(service));
   }
 
   /** A card payment as a merchant backend sends it. */

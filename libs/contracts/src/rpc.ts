@@ -54,6 +54,16 @@ export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = O
 });
 
 /**
+ * Authenticated subjects whose requests carry a card (number, CVV), and the service that serves
+ * each: the caller encrypts the signed request to that service's keys (platform RpcIdentity), so a
+ * card never crosses the broker in clear, where any client of it could subscribe to the subject.
+ */
+export const RPC_SEALED_REQUESTS: { readonly [S in RpcSubject]?: string } = Object.freeze({
+  'rpc.tokens.create': 'gateway-tokens',
+  'rpc.payments.create': 'payments',
+});
+
+/**
  * Subjects whose handler may run twice for one call to the same effect: reads, and the order's lock
  * for one attempt (taking or giving back the same attempt's lock again is a no-op). A call of one of
  * these is asked again while no answer comes, its earlier tries kept open (`Rpc.call`): replicas of a

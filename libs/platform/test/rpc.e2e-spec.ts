@@ -334,3 +334,65 @@ describe('Rpc with a paused replica', () => {
     expect(await counted(caller, 'rpc_client_repeated_tries_total', { subject })).toBe(0);
   });
 });
+
+/** What a client of the broker subscribed to a card subject reads, through the real NATS. */
+describe('Rpc requests that carry a card', () => {
+  let env: TestEnvironment;
+  const started: Rpc[] = [];
+
+  beforeAll(async () => {
+    env = await TestEnvironment.create();
+  });
+  afterAll(async () => {
+    await Promise.all(started.map((rpc) => rpc.beforeApplicationShutdown()));
+    await env?.cleanup();
+  });
+
+  const rpcOf = (service: string) => {
+    const trusted = ['payments', 'gateway-tokens', 'hosted-form-bff']
+      .map((name) => `${name}:${env.rpcKeyPair(name).publicKey}`)
+      .join(',');
+    const rpc = new Rpc(
+      env.nats,
+      service,
+      RpcIdentity.fromConfig(service, {
+        RPC_SIGNING_KEY: env.rpcKeyPair(service).privateKey,
+        RPC_TRUSTED_CALLERS: trusted,
+      }),
+    );
+    started.push(rpc);
+    return rpc;
+  };
+
+  it('reaches the serving service, and no other subscriber of the subject can read the card', async () => {
+    const card = { number: '4242424242424242', expiration: '12/30', cvv: '737', holder: 'Ana Silva' };
+    const served: unknown[] = [];
+    rpcOf('payments').serve('rpc.payments.create', async (request) => {
+      served.push(request);
+      return {} as never;
+    });
+    const wire: string[] = [];
+    const listener = env.nats.nc.subscribe(env.nats.subject('rpc.payments.create'), {
+      callback: (_error, message) => {
+        wire.push(message.string());
+      },
+    });
+    await env.nats.nc.flush();
+    try {
+      await rpcOf('hosted-form-bff').call('rpc.payments.create', { orderId: randomUUID(), card } as never);
+    } finally {
+      listener.unsubscribe();
+    }
+    expect(served).toEqual([expect.objectContaining({ card })]);
+    expect(wire).toHaveLength(1);
+    for (const secret of [card.number, card.cvv, card.holder]) {
+      expect(readableTextOf(wire[0])).not.toContain(secret);
+    }
+  });
+});
+
+/** A message as its reader sees it: the text, and every base64url run in it decoded. */
+function readableTextOf(message: string): string {
+  const runs = message.match(/[A-Za-z0-9_-]{16,}/g) ?? [];
+  return [message, ...runs.map((run) => Buffer.from(run, 'base64url').toString('utf8'))].join('\n');
+}

@@ -9,7 +9,7 @@ import {
   type EventFamily,
   type EventName,
 } from '../events/catalogue.js';
-import { RPC_CALLERS, RpcSubjects, type RpcSubject } from '../rpc.js';
+import { RPC_CALLERS, RPC_SEALED_REQUESTS, RpcSubjects, type RpcSubject } from '../rpc.js';
 import { exampleEnvelope } from './examples.js';
 import { CONTENT_SCHEMA_NAMES, generatePayloadSchemas, type Schema } from './payload-schemas.js';
 
@@ -136,7 +136,11 @@ export function buildAsyncApiDocument(version: string): Document {
       name: requestName,
       title: `${subject} request`,
       contentType: 'application/json',
-      payload: signed ? signedRequest(subject, request) : request,
+      payload: !signed
+        ? request
+        : RPC_SEALED_REQUESTS[subject]
+          ? sealedRequest(subject, request)
+          : signedRequest(subject, request),
     };
     messages[replyName] = {
       name: replyName,
@@ -149,7 +153,11 @@ export function buildAsyncApiDocument(version: string): Document {
       title: subject,
       description:
         `Request/reply subject served by ${server}` +
-        (signed ? `; only ${callers.join(', ')} may call it (signed requests, encrypted replies).` : '.'),
+        (!signed
+          ? '.'
+          : `; only ${callers.join(', ')} may call it (signed requests` +
+            (RPC_SEALED_REQUESTS[subject] ? `, sealed to ${server}` : '') +
+            ', encrypted replies).'),
       messages: { request: ref('components', 'messages', requestName) },
     };
     channels[replyName] = {
@@ -267,6 +275,24 @@ function signedRequest(subject: string, request: Schema): Schema {
         },
       },
     },
+  };
+}
+
+/** What a subject carrying a card takes: the signed request, encrypted to the serving service. */
+function sealedRequest(subject: string, request: Schema): Schema {
+  return {
+    type: 'object',
+    required: ['sealed'],
+    properties: {
+      sealed: {
+        type: 'object',
+        description:
+          'General JWE (JSON serialization, A256GCM) whose plaintext is the compact JWS in x-sealed-plaintext: ' +
+          "a recipient (ECDH-ES+A256KW) per key RPC_TRUSTED_CALLERS lists for the serving service, each that Ed25519 key's " +
+          'X25519 twin, so no reader of the subject but that service gets the card.',
+      },
+    },
+    'x-sealed-plaintext': signedRequest(subject, request),
   };
 }
 

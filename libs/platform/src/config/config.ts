@@ -104,7 +104,9 @@ export const baseConfigSchema = z.object({
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().min(300).default(15_000),
   /**
    * This service's Ed25519 private key (base64 PKCS#8 DER) signing its calls to the authenticated
-   * RPC subjects (card data: rpc.tokens.*, rpc.payments.verifyCard). Needed by callers only.
+   * RPC subjects (card data: rpc.tokens.*, rpc.payments.verifyCard), and opening the requests that
+   * carry a card sent to it (rpc.payments.create, rpc.tokens.create). Needed by callers and by
+   * payments and gateway-tokens.
    */
   RPC_SIGNING_KEY: z
     .string()
@@ -112,7 +114,10 @@ export const baseConfigSchema = z.object({
     .refine((v) => v === undefined || isValid(() => parseSigningKey(v)), {
       message: 'must be a base64 Ed25519 private key (PKCS#8 DER)',
     }),
-  /** `service:base64-public-key,...`: whose signed RPC requests this service believes. */
+  /**
+   * `service:base64-public-key,...`: whose signed RPC requests this service believes, and the keys
+   * it seals its card-carrying requests to (the serving service's entries).
+   */
   RPC_TRUSTED_CALLERS: z
     .string()
     .optional()

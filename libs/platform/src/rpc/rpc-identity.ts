@@ -5,7 +5,19 @@ import {
   randomUUID,
   type KeyObject,
 } from 'node:crypto';
-import { CompactEncrypt, SignJWT, compactDecrypt, decodeJwt, exportJWK, jwtVerify, type JWK } from 'jose';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import {
+  CompactEncrypt,
+  GeneralEncrypt,
+  SignJWT,
+  compactDecrypt,
+  decodeJwt,
+  exportJWK,
+  generalDecrypt,
+  jwtVerify,
+  type GeneralJWE,
+  type JWK,
+} from 'jose';
 import type { RpcReply } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
@@ -18,6 +30,15 @@ const CLOCK_TOLERANCE_S = 5;
 export interface SignedRpcRequest {
   /** Compact JWS (EdDSA) of `{ req, rk }`, issued by the caller, audience the subject. */
   jws: string;
+}
+
+/**
+ * A signed request whose subject carries a card (RPC_SEALED_REQUESTS): the SignedRpcRequest,
+ * encrypted to every key its serving service is trusted with (ECDH-ES+A256KW, X25519, A256GCM; a
+ * recipient each, so both keys of a rotation can open it).
+ */
+export interface SealedRpcRequest {
+  sealed: GeneralJWE;
 }
 
 /** What an authenticated subject answers: the reply encrypted to the caller's reply key. */
@@ -82,12 +103,17 @@ export class RpcIdentity {
   private readonly replyKeys = generateKeyPairSync('x25519');
   private replyJwk?: Promise<JWK>;
   private readonly seen = new Map<string, number>();
+  /** What opens the sealed requests sent to this service: its signing key, as an X25519 key. */
+  private readonly openingKey: KeyObject | null;
+  private readonly sealingKeys = new Map<string, KeyObject[]>();
 
   constructor(
     readonly serviceName: string,
     private readonly signingKey: KeyObject | null,
     private readonly trusted: Map<string, KeyObject[]>,
-  ) {}
+  ) {
+    this.openingKey = signingKey && montgomeryPrivateKey(signingKey);
+  }
 
   static fromConfig(
     serviceName: string,
@@ -119,13 +145,26 @@ export class RpcIdentity {
     return { jws };
   }
 
+  /**
+   * Encrypts a signed request to the keys `server` is trusted with (RPC_TRUSTED_CALLERS lists every
+   * service's keys, servers' too), so only that service can read it.
+   */
+  async sealFor(server: string, signed: SignedRpcRequest): Promise<SealedRpcRequest> {
+    const keys = this.sealingKeysOf(server);
+    const encrypt = new GeneralEncrypt(new TextEncoder().encode(signed.jws)).setProtectedHeader({
+      enc: 'A256GCM',
+    });
+    for (const key of keys) encrypt.addRecipient(key).setUnprotectedHeader({ alg: 'ECDH-ES+A256KW' });
+    return { sealed: await encrypt.encrypt() };
+  }
+
   /** Checks who sent a request and that it may; throws BYRD403 otherwise. */
   async verify<T>(
     subject: string,
     envelope: unknown,
     allowedCallers: readonly string[],
   ): Promise<VerifiedRpcRequest<T>> {
-    const jws = (envelope as Partial<SignedRpcRequest> | null)?.jws;
+    const jws = await this.signedOf(subject, envelope);
     if (typeof jws !== 'string') throw Refusal.forbidden(`${subject} takes signed requests only`);
     let payload: { req?: T; rk?: JWK; jti?: string; exp?: number; iss?: string } | undefined;
     const issuer = issuerOf(jws);
@@ -169,6 +208,37 @@ export class RpcIdentity {
     return JSON.parse(new TextDecoder().decode(plaintext)) as RpcReply<T>;
   }
 
+  /** The compact JWS an envelope carries, opened first when it came sealed to this service. */
+  private async signedOf(subject: string, envelope: unknown): Promise<unknown> {
+    const sealed = (envelope as Partial<SealedRpcRequest> | null)?.sealed;
+    // A signed request in clear is still taken on a sealed subject: a caller of the release before
+    // sealed requests keeps working while a rolling upgrade reaches it (servers first).
+    if (sealed === undefined) return (envelope as Partial<SignedRpcRequest> | null)?.jws;
+    if (!this.openingKey)
+      throw Refusal.forbidden(`${subject}: this service has no key to open sealed requests`);
+    try {
+      const { plaintext } = await generalDecrypt(sealed, this.openingKey);
+      return new TextDecoder().decode(plaintext);
+    } catch {
+      throw Refusal.forbidden(`${subject}: the request is not sealed to this service's key`);
+    }
+  }
+
+  private sealingKeysOf(server: string): KeyObject[] {
+    let keys = this.sealingKeys.get(server);
+    if (!keys) {
+      keys = (this.trusted.get(server) ?? []).map(montgomeryPublicKey);
+      if (keys.length === 0) {
+        throw new ApiError(
+          ErrorKind.Internal,
+          `${this.serviceName} has no key of ${server} in RPC_TRUSTED_CALLERS to seal its requests to`,
+        );
+      }
+      this.sealingKeys.set(server, keys);
+    }
+    return keys;
+  }
+
   /** A request id is accepted once while it is valid: a copied request cannot be replayed. */
   private rememberOnce(jti: string, expiresAtS: number): void {
     const now = Date.now();
@@ -196,4 +266,33 @@ function replyKeyOf(jwk: JWK): KeyObject | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * An Ed25519 key's X25519 twin (RFC 7748's birational map, as libsodium's
+ * crypto_sign_ed25519_sk_to_curve25519 does): a service's one RPC key pair both signs its requests
+ * and opens the sealed ones sent to it, so no second key has to be generated, listed and rotated.
+ */
+function montgomeryPrivateKey(signingKey: KeyObject): KeyObject {
+  const { d, x } = signingKey.export({ format: 'jwk' });
+  const secret = ed25519.utils.toMontgomerySecret(Buffer.from(d!, 'base64url'));
+  const publicKey = ed25519.utils.toMontgomery(Buffer.from(x!, 'base64url'));
+  return createPrivateKey({
+    key: {
+      kty: 'OKP',
+      crv: 'X25519',
+      d: Buffer.from(secret).toString('base64url'),
+      x: Buffer.from(publicKey).toString('base64url'),
+    },
+    format: 'jwk',
+  });
+}
+
+function montgomeryPublicKey(verifyingKey: KeyObject): KeyObject {
+  const { x } = verifyingKey.export({ format: 'jwk' });
+  const publicKey = ed25519.utils.toMontgomery(Buffer.from(x!, 'base64url'));
+  return createPublicKey({
+    key: { kty: 'OKP', crv: 'X25519', x: Buffer.from(publicKey).toString('base64url') },
+    format: 'jwk',
+  });
 }

@@ -3,6 +3,7 @@ import { TimeoutError, type Subscription } from '@nats-io/transport-node';
 import {
   RPC_CALLERS,
   RPC_REPEATABLE,
+  RPC_SEALED_REQUESTS,
   rpcError,
   type RpcContracts,
   type RpcReply,
@@ -216,9 +217,15 @@ export class Rpc implements BeforeApplicationShutdown {
     });
   }
 
-  /** The request as sent: signed by this service when the subject is authenticated. */
+  /**
+   * The request as sent: signed by this service when the subject is authenticated, and sealed to
+   * the serving service when it carries a card.
+   */
   private async signed<S extends RpcSubject>(subject: S, request: RpcRequestOf<S>): Promise<unknown> {
-    return RPC_CALLERS[subject] === undefined ? request : this.identity.sign(subject, request);
+    if (RPC_CALLERS[subject] === undefined) return request;
+    const signed = await this.identity.sign(subject, request);
+    const server = RPC_SEALED_REQUESTS[subject];
+    return server === undefined ? signed : this.identity.sealFor(server, signed);
   }
 
   private statsOf(subject: RpcSubject): RpcSubjectStats {

@@ -6,7 +6,7 @@ import type { MerchantMode } from '../auth/api-keys.js';
 import { dropDatabase, ensureDatabase } from '../database/data-source.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
-import { generateRpcKeyPair } from '../rpc/rpc-identity.js';
+import { generateRpcKeyPair, RpcIdentity } from '../rpc/rpc-identity.js';
 
 import pg from 'pg';
 
@@ -90,9 +90,22 @@ export class TestEnvironment {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       OUTBOX_POLL_MS: '50',
       ...(this.rpcKeys.has(service) ? { RPC_SIGNING_KEY: this.rpcKeys.get(service)!.privateKey } : {}),
-      RPC_TRUSTED_CALLERS: [...this.rpcKeys].map(([name, keys]) => `${name}:${keys.publicKey}`).join(','),
+      RPC_TRUSTED_CALLERS: this.rpcTrustedCallers(),
       ...extra,
     };
+  }
+
+  /** The RPC_TRUSTED_CALLERS every service of this run gets: each service's public key. */
+  rpcTrustedCallers(): string {
+    return [...this.rpcKeys].map(([name, keys]) => `${name}:${keys.publicKey}`).join(',');
+  }
+
+  /** A service's RPC identity as the service itself has it in this run (a test may call as it). */
+  rpcIdentity(service: string): RpcIdentity {
+    return RpcIdentity.fromConfig(service, {
+      RPC_SIGNING_KEY: this.rpcKeyPair(service).privateKey,
+      RPC_TRUSTED_CALLERS: this.rpcTrustedCallers(),
+    });
   }
 
   /** A service's RPC key pair of this run (a test may sign as that service, or as none). */
