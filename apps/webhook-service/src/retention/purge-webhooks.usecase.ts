@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { PeriodicSweep } from '@byrd/platform';
+import { IDEMPOTENCY_RETENTION_MS, PeriodicSweep } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 
 /**
@@ -30,10 +30,22 @@ const PURGE_SQL = `
   WHERE w.id = ANY ($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM webhook_resends r WHERE r.webhook_id = w.id)`;
 
 /**
+ * One batch of resend requests kept under an idempotency-key ($2 rows) past the key's retention ($1
+ * ms): a retry of them would no longer be recognised (ResendWebhooks), so nothing reads them.
+ */
+const PURGE_RESEND_KEYS_SQL = `
+  DELETE FROM webhook_resend_requests
+  WHERE id = ANY (ARRAY(
+    SELECT id FROM webhook_resend_requests
+    WHERE created_at < now() - $1::bigint * interval '1 millisecond'
+    LIMIT $2))`;
+
+/**
  * SPEC.md "Limits": successful webhooks are kept one week from creation, failed ones a month (all
  * attempts, payloads sent and received). The sweep deletes in small batches, each its own short
  * transaction, so delivery never waits on it. A resend asked meanwhile is never lost nor failed: it
- * either finds its webhook, which is then kept while the resend is queued, or finds it gone.
+ * either finds its webhook, which is then kept while the resend is queued, or finds it gone. It also
+ * deletes the resend requests kept under an idempotency-key once the key's 24 hours are over.
  */
 @Injectable()
 export class PurgeWebhooks extends PeriodicSweep {
@@ -65,7 +77,21 @@ export class PurgeWebhooks extends PeriodicSweep {
       }
     }
     if (total > 0) this.logger.log(`Retention removed ${total} webhooks`);
+    await this.purgeResendKeys();
     return total;
+  }
+
+  /** Deletes the resend requests kept past their idempotency-key's retention, batch by batch. */
+  private async purgeResendKeys(): Promise<void> {
+    const batch = this.config.WEBHOOK_RETENTION_BATCH;
+    while (!this.stopping) {
+      // A DELETE answers [rows, how many it deleted].
+      const [, deleted] = await this.dataSource.query<[unknown, number]>(PURGE_RESEND_KEYS_SQL, [
+        IDEMPOTENCY_RETENTION_MS,
+        batch,
+      ]);
+      if (deleted < batch) return;
+    }
   }
 
   /**

@@ -142,3 +142,34 @@ export class WebhookResendRow {
   @Column({ name: 'requested_at', type: 'timestamptz' })
   requestedAt: Date;
 }
+
+/**
+ * A resend request sent with an `idempotency-key`, as it was answered: a retry of it with the key
+ * finds it (ResendWebhooks) and queues nothing more.
+ */
+@Entity({ name: 'webhook_resend_requests' })
+export class WebhookResendRequestRow {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'merchant_id', type: 'text' })
+  merchantId: string;
+
+  @Column({ name: 'idempotency_key', type: 'text' })
+  idempotencyKey: string;
+
+  /** The webhook ids asked, lowercase, each once, in the request's order. */
+  @Column({ type: 'uuid', array: true })
+  ids: string[];
+
+  /** The other address asked; null = each setting's URL. */
+  @Column({ type: 'text', nullable: true })
+  url: string | null;
+
+  /** Those of `ids` that were found and queued. */
+  @Column({ type: 'uuid', array: true })
+  resent: string[];
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -8,6 +8,7 @@ import {
   Param,
   Post,
   Query,
+  Req,
   Res,
 } from '@nestjs/common';
 import {
@@ -33,8 +34,10 @@ import {
   ApiErrors,
   CurrentMerchant,
   GuidParam,
+  idempotencyKeyOf,
   NOT_FOUND,
   readPage,
+  type AuthenticatedRequest,
   type MerchantContext,
   type Page,
   type RequestHeaders,
@@ -119,8 +122,10 @@ export class WebhooksController {
   @ApiAcceptedResponse({ type: ResendWebhooksAnswer })
   resend(
     @CurrentMerchant() merchant: MerchantContext,
+    @Req() request: AuthenticatedRequest,
     @Body() body: ResendWebhooksRequest,
   ): Promise<ResendWebhooksResponse> {
-    return this.resendWebhooks.execute(merchant, body);
+    // Read from the request, not @Headers(name): Swagger would list the header a second time, as required.
+    return this.resendWebhooks.execute(merchant, body, idempotencyKeyOf(request));
   }
 }
