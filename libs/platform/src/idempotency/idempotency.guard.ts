@@ -106,6 +106,16 @@ const STORE_ANSWERS = `
      SET response_status = a.status, response_body = a.body, lease_owner = NULL, lease_until = NULL
     FROM unnest($1::text[], $2::text[], $3::uuid[], $4::int[], $5::jsonb[]) AS a(scope, key, owner, status, body)
    WHERE k.merchant_id = a.scope AND k.key = a.key AND k.lease_owner = a.owner`;
+/** Expired keys removed by one statement of the purge. */
+const PURGE_BATCH = 5_000;
+const PURGE_EXPIRED_BATCH = `
+  WITH gone AS (
+    DELETE FROM idempotency_keys WHERE (merchant_id, key) IN (
+      SELECT merchant_id, key FROM idempotency_keys WHERE created_at < now() - interval '${RETENTION}'
+       ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+    RETURNING 1)
+  SELECT count(*)::int AS n FROM gone`;
+
 /** A key held by one running request (`owner`). */
 type Lease = { scope: string; key: string; owner: string };
 /** A key to claim: the statement's parameters, a column each. */
@@ -357,13 +367,23 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     }
   }
 
-  private async purgeExpired(): Promise<void> {
+  /**
+   * Removes the keys past their retention, every one of them, in short statements (by the
+   * `created_at` index): one statement over a backlog past the statement timeout deleted nothing,
+   * and the next run had more. A key a claim is taking over is skipped (its row is new again).
+   * Returns how many.
+   */
+  async purgeExpired(): Promise<number> {
+    let removed = 0;
     try {
-      await this.dataSource.query(
-        `DELETE FROM idempotency_keys WHERE created_at < now() - interval '${RETENTION}'`,
-      );
+      for (;;) {
+        const [{ n }] = await this.dataSource.query<{ n: number }[]>(PURGE_EXPIRED_BATCH, [PURGE_BATCH]);
+        removed += n;
+        if (n < PURGE_BATCH) return removed;
+      }
     } catch (error) {
       this.logger.warn(`Idempotency purge failed: ${String(error)}`);
+      return removed;
     }
   }
 }
