@@ -241,11 +241,15 @@ export class RpcIdentity {
 
   /** A request id is accepted once while it is valid: a copied request cannot be replayed. */
   private rememberOnce(jti: string, expiresAtS: number): void {
+    // Ids come about in the order they expire (each lives REQUEST_LIFETIME_S from its signing), so
+    // the expired ones are at the front: forgetting them stops at the first live one. (A sweep of
+    // the whole map once it held 10,000 walked every live id on every call past ~300 calls/s.)
     const now = Date.now();
-    if (this.seen.has(jti)) throw Refusal.forbidden('this request was already served (replay)');
-    if (this.seen.size > 10_000) {
-      for (const [id, until] of this.seen) if (until < now) this.seen.delete(id);
+    for (const [id, until] of this.seen) {
+      if (until >= now) break;
+      this.seen.delete(id);
     }
+    if (this.seen.has(jti)) throw Refusal.forbidden('this request was already served (replay)');
     this.seen.set(jti, (expiresAtS + CLOCK_TOLERANCE_S) * 1000);
   }
 }
