@@ -1,12 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { PlatformModule } from '@byrd/platform';
+import { PlatformModule, RateLimitModule } from '@byrd/platform';
 import { ApiResponseHeaders } from './common/api-headers.js';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from './config.js';
 import { CheckoutOrdersModule } from './orders/checkout-orders.module.js';
 import { CheckoutPageModule } from './page/page.module.js';
 import { resolveWebDir } from './page/web-dir.js';
 import { CheckoutPaymentsModule } from './payments/checkout-payments.module.js';
-import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 
 export const SERVICE_NAME = 'hosted-form-bff';
 
@@ -28,7 +27,7 @@ export class AppModule {
           database: false,
           configToken: CHECKOUT_CONFIG,
         }),
-        RateLimitModule,
+        RateLimitModule.forRoot(config),
         CheckoutOrdersModule,
         CheckoutPaymentsModule,
         CheckoutPageModule.forRoot(webDir),

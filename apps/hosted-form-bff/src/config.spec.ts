@@ -13,6 +13,8 @@ describe('hosted-form-bff config', () => {
       RATE_LIMIT_WINDOW_MS: 60_000,
       RATE_LIMIT_MAX: 120,
       RATE_LIMIT_PAYMENTS_MAX: 10,
+      RATE_LIMIT_ORDER_PAYMENTS_MAX: 10,
+      RATE_LIMIT_BUCKET: 'RATE_LIMITS',
     });
     expect(config).not.toHaveProperty('DATABASE_URL');
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseSigningKey, statelessConfigSchema } from '@byrd/platform';
+import { parseSigningKey, paymentAttemptLimitSettings, statelessConfigSchema } from '@byrd/platform';
 
 /**
  * One CSP source expression of `frame-ancestors`: `'self'`, `'none'`, a scheme (`https:`) or a host
@@ -55,25 +55,10 @@ export const checkoutConfigSchema = statelessConfigSchema.extend({
       message:
         "must be space-separated CSP sources such as 'self', https: or https://shop.example.com (no ; or ,)",
     }),
-  /** NATS KV bucket of the rate-limit counts, shared by every replica (created when missing). */
-  RATE_LIMIT_BUCKET: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .default('RATE_LIMITS'),
-  /** Rate-limit window of the API (per client address, over all replicas). */
-  RATE_LIMIT_WINDOW_MS: positiveInt(60_000),
+  /** Bucket, window and payment-attempt limits: defined once, for payments' checkout-key routes too. */
+  ...paymentAttemptLimitSettings,
   /** Requests one client IP may make to the API per window (order reads, payment polls, cancel). */
   RATE_LIMIT_MAX: positiveInt(120),
-  /**
-   * Payment attempts (`POST .../payments`) one client may make per window (an IPv6 client counts by
-   * its /64, which it owns whole): stops card testing.
-   */
-  RATE_LIMIT_PAYMENTS_MAX: positiveInt(10),
-  /**
-   * Payment attempts on one order with its checkout key per window, from any address: card testing
-   * through one order link (attempts with a wrong key never count against the order).
-   */
-  RATE_LIMIT_ORDER_PAYMENTS_MAX: positiveInt(10),
   /**
    * Directory of the built page (`index.html`, `assets/`); default `dist/web` of this package (built
    * by `npm run build -w @byrd/hosted-form-bff`).

@@ -12,6 +12,7 @@ export * from './messaging/streams.js';
 export * from './messaging/outbox.js';
 export * from './messaging/consumers.js';
 export * from './idempotency/index.js';
+export * from './rate-limit/index.js';
 export * from './rpc/rpc.js';
 export * from './rpc/rpc-identity.js';
 export * from './health/health.controller.js';

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
+import { RateLimiter } from '@byrd/platform';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 import { checkoutPage } from './checkout-page.js';
 import { OrderEmbedders } from './order-embedders.usecase.js';
-import { RateLimiter } from '../rate-limit/rate-limiter.js';
 
 export const WEB_DIR = Symbol('WEB_DIR');
 

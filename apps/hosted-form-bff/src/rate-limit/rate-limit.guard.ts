@@ -1,8 +1,8 @@
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { CHECKOUT_KEY_HEADER, isGuid } from '@byrd/contracts';
-import { RateLimiter, type RateLimitScope } from './rate-limiter.js';
+import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
+import { orderPaymentsKey, RateLimiter, type RateLimitScope } from '@byrd/platform';
 
 const RATE_LIMIT_SCOPE = 'checkout:rate-limit-scope';
 
@@ -28,16 +28,9 @@ export class RateLimitGuard implements CanActivate {
   }
 }
 
-/**
- * What `order-payments` counts by: the order id with the checkout key presented. Guards run before
- * the key is checked, and order ids are not secret (return URLs carry them): counting by the id
- * alone would let anyone fill the shopper's window with wrong keys. Only the real key reaches the
- * order's own count; a request that names no order or presents no possible key counts in none.
- */
+/** What `order-payments` counts by: the order of the path with the checkout key presented. */
 function orderBucketOf(request: FastifyRequest): string | undefined {
   const { orderId } = (request.params ?? {}) as { orderId?: unknown };
   const header = request.headers[CHECKOUT_KEY_HEADER];
-  const key = Array.isArray(header) ? header[0] : header;
-  if (!isGuid(String(orderId)) || !key || !isGuid(key)) return undefined;
-  return `${String(orderId).toLowerCase()}:${key.toLowerCase()}`;
+  return orderPaymentsKey(orderId, Array.isArray(header) ? header[0] : header);
 }

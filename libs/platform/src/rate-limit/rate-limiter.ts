@@ -3,13 +3,16 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import type { FastifyRequest } from 'fastify';
 import { Kvm, type KV } from '@nats-io/kv';
 import ipaddr from 'ipaddr.js';
-import { ApiError, ErrorKind, isKvWriteConflict, NATS_CONTEXT, type NatsContext } from '@byrd/platform';
-import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
+import { isGuid } from '@byrd/contracts';
+import { ApiError, ErrorKind } from '../errors/api-error.js';
+import { isKvWriteConflict, type NatsContext } from '../messaging/nats.js';
+import { NATS_CONTEXT } from '../messaging/tokens.js';
+import { RATE_LIMIT_CONFIG, type RateLimitConfig } from './rate-limit.config.js';
 
 /**
- * Limit scopes: every API call counts in `api`; payment attempts also count in `payments`, by
- * client, and in `order-payments`, by the order they pay and the checkout key they present
- * (whatever address they come from).
+ * Limit scopes: every API call of the hosted form's backend counts in `api`; payment attempts also
+ * count in `payments`, by client, and in `order-payments`, by the order they pay and the checkout key
+ * they present (whatever address they come from).
  */
 export type RateLimitScope = 'api' | 'payments' | 'order-payments';
 
@@ -31,13 +34,16 @@ export class RateLimiter implements OnApplicationBootstrap {
 
   constructor(
     @Inject(NATS_CONTEXT) private readonly nats: NatsContext,
-    @Inject(CHECKOUT_CONFIG) private readonly config: CheckoutConfig,
+    @Inject(RATE_LIMIT_CONFIG) private readonly config: RateLimitConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     // Two windows: a key outlives the window it counts, whichever replica created the bucket.
     const ttl = 2 * this.config.RATE_LIMIT_WINDOW_MS;
-    const kv = await new Kvm(this.nats.nc).create(this.config.RATE_LIMIT_BUCKET, { history: 1, ttl });
+    const create = () => new Kvm(this.nats.nc).create(this.config.RATE_LIMIT_BUCKET, { history: 1, ttl });
+    // Once more when another service created it meanwhile with another window (another TTL): the
+    // second look finds the bucket and binds to it.
+    const kv = await create().catch(create);
     const status = await kv.status();
     if (status.ttl < ttl) {
       const { config } = status.streamInfo;
@@ -70,6 +76,7 @@ export class RateLimiter implements OnApplicationBootstrap {
   private limitOf(scope: RateLimitScope): number {
     if (scope === 'payments') return this.config.RATE_LIMIT_PAYMENTS_MAX;
     if (scope === 'order-payments') return this.config.RATE_LIMIT_ORDER_PAYMENTS_MAX;
+    if (this.config.RATE_LIMIT_MAX === undefined) throw new Error('The api scope needs RATE_LIMIT_MAX');
     return this.config.RATE_LIMIT_MAX;
   }
 
@@ -106,6 +113,19 @@ export class RateLimiter implements OnApplicationBootstrap {
       retryAfter: 1,
     });
   }
+}
+
+/**
+ * What `order-payments` counts by: the order id with the checkout key presented (undefined unless both
+ * are GUIDs: the attempt then counts per client only). Order ids are not secret (return URLs carry
+ * them) and limits are checked before the key is: counting by the id alone would let anyone fill the
+ * shopper's window with wrong keys. Only the real key reaches the order's own count. Read as the DTOs
+ * read a GUID (trimmed, any case), so writing the same ids otherwise is the same order's count.
+ */
+export function orderPaymentsKey(orderId: unknown, checkoutKey: unknown): string | undefined {
+  if (typeof orderId !== 'string' || typeof checkoutKey !== 'string') return undefined;
+  const [order, key] = [orderId, checkoutKey].map((id) => id.trim().toLowerCase());
+  return isGuid(order) && isGuid(key) ? `${order}:${key}` : undefined;
 }
 
 /**
