@@ -1,4 +1,11 @@
-import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Module,
+  type CanActivate,
+  type DynamicModule,
+  type OnApplicationShutdown,
+  type Type,
+} from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
@@ -34,6 +41,11 @@ interface CommonPlatformOptions {
   serviceName: string;
   /** Also provides the service's full config under this token, to every module. */
   configToken?: symbol;
+  /**
+   * Global guards of the service's own, run after the API key's and before the idempotency-key is
+   * claimed: a request they refuse (a rate limit) has written nothing.
+   */
+  guards?: Type<CanActivate>[];
 }
 
 /** A service with its own database (outbox, durable consumers and idempotency included). */
@@ -135,6 +147,7 @@ export class PlatformModule {
         ...databaseProviders,
         // In this order: the key's claim needs the merchant the API key names.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        ...(options.guards ?? []).map((guard) => ({ provide: APP_GUARD, useClass: guard })),
         ...(database ? [{ provide: APP_GUARD, useExisting: IdempotencyGuard }] : []),
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },
