@@ -1,8 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { PlatformModule } from '@byrd/platform';
+import { PlatformModule, RateLimitModule } from '@byrd/platform';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from './config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from './database.js';
 import { PaymentsModule } from './payments/payments.module.js';
+import { CheckoutAttemptLimitGuard } from './payments/checkout-attempt-limit.guard.js';
 import { SandboxModule } from './sandbox/sandbox.module.js';
 import { ChargebacksModule } from './chargebacks/chargebacks.module.js';
 import { OperationsModule } from './operations/operations.module.js';
@@ -25,7 +26,9 @@ export class AppModule {
           entities: PAYMENTS_ENTITIES,
           migrations: PAYMENTS_MIGRATIONS,
           configToken: PAYMENTS_CONFIG,
+          guards: [CheckoutAttemptLimitGuard],
         }),
+        RateLimitModule.forRoot(config),
         PaymentsModule,
         SandboxModule,
         ChargebacksModule,

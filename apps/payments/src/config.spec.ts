@@ -22,4 +22,22 @@ describe('payments configuration', () => {
     expect(start).toThrow(ConfigError);
     expect(start).toThrow(`Cannot start: ${message}`);
   });
+
+  it("limits browsers' checkout-key payment attempts with the hosted form's defaults, in its bucket", () => {
+    expect(loadConfig(paymentsConfigSchema, ENV)).toMatchObject({
+      RATE_LIMIT_BUCKET: 'RATE_LIMITS',
+      RATE_LIMIT_WINDOW_MS: 60_000,
+      RATE_LIMIT_PAYMENTS_MAX: 10,
+      RATE_LIMIT_ORDER_PAYMENTS_MAX: 10,
+    });
+  });
+
+  it.each([
+    ['RATE_LIMIT_ORDER_PAYMENTS_MAX', '0'],
+    ['RATE_LIMIT_PAYMENTS_MAX', 'ten'],
+    ['RATE_LIMIT_WINDOW_MS', '-1'],
+    ['RATE_LIMIT_BUCKET', 'rate.limits'],
+  ])('refuses to start with %s=%s, naming the variable', (name, value) => {
+    expect(() => loadConfig(paymentsConfigSchema, { ...ENV, [name]: value })).toThrow(`${name} is invalid`);
+  });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { baseConfigSchema } from '@byrd/platform';
+import { baseConfigSchema, paymentAttemptLimitSettings } from '@byrd/platform';
 
 export const paymentsConfigSchema = baseConfigSchema
   .extend({
@@ -59,6 +59,11 @@ export const paymentsConfigSchema = baseConfigSchema
     ASYNC_LAPSE_SWEEP_MS: z.coerce.number().int().min(50).default(60_000),
     /** The sandbox acquirer holds every answer this long after recording it (crash and recovery drills). */
     SANDBOX_ACQUIRER_DELAY_MS: z.coerce.number().int().min(0).default(0),
+    /**
+     * Browsers' `?checkoutKey=` payment attempts, per client address and per order link: the hosted
+     * form's settings, counted in its bucket (CheckoutAttemptLimitGuard).
+     */
+    ...paymentAttemptLimitSettings,
   })
   .refine((c) => c.ACQUIRER_RECOVERY_AFTER_MS > c.ACQUIRER_TIMEOUT_MS, {
     message: 'ACQUIRER_RECOVERY_AFTER_MS must be longer than ACQUIRER_TIMEOUT_MS',

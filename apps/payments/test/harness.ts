@@ -11,7 +11,7 @@ import {
   type TestMerchant,
 } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
-import { paymentsConfigSchema } from '../src/config.js';
+import { paymentsConfigSchema, type PaymentsConfig } from '../src/config.js';
 import { migratedServiceEnv } from './migrated-env.js';
 
 export interface HarnessOptions {
@@ -35,7 +35,11 @@ export class PaymentsHarness {
     public ordersUrl: string,
     readonly merchant: TestMerchant,
     private readonly ordersConfig: OrdersConfig,
+    private readonly paymentsConfig: PaymentsConfig,
   ) {}
+
+  /** Replicas started by `startReplica`, closed by `stop`. */
+  private readonly replicas: NestFastifyApplication[] = [];
 
   static async start(
     extraEnv: Record<string, string> = {},
@@ -49,6 +53,9 @@ export class PaymentsHarness {
     const paymentsConfig = loadConfig(paymentsConfigSchema, {
       ...paymentsVars,
       PUBLIC_BASE_URL: 'http://127.0.0.1:1',
+      // Every test request comes from one address: a suite about the checkout-key limits sets its own.
+      RATE_LIMIT_PAYMENTS_MAX: '10000',
+      RATE_LIMIT_ORDER_PAYMENTS_MAX: '10000',
       ...extraEnv,
     });
     const payments = await startTestApp(AppModule.forRoot(paymentsConfig), SERVICE_NAME);
@@ -63,10 +70,19 @@ export class PaymentsHarness {
       orders.url,
       merchant,
       ordersConfig,
+      paymentsConfig,
     );
   }
 
+  /** Another payments replica on the same database, broker and buckets; returns its URL. */
+  async startReplica(): Promise<string> {
+    const replica = await startTestApp(AppModule.forRoot(this.paymentsConfig), SERVICE_NAME);
+    this.replicas.push(replica.app);
+    return replica.url;
+  }
+
   async stop(): Promise<void> {
+    for (const replica of this.replicas) await replica.close();
     await this.payments.close();
     await this.orders.close();
     await this.env.cleanup();

@@ -18,6 +18,7 @@ import {
   type AuthenticatedRequest,
   GuidParam,
 } from '@byrd/platform';
+import { CheckoutPaymentAttempt } from './checkout-attempt-limit.guard.js';
 import { CreatePayment, type PaymentActor } from './create-payment.usecase.js';
 import { PayPayment } from './pay-payment.usecase.js';
 import { requestGuidOf } from '../transactions/request-id.js';
@@ -25,13 +26,19 @@ import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
 
 /**
  * What a payment's use cases refuse: the order taking no other payment, an expired or unusable token,
- * a method the merchant has not, the acquirer's preparation (422); the tokens or orders service down.
+ * a method the merchant has not, the acquirer's preparation (422); a browser's `?checkoutKey=` attempts
+ * over their limit (429); the tokens or orders service, or the rate-limit store, down.
  */
 const PAYMENT_REFUSALS: ErrorCodes = {
   404: ['BYRD901'],
   422: ['BYRD205', 'BYRD240', 'BYRD291', 'BYRD292'],
+  429: ['BYRD206'],
   503: ['BYRD999'],
 };
+
+/** The OpenAPI description of the routes a browser may call with `?checkoutKey=`. */
+const CHECKOUT_KEY_LIMITS =
+  "With `?checkoutKey=` (a browser paying that order, no API key) each call counts as a payment attempt, as on the hosted form: RATE_LIMIT_PAYMENTS_MAX per client address and RATE_LIMIT_ORDER_PAYMENTS_MAX per order per RATE_LIMIT_WINDOW_MS, beyond which it is refused with 429 BYRD206 and Retry-After before anything is done. Calls with the merchant's x-api-key are not limited this way.";
 
 @ApiTags('payments')
 @Controller('api/v2/payment')
@@ -45,9 +52,11 @@ export class PaymentsController {
   @Post()
   @HttpCode(201)
   @AllowCheckoutKey()
+  @CheckoutPaymentAttempt('body')
   @ApiOperation({
     summary:
       'Create a payment: card (BYRD207 with a 3DS redirect when the shopper must authenticate), or multibanco / mbway (BYRD201 Processing until the shopper pays)',
+    description: CHECKOUT_KEY_LIMITS,
   })
   @ApiCreatedResponse({
     type: PaymentResponseSchema,
@@ -68,7 +77,11 @@ export class PaymentsController {
   @Post(':transactionId/pay')
   @HttpCode(200)
   @AllowCheckoutKey()
-  @ApiOperation({ summary: 'Second step of a card payment created without a card: the card is charged now' })
+  @CheckoutPaymentAttempt('payment')
+  @ApiOperation({
+    summary: 'Second step of a card payment created without a card: the card is charged now',
+    description: CHECKOUT_KEY_LIMITS,
+  })
   @ApiOkResponse({ type: PaymentResponseSchema })
   @ApiErrors(PAYMENT_REFUSALS)
   pay(

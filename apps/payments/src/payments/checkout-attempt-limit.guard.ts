@@ -1,0 +1,57 @@
+import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { isGuid } from '@byrd/contracts';
+import { orderPaymentsKey, RateLimiter, type AuthenticatedRequest } from '@byrd/platform';
+import { Transaction } from '../transactions/transaction.entity.js';
+
+const ORDER_NAMED_BY = 'payments:checkout-attempt';
+
+/** How a payment route's request names the order it pays: the body's `orderId`, or its payment's order. */
+type OrderNamedBy = 'body' | 'payment';
+
+/** Counts the route's `?checkoutKey=` calls as payment attempts (CheckoutAttemptLimitGuard). */
+export const CheckoutPaymentAttempt = (orderNamedBy: OrderNamedBy) =>
+  SetMetadata(ORDER_NAMED_BY, orderNamedBy);
+
+/**
+ * Holds browsers paying with an order's checkout key (the SDK's `?checkoutKey=`, which every order link
+ * carries) to the hosted form's payment-attempt limits, per client address and per order with its key,
+ * in the bucket the form's backend counts in: else one link is an unlimited card-testing oracle past
+ * the form's limits (a declined card frees the order for the next at once). A global guard, before the
+ * idempotency-key's claim (PlatformModule `guards`): a refused attempt has written nothing, nor asked
+ * orders. A merchant's backend (API key) is not limited here, nor the form's own payments
+ * (`rpc.payments.create`: no HTTP route, its backend counted them).
+ */
+@Injectable()
+export class CheckoutAttemptLimitGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly limiter: RateLimiter,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const namedBy = this.reflector.get<OrderNamedBy | undefined>(ORDER_NAMED_BY, context.getHandler());
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    if (!namedBy || request.merchant) return true;
+    const { checkoutKey } = (request.query ?? {}) as { checkoutKey?: unknown };
+    const orderId =
+      namedBy === 'body'
+        ? (request.body as { orderId?: unknown } | null | undefined)?.orderId
+        : await this.orderOfPayment(request);
+    await this.limiter.check(request, ['payments', 'order-payments'], orderPaymentsKey(orderId, checkoutKey));
+    return true;
+  }
+
+  /** `/pay` names its order only through its payment (a read; nothing is written before the limit). */
+  private async orderOfPayment(request: AuthenticatedRequest): Promise<string | null> {
+    const { transactionId } = (request.params ?? {}) as { transactionId?: unknown };
+    if (!isGuid(transactionId)) return null;
+    const payment = await this.dataSource
+      .getRepository(Transaction)
+      .findOne({ select: { id: true, orderId: true }, where: { id: transactionId } });
+    return payment?.orderId ?? null;
+  }
+}

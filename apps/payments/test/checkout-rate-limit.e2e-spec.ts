@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { callHttp, futureExpiry, type HttpAnswer } from '@byrd/platform/testing';
+import { PaymentsHarness } from './harness.js';
+
+const DENIED = '4000000000000002';
+const ORDER_MAX = 3;
+const ADDRESS_MAX = 5;
+const card = (number = DENIED) => ({ number, expiration: futureExpiry(), cvv: '123' });
+
+type Order = { orderId: string; checkoutKey: string };
+
+/**
+ * Card testing through an order link: a browser (the SDK) pays with `?checkoutKey=`, which every
+ * order link carries. Its attempts are held to the hosted form's limits: per order from any
+ * addresses, and per client address (the Ingress's hop of X-Forwarded-For), over every replica.
+ */
+describe('checkout-key payments are rate limited like the hosted form', () => {
+  let h: PaymentsHarness;
+  beforeAll(async () => {
+    h = await PaymentsHarness.start({
+      RATE_LIMIT_ORDER_PAYMENTS_MAX: String(ORDER_MAX),
+      RATE_LIMIT_PAYMENTS_MAX: String(ADDRESS_MAX),
+      RATE_LIMIT_WINDOW_MS: '60000',
+    });
+  });
+  afterAll(() => h?.stop());
+
+  async function newOrder(): Promise<Order> {
+    const { status, body } = await h.createOrder();
+    expect(status).toBe(201);
+    return body as Order;
+  }
+
+  /** A browser paying the order with its checkout key (no API key), from `address` as the proxy saw it. */
+  const browserPays = (
+    order: Order,
+    address: string,
+    headers: Record<string, string> = {},
+    base = h.paymentsUrl,
+  ) =>
+    callHttp(
+      base,
+      'POST',
+      `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+      { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId, card: card() },
+      { 'x-forwarded-for': address, ...headers },
+    );
+
+  const transactionsOf = async (orderId: string): Promise<number> => {
+    const [row] = await h.payments
+      .get(DataSource)
+      .query(`SELECT count(*)::int AS n FROM transactions WHERE order_id = $1`, [orderId]);
+    return row.n;
+  };
+
+  const expectDenied = (answer: HttpAnswer) => {
+    expect(answer.status).toBe(201);
+    expect(answer.body).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+  };
+
+  const expectLimited = (answer: HttpAnswer, about: string) => {
+    expect(answer.status).toBe(429);
+    expect(answer.body).toMatchObject({
+      code: 'BYRD206',
+      description: 'Operation blocked by velocity',
+      message: `Too many requests ${about}; retry later`,
+      requestId: expect.any(String),
+    });
+    const retryAfter = Number(answer.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  };
+
+  it('holds one order link to its limit from any addresses; the refused attempt writes nothing', async () => {
+    const order = await newOrder();
+    // A card tester with one link: each declined card frees the order for the next one.
+    for (let i = 0; i < ORDER_MAX; i += 1) expectDenied(await browserPays(order, `203.0.113.${10 + i}`));
+
+    const key = randomUUID();
+    expectLimited(await browserPays(order, '203.0.113.30', { 'idempotency-key': key }), 'on this order');
+    // Refused before the payment, the order's lookup and the idempotency-key's claim.
+    expect(await transactionsOf(order.orderId)).toBe(ORDER_MAX);
+    const [claims] = await h.payments
+      .get(DataSource)
+      .query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1`, [key]);
+    expect(claims.n).toBe(0);
+
+    // The second step (`/pay`) counts on the order of its payment too: a payment the merchant created
+    // without a card cannot be charged by the browser past the limit.
+    const created = await h.request('POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      orderId: order.orderId,
+    });
+    expect(created.body).toMatchObject({ status: 'Created', code: 'BYRD010' });
+    const browserPay = await callHttp(
+      h.paymentsUrl,
+      'POST',
+      `/api/v2/payment/${created.body.transactionId}/pay?checkoutKey=${order.checkoutKey}`,
+      { card: card() },
+      { 'x-forwarded-for': '203.0.113.31' },
+    );
+    expectLimited(browserPay, 'on this order');
+    const waiting = await h.request('GET', `/api/v2/transactions/${created.body.transactionId}`);
+    expect(waiting.body).toMatchObject({ status: 'Created', maskedCardNumber: null });
+
+    // The merchant's backend (API key) is not limited by this, on the same order from the same address.
+    const merchantPay = await h.request(
+      'POST',
+      `/api/v2/payment/${created.body.transactionId}/pay`,
+      { card: card() },
+      { 'x-forwarded-for': '203.0.113.31' },
+    );
+    expect(merchantPay.status).toBe(200);
+    expect(merchantPay.body).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+    for (let i = 0; i <= ADDRESS_MAX; i += 1) {
+      expectDenied(
+        await h.pay(
+          DENIED,
+          { orderId: order.orderId, orderRef: undefined },
+          { 'x-forwarded-for': '203.0.113.31' },
+        ),
+      );
+    }
+  });
+
+  it('holds one address to its limit over any orders; another address still pays', async () => {
+    const address = '198.51.100.7';
+    for (let i = 0; i < ADDRESS_MAX; i += 1) expectDenied(await browserPays(await newOrder(), address));
+    const order = await newOrder();
+    expectLimited(await browserPays(order, address), 'from this address');
+    expect(await transactionsOf(order.orderId)).toBe(0);
+    expectDenied(await browserPays(order, '198.51.100.8'));
+  });
+
+  it('shares the counts between replicas: an order link spread over two gets the limit once', async () => {
+    const replica = await h.startReplica();
+    const order = await newOrder();
+    const bases = [h.paymentsUrl, replica, h.paymentsUrl];
+    for (const [i, base] of bases.entries())
+      expectDenied(await browserPays(order, `192.0.2.${10 + i}`, {}, base));
+    expectLimited(await browserPays(order, '192.0.2.20', {}, replica), 'on this order');
+    expectLimited(await browserPays(order, '192.0.2.21', {}, h.paymentsUrl), 'on this order');
+
+    // Attempts at once on both replicas are each counted (compare-and-set): of 8, ORDER_MAX get through
+    // (to be paid, or refused as another attempt holds the order), the others are limited.
+    const other = await newOrder();
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        browserPays(other, `192.0.2.${30 + i}`, {}, i % 2 ? replica : h.paymentsUrl),
+      ),
+    );
+    const statuses = burst.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(8 - ORDER_MAX);
+    expect(statuses.filter((status) => status !== 429).every((s) => s === 201 || s === 422)).toBe(true);
+  });
+
+  it("neither counts nor refuses the hosted form's own payments (rpc.payments.create: its backend counts them)", async () => {
+    const bff = h.rpcAs('hosted-form-bff');
+    const formPays = (order: Order) =>
+      bff.call('rpc.payments.create', {
+        orderId: order.orderId,
+        checkoutKey: order.checkoutKey,
+        payment: { type: 'card', card: card() },
+        saveCard: false,
+      });
+    const order = await newOrder();
+    for (let i = 0; i < ORDER_MAX - 1; i += 1) expectDenied(await browserPays(order, `198.51.100.${40 + i}`));
+    for (let i = 0; i < 2; i += 1) expect(await formPays(order)).toMatchObject({ status: 'Denied' });
+    // The form's two did not count: the link still has its last attempt.
+    expectDenied(await browserPays(order, '198.51.100.50'));
+    expectLimited(await browserPays(order, '198.51.100.51'), 'on this order');
+    // And the form still pays the order once the link is over its limit.
+    expect(await formPays(order)).toMatchObject({ status: 'Denied' });
+  });
+});
