@@ -174,6 +174,8 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
       if (payments) {
         const seal = payments.spec.template.spec.containers[0].env.find((e) => e.name === 'CARD_SEAL_KEY');
         assert.ok(seal?.valueFrom.secretKeyRef, 'payments: CARD_SEAL_KEY (shared by every replica) from a Secret');
+        // Browsers' ?checkoutKey= attempts count with the hosted form's, in the values' bucket.
+        assert.equal(named(docs, 'ConfigMap', payments.metadata.name).data.RATE_LIMIT_BUCKET, 'RATE_LIMITS');
       }
       const orders = named(docs, 'Deployment', deployments.find((d) => component(d) === 'orders')?.metadata.name);
       if (orders) {
