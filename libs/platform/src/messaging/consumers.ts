@@ -513,7 +513,10 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
     }
   }
 
-  /** Terminates the message and keeps it in `dead_letters` (its failure count goes: a replay starts anew). */
+  /**
+   * Terminates the message and keeps it in `dead_letters` (its failure count goes: a replay starts
+   * anew). What it cannot record (the database away) it leaves in the stream, asked again later.
+   */
   private async deadLetter(
     consumer: EventConsumer,
     message: JsMsg,
@@ -527,7 +530,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       await this.dataSource.query(
         `WITH counted AS (DELETE FROM event_failures WHERE consumer = $1 AND event_id = $5)
          INSERT INTO dead_letters (consumer, subject, payload, error) VALUES ($1, $2, $3, $4)`,
-        [consumer.durable, message.subject, message.string(), String(error), eventId],
+        [consumer.durable, message.subject, storable(message.string()), storable(String(error)), eventId],
       );
     } catch (saveError) {
       // Not recorded: leave the message in the stream and try again later rather than lose it.
@@ -619,4 +622,13 @@ function namesNewerEvent(message: JsMsg): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Text as a PostgreSQL text column takes it: a NUL (which it refuses, 22021) becomes U+FFFD, as
+ * bytes that are no UTF-8 already did when the message was read. Else a message carrying one could
+ * never be set aside and would come back every minute for ever.
+ */
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD');
 }
