@@ -55,7 +55,7 @@ describe('CreateAsyncPayment (medium)', () => {
     provider: AsyncPaymentProvider,
     {
       key,
-      payer = new PayerResolver(medium.rpc(), medium.dataSource),
+      payer = medium.payer(),
       phoneNumber = '912345678',
       config = medium.config,
     }: { key?: string; payer?: PayerResolver; phoneNumber?: string; config?: PaymentsConfig } = {},
@@ -296,7 +296,7 @@ describe('CreateAsyncPayment (medium)', () => {
         else retryLooked();
         return super.resolve(actor, request);
       }
-    })(medium.rpc(), medium.dataSource);
+    })(medium.rpc(), medium.dataSource, medium.merchants);
 
     const answers = await Promise.all([
       createWith(processor, { key, payer }),
@@ -331,7 +331,7 @@ describe('CreateAsyncPayment (medium)', () => {
         } else await looked;
         return super.resolve(actor, request);
       }
-    })(medium.rpc(), medium.dataSource);
+    })(medium.rpc(), medium.dataSource, medium.merchants);
 
     const stalled = createWith(processor, { key, payer });
     const retry = createWith(processor, { key, payer, phoneNumber: '961234567' }).finally(retryDone);

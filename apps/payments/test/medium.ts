@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { EventConsumers, loadConfig, NatsContext, Outbox, Rpc, RpcIdentity } from '@byrd/platform';
-import { MediumDatabase, TEST_NATS_URL } from '@byrd/platform/testing';
+import {
+  EventConsumers,
+  loadConfig,
+  MerchantDirectory,
+  NatsContext,
+  Outbox,
+  Rpc,
+  RpcIdentity,
+} from '@byrd/platform';
+import { MediumDatabase, newRunId, TEST_NATS_URL } from '@byrd/platform/testing';
 import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
 import { OpenAttempts } from '../src/async/open-attempts.js';
 import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
@@ -9,6 +17,7 @@ import { paymentsConfigSchema, type PaymentsConfig } from '../src/config.js';
 import { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from '../src/database.js';
 import { newPayment } from '../src/payments-core/new-payment.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
+import { PayerResolver } from '../src/payments-core/payer.js';
 import { CardSaver } from '../src/payments/card-saver.js';
 import { PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
 import { AcquirerOutcomeRecorder } from '../src/transactions/acquirer-outcome.recorder.js';
@@ -31,6 +40,9 @@ export class PaymentsMedium {
     readonly db: MediumDatabase,
     readonly config: PaymentsConfig,
     private readonly nats: NatsContext,
+    /** This run's own, empty merchant directory (checkout origins): its buckets go with `close`. */
+    readonly merchants: MerchantDirectory,
+    private readonly runId: string,
   ) {
     this.transactions = new TransactionRepository(db.dataSource);
   }
@@ -50,7 +62,12 @@ export class PaymentsMedium {
       { url: TEST_NATS_URL, name: 'payments-medium' },
       `medium${randomUUID()}.`,
     );
-    return new PaymentsMedium(db, config, nats);
+    const runId = newRunId();
+    const merchants = new MerchantDirectory(
+      await nats.kv(`MERCHANTS_${runId}`),
+      await nats.kv(`API_KEYS_${runId}`),
+    );
+    return new PaymentsMedium(db, config, nats, merchants, runId);
   }
 
   get dataSource() {
@@ -64,6 +81,11 @@ export class PaymentsMedium {
 
   rpc(): Rpc {
     return new Rpc(this.nats, 'payments', RpcIdentity.fromConfig('payments', this.config));
+  }
+
+  /** Who pays: the merchant, or an order's shopper (orders asked over RPC). */
+  payer(): PayerResolver {
+    return new PayerResolver(this.rpc(), this.dataSource, this.merchants);
   }
 
   /** A PaymentAuthorizer on the sandbox acquirer, recording through `events`. */
@@ -81,6 +103,9 @@ export class PaymentsMedium {
   }
 
   async close(): Promise<void> {
+    for (const bucket of [`MERCHANTS_${this.runId}`, `API_KEYS_${this.runId}`]) {
+      await this.nats.jsm.streams.delete(`KV_${bucket}`).catch(() => undefined);
+    }
     await this.nats.close();
     await this.db.close();
   }

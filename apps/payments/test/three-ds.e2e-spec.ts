@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { futureExpiry } from '@byrd/platform/testing';
 import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
 import { PaymentsHarness } from './harness.js';
 
@@ -280,6 +281,78 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     });
     const transaction = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
     expect(transaction.body).toMatchObject({ status: 'Canceled', code: 'BYRD208' });
+  });
+
+  it("returns a checkoutKey payment's shopper only to an origin the order or its merchant allows", async () => {
+    // The checkout key is in every order link: whoever holds one must not make our 3DS pages send
+    // shoppers to a site of their choosing, as the hosted form refuses its unsigned configs.redirectUrl.
+    const { body: order } = await h.createOrder(); // redirectUrl https://shop.example.com/return
+    const asShopper = (redirectUrl?: string) =>
+      h.request(
+        'POST',
+        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+        {
+          type: 'card',
+          amount: '25.00',
+          currency: 'EUR',
+          orderId: order.orderId,
+          redirectUrl,
+          card: { number: VISA_CHALLENGE, expiration: futureExpiry(), cvv: '123' },
+        },
+        { 'x-api-key': '' },
+      );
+    /** Where the shopper ends up: the shopper cancels the challenge (no money), then action.url. */
+    async function returnOf(payment: any): Promise<{ location: URL; callbackUrl: string }> {
+      await answer(payment.threeDSecure.id, { action: 'cancel' });
+      const landing = await fetch(payment.action.url, { redirect: 'manual' });
+      expect(landing.status).toBe(303);
+      const { callbackUrl } = (await api(`/v2/${payment.threeDSecure.id}/postAuth`)).body;
+      return { location: new URL(landing.headers.get('location')!), callbackUrl };
+    }
+
+    const foreign = await asShopper('https://evil.example.net/collect');
+    expect(foreign.status).toBe(400);
+    expect(foreign.body).toMatchObject({
+      code: 'BYRD900',
+      errors: [{ field: 'redirectUrl', message: expect.stringContaining('https://shop.example.com') }],
+    });
+    const rows = await h.payments
+      .get(DataSource)
+      .query(`SELECT id FROM transactions WHERE order_id = $1`, [order.orderId]);
+    expect(rows).toEqual([]);
+
+    // None sent: the order's own.
+    const plain = await asShopper();
+    expect(plain.status).toBe(201);
+    const toOrder = await returnOf(plain.body);
+    expect(toOrder.location.origin + toOrder.location.pathname).toBe('https://shop.example.com/return');
+    expect(toOrder.callbackUrl).toBe('https://shop.example.com/return');
+
+    // Another page of the order's origin, or one of the merchant's checkout origins.
+    const listed = await h.call(h.ordersUrl, 'PUT', '/api/v2/checkout-origins', {
+      origins: ['https://checkout.shop.example'],
+    });
+    expect(listed.status).toBe(200);
+    try {
+      for (const allowed of [
+        'https://shop.example.com/thanks',
+        'https://checkout.shop.example/done?cart=9',
+      ]) {
+        const payment = await asShopper(allowed);
+        expect(payment.status).toBe(201);
+        const back = await returnOf(payment.body);
+        expect(back.callbackUrl).toBe(allowed);
+        expect(back.location.origin).toBe(new URL(allowed).origin);
+      }
+    } finally {
+      await h.call(h.ordersUrl, 'PUT', '/api/v2/checkout-origins', { origins: [] });
+    }
+
+    // The merchant's own backend (API key) still sends its shoppers wherever it likes.
+    const merchants = await challengePayment(VISA_CHALLENGE, {
+      redirectUrl: 'https://elsewhere.example.org/back',
+    });
+    expect((await returnOf(merchants)).location.origin).toBe('https://elsewhere.example.org');
   });
 
   it('answers a frictionless session at once: no 3DS Method, no challenge, the result', async () => {

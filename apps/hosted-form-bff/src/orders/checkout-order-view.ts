@@ -1,4 +1,5 @@
 import { PaymentType, type CheckoutOrderView, type OrderSummary, type PaymentMethod } from '@byrd/contracts';
+import { allowedCheckoutOrigins } from '@byrd/platform';
 
 /** The methods this form takes, in the order it lists them. */
 export const FORM_PAYMENT_METHODS: readonly PaymentType[] = Object.freeze([
@@ -18,17 +19,6 @@ export function offeredPaymentMethods(allowed: readonly PaymentMethod[]): Paymen
   return FORM_PAYMENT_METHODS.filter((method) => allowed.length === 0 || allowed.includes(method));
 }
 
-/** The origin of the order's redirectUrl and the merchant's own checkout origins, once each. */
-export function allowedOriginsOf(redirectUrl: string | null, merchantOrigins: readonly string[]): string[] {
-  const origins = new Set<string>();
-  if (redirectUrl && URL.canParse(redirectUrl)) {
-    const { origin, protocol } = new URL(redirectUrl);
-    if (protocol === 'https:' || protocol === 'http:') origins.add(origin);
-  }
-  for (const origin of merchantOrigins) origins.add(origin);
-  return [...origins];
-}
-
 /** What the page renders of an order (never the merchant id nor the checkout key). */
 export function toCheckoutOrderView(
   order: OrderSummary,
@@ -46,7 +36,7 @@ export function toCheckoutOrderView(
     merchantMode: order.merchantMode ?? 'sandbox',
     expiresAt: order.expiresAt,
     redirectUrl: order.redirectUrl,
-    allowedOrigins: allowedOriginsOf(order.redirectUrl, merchantOrigins),
+    allowedOrigins: allowedCheckoutOrigins(order.redirectUrl, merchantOrigins),
     paymentMethods: offeredPaymentMethods(order.allowedPaymentMethods ?? []),
     saveCardOffered: Boolean(order.tokenOptions?.customReference),
     isPreAuth: order.isPreAuth,

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isGuid, RpcSubjects } from '@byrd/contracts';
-import { ApiError, MerchantDirectory, Rpc } from '@byrd/platform';
+import { allowedCheckoutOrigins, ApiError, MerchantDirectory, Rpc } from '@byrd/platform';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
-import { allowedOriginsOf } from '../orders/checkout-order-view.js';
 
 /**
  * Who may frame one order's form (CSP `frame-ancestors` of `/checkout/o/{orderId}/`): the page
@@ -27,6 +26,6 @@ export class OrderEmbedders {
     if (!order) return "'none'";
     const listed = await this.merchants.checkoutOrigins(order.merchantId);
     if (listed.length === 0) return this.config.CHECKOUT_FRAME_ANCESTORS;
-    return ["'self'", ...allowedOriginsOf(order.redirectUrl, listed)].join(' ');
+    return ["'self'", ...allowedCheckoutOrigins(order.redirectUrl, listed)].join(' ');
   }
 }

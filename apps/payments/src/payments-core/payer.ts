@@ -10,7 +10,15 @@ import {
   type PaymentType,
 } from '@byrd/contracts';
 import { DataSource } from 'typeorm';
-import { ApiError, type MerchantContext, reconciledIsoAmount, Refusal, Rpc } from '@byrd/platform';
+import {
+  allowedCheckoutOrigins,
+  ApiError,
+  type MerchantContext,
+  MerchantDirectory,
+  reconciledIsoAmount,
+  Refusal,
+  Rpc,
+} from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
 
@@ -34,15 +42,20 @@ export class PayerResolver {
   constructor(
     private readonly rpc: Rpc,
     private readonly dataSource: DataSource,
+    private readonly merchants: MerchantDirectory,
   ) {}
 
-  async resolve(actor: PaymentActor, request: Pick<CreatePaymentRequest, 'orderId'>): Promise<Payer> {
+  async resolve(
+    actor: PaymentActor,
+    request: Pick<CreatePaymentRequest, 'orderId' | 'redirectUrl'>,
+  ): Promise<Payer> {
     let order: OrderSummary | null = null;
     let initiatedFrom: InitiatedFrom = 'Server';
     if ('checkoutKey' in actor) {
       if (!request.orderId)
         throw ApiError.invalidField('orderId', 'is required when paying with a checkoutKey');
       order = await this.orderOfCheckoutKey(request.orderId, actor.checkoutKey);
+      if (request.redirectUrl) await this.assertReturnAllowed(order, request.redirectUrl);
       initiatedFrom = 'HostedForm';
     } else if (request.orderId) {
       order = await this.currentOrder(request.orderId, actor.merchant.merchantId);
@@ -56,6 +69,26 @@ export class PayerResolver {
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
     const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
     return { merchantId, mode, order, initiatedFrom };
+  }
+
+  /**
+   * A shopper's return address (`?checkoutKey=`) must be on an origin the order or its merchant
+   * allows, as the hosted form requires of its unsigned `configs.redirectUrl`: the checkout key is in
+   * every order link, and our 3DS pages send the shopper to this address (303, postAuth's
+   * callbackUrl), so anyone holding a link could otherwise make them send shoppers to any site.
+   */
+  private async assertReturnAllowed(order: OrderSummary, redirectUrl: string): Promise<void> {
+    const allowed = allowedCheckoutOrigins(
+      order.redirectUrl,
+      await this.merchants.checkoutOrigins(order.merchantId),
+    );
+    if (URL.canParse(redirectUrl) && allowed.includes(new URL(redirectUrl).origin)) return;
+    throw ApiError.invalidField(
+      'redirectUrl',
+      allowed.length > 0
+        ? `must be on one of the origins the merchant allows for this order (${allowed.join(', ')}); leave it out to return to the order's redirectUrl`
+        : "is not allowed for this order: its merchant allows no origin to return to (the order's redirectUrl or the merchant's checkout origins)",
+    );
   }
 
   /**

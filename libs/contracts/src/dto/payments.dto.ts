@@ -101,7 +101,10 @@ export class CreatePaymentRequest {
   @NoCardNumber()
   orderRef?: string;
 
-  /** Where the shopper returns after 3DS. */
+  /**
+   * Where the shopper returns after 3DS. With `?checkoutKey=` it must be on the origin of the order's
+   * redirectUrl or one of the merchant's checkout origins (400 otherwise); left out, the order's.
+   */
   @IsOptional()
   @IsHttpUrl()
   redirectUrl?: string;

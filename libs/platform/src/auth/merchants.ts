@@ -41,6 +41,26 @@ export function checkoutOriginOf(
   return { origin: url.origin };
 }
 
+/**
+ * Where a shopper holding only an order's checkout key may be sent back to: the origin of the
+ * order's own redirectUrl and the merchant's checkout origins, once each. A return address that
+ * such a shopper writes (the hosted form's unsigned `configs.redirectUrl`, a `?checkoutKey=`
+ * payment's `redirectUrl`) counts only on one of these; anyone holding the order's link could
+ * otherwise make our pages send shoppers anywhere.
+ */
+export function allowedCheckoutOrigins(
+  redirectUrl: string | null,
+  merchantOrigins: readonly string[],
+): string[] {
+  const origins = new Set<string>();
+  if (redirectUrl && URL.canParse(redirectUrl)) {
+    const { origin, protocol } = new URL(redirectUrl);
+    if (protocol === 'https:' || protocol === 'http:') origins.add(origin);
+  }
+  for (const origin of merchantOrigins) origins.add(origin);
+  return [...origins];
+}
+
 /** Merchant registry (KV bucket MERCHANTS) and key issuance: the CLI, the tests, and the services' checkout origins. */
 export class MerchantDirectory {
   private readonly keys: ApiKeyStore;
