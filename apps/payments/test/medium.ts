@@ -99,6 +99,7 @@ export class PaymentsMedium {
       new OrderLock(this.rpc()),
       new CardSaver(this.rpc(), dataSource),
       new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider(), config),
+      this.payer(),
     );
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
-import type { Rpc } from '@byrd/platform';
+import { Rpc } from '@byrd/platform';
 import {
   authenticateWithSdk,
   freePort,
@@ -257,6 +257,53 @@ describe('one charge per order', () => {
     expect((await h.request('POST', '/api/v2/payment', payment(orderId), key)).body.transactionId).toBe(
       retried.body.transactionId,
     );
+  });
+
+  it('an attempt refused the lock another attempt took after its checks is not kept under its key: the retry pays once that one is declined', async () => {
+    const { orderId } = await newOrder();
+    // The other attempt: a two-step payment of the order, waiting for its card (no lock yet).
+    const other = await h.request('POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      orderId,
+    });
+    expect(other.body.status).toBe('Created');
+    // This payment passes its checks while the order is free; the other attempt takes the order's
+    // lock right before this one asks for it (as when both race past the checks).
+    type Caller = { call(subject: string, request: object, timeoutMs?: number): Promise<unknown> };
+    const rpc = h.payments.get<unknown, Caller>(Rpc);
+    const call = rpc.call.bind(rpc);
+    let interleaved = false;
+    rpc.call = async (subject, request, timeoutMs) => {
+      if (subject === 'rpc.orders.lockPayment' && !interleaved) {
+        interleaved = true;
+        await call(subject, { ...request, transactionId: other.body.transactionId });
+      }
+      return call(subject, request, timeoutMs);
+    };
+    const key = { 'idempotency-key': `pay-${randomUUID()}` };
+    let refused;
+    try {
+      refused = await h.request('POST', '/api/v2/payment', payment(orderId), key);
+    } finally {
+      Reflect.deleteProperty(rpc, 'call'); // the prototype's again
+    }
+    expect(interleaved).toBe(true);
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('BYRD205');
+
+    // The other attempt's card is declined: the order is payable again, and so is this request.
+    const declined = await h.request('POST', `/api/v2/payment/${other.body.transactionId}/pay`, {
+      card: card('4000000000000002'),
+    });
+    expect(declined.body.status).toBe('Denied');
+    const retried = await h.request('POST', '/api/v2/payment', payment(orderId), key);
+    expect(retried.status).toBe(201);
+    expect(retried.body.status).toBe('Success');
+    expect(await authorisedAtAcquirer(orderId)).toBe(1);
+    // It said so: a refusal that holds only while another attempt runs.
+    expect(refused.headers.get('retry-after')).toBe('5');
   });
 
   it('voids an open Multibanco reference once the order is paid by card', async () => {

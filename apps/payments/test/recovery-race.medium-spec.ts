@@ -66,6 +66,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       orderLock,
       new CardSaver(medium.rpc(), dataSource),
       new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider(), config),
+      medium.payer(),
     );
     recovery = new RecoverAcquirerCalls(
       dataSource,

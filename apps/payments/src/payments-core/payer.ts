@@ -127,6 +127,38 @@ export class PayerResolver {
     );
   }
 
+  /**
+   * What to answer a payment whose lock orders refused (`OrderLock.take`) after `resolve` let it
+   * through. Orders refuses alike an order closed meanwhile (final) and one another attempt took
+   * meanwhile, which is not final (that attempt may end without money), so the two are told apart by
+   * the order as it stands now, as `resolve` refuses a held order: else the payment's
+   * idempotency-key would keep the refusal for a day, and its retry be refused after the order is
+   * free again.
+   */
+  async lockRefusal(
+    transaction: Pick<Transaction, 'orderId' | 'merchantId'>,
+    refusal: ApiError,
+  ): Promise<ApiError> {
+    let order: OrderSummary;
+    try {
+      order = await this.currentOrder(transaction.orderId!, transaction.merchantId);
+    } catch {
+      return Refusal.notAllowedYet(refusal.message); // not known why: the retry will be told
+    }
+    const closed = !OPEN_ORDER_STATUSES.includes(order.status) || Date.parse(order.expiresAt) <= Date.now();
+    if (closed) return refusal;
+    if (order.paymentLocked) {
+      try {
+        await this.refuseWhileLocked(order);
+      } catch (error) {
+        if (error instanceof ApiError) return error;
+        throw error;
+      }
+    }
+    // Free again (its holder ended meanwhile, or its lock was let go just now): the retry may pay.
+    return Refusal.notAllowedYet(refusal.message);
+  }
+
   /** The merchant's order as orders has it now (a payment's status may have moved it since). */
   currentOrder(orderId: string, merchantId: string): Promise<OrderSummary> {
     return this.rpc.call('rpc.orders.get', { orderId, merchantId });

@@ -16,6 +16,7 @@ import { applyOutcome } from '../transactions/outcome.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { CardSaver } from './card-saver.js';
 import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
+import { PayerResolver } from '../payments-core/payer.js';
 import { anotherPaymentOfKey } from '../payments-core/retried-payment.js';
 import { withTimeout } from '../payments-core/timeout.js';
 
@@ -56,6 +57,7 @@ export class PaymentAuthorizer {
     private readonly orderLock: OrderLock,
     private readonly cardSaver: CardSaver,
     private readonly openAttempts: OpenAttempts,
+    private readonly payer: PayerResolver,
   ) {}
 
   /**
@@ -93,8 +95,9 @@ export class PaymentAuthorizer {
   /**
    * Runs a written-ahead authorisation (the transaction is committed in flight) to its recorded
    * outcome; a successful one stores the card in the vault when its shopper asked (CardSaver), then
-   * closes the attempt. Returns the order's refusal when another attempt holds the order (the
-   * transaction is then recorded Denied, BYRD205, and nothing reached the acquirer), a conflict (409)
+   * closes the attempt. Returns the order's refusal when it took no lock for it (the transaction is
+   * then recorded Denied, BYRD205, and nothing reached the acquirer): final when the order is closed,
+   * not when another attempt holds it (`PayerResolver.lockRefusal`); a conflict (409)
    * when another payment of its idempotency-key is charging (recorded Error, `anotherPaymentOfKey`),
    * else null.
    */
@@ -117,7 +120,7 @@ export class PaymentAuthorizer {
     }
     if (refusal) {
       await this.outcomes.record(transaction, acquirerResult('Denied'));
-      return refusal;
+      return this.payer.lockRefusal(transaction, refusal);
     }
     const result = await this.ask(transaction, pending);
     if (await this.outcomes.record(transaction, result)) {
