@@ -147,6 +147,22 @@ export class PaymentsHarness {
       .query(`DELETE FROM idempotency_keys WHERE merchant_id = $1 AND key = $2`, [scope, key]);
   }
 
+  /**
+   * The same for a browser's request (`?checkoutKey=`), whatever form its scope takes in
+   * `idempotency_keys` (tests send fresh keys, so the key alone names it). Fails when no answer was
+   * stored: a retry would then prove nothing.
+   */
+  async loseCheckoutAnswer(key: string): Promise<void> {
+    // A DELETE answers [rows, affected] through TypeORM.
+    const [, lost] = await this.payments
+      .get(DataSource)
+      .query<[unknown[], number]>(
+        `DELETE FROM idempotency_keys WHERE merchant_id LIKE 'checkout:%' AND key = $1`,
+        [key],
+      );
+    if (lost !== 1) throw new Error(`No stored answer of a checkout request under ${key}`);
+  }
+
   rpcAs(service: string): Rpc {
     return new Rpc(this.env.nats, service, this.env.rpcIdentity(service));
   }

@@ -199,6 +199,50 @@ describe('card payments over HTTP', () => {
     expect(row.request_hash).toBe(keyedBy(order.checkoutKey.toLowerCase()));
   });
 
+  it('answers a ?checkoutKey= payment retried with its idempotency-key after its answer was lost with the payment it charged, once', async () => {
+    const { body: order } = await h.createOrder();
+    const path = `/api/v2/payment?checkoutKey=${order.checkoutKey}`;
+    const anonymous = { 'x-api-key': '' };
+    const card = { number: '5448280000000007', expiration: futureExpiry(), cvv: '123' };
+    const payment = { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId, card };
+    const key = randomUUID();
+    const paid = await h.request('POST', path, payment, { ...anonymous, 'idempotency-key': key });
+    expect(paid.status).toBe(201);
+    expect(paid.body.status).toBe('Success');
+    // What a process killed after the commit leaves: the charged payment, no stored answer.
+    await h.loseCheckoutAnswer(key);
+
+    const retried = await h.request('POST', path, payment, { ...anonymous, 'idempotency-key': key });
+    expect(retried.status).toBe(201);
+    expect(retried.body).toMatchObject({
+      transactionId: paid.body.transactionId,
+      status: 'Success',
+      code: 'BYRD200',
+    });
+    const db = h.payments.get(DataSource);
+    const [{ n }] = await db.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM sandbox_acquirer_ledger l JOIN transactions t ON t.id = l.reference
+        WHERE t.order_id = $1 AND l.outcome = 'Success'`,
+      [order.orderId],
+    );
+    expect(n).toBe(1);
+
+    // Its answer lost again, the key with another card is another request: refused as such.
+    await h.loseCheckoutAnswer(key);
+    const otherCard = await h.request(
+      'POST',
+      path,
+      { ...payment, card: { ...card, number: '4242424242424242' } },
+      { ...anonymous, 'idempotency-key': key },
+    );
+    expect({ status: otherCard.status, code: otherCard.body.code }).toEqual({ status: 422, code: 'BYRD900' });
+    // The shopper's key is scoped by the checkout key: the merchant's own request with the same key
+    // is not answered with the shopper's payment.
+    const merchants = await h.pay('5448280000000007', {}, { 'idempotency-key': key });
+    expect(merchants.status).toBe(201);
+    expect(merchants.body.transactionId).not.toBe(paid.body.transactionId);
+  });
+
   it('answers retries of many keys sent at once, each with its own payment, beside requests of new keys', async () => {
     // The look-ups of the keys of requests running together are asked in one statement: each request
     // must still get its own key's payment, and a new key none.

@@ -54,9 +54,16 @@ export class CreateAsyncPayment {
     requestId: string,
     idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    // As card payments: a merchant's retry whose first request died after the commit answers the
-    // payment it created (one reference, one MB WAY request on the phone), unless that one failed.
-    const { key, earlier } = await retriedPayment(this.dataSource, actor, idempotencyKey, request);
+    // As card payments: a retry (the merchant's or a shopper's) whose first request died after the
+    // commit answers the payment it created (one reference, one MB WAY request on the phone), unless
+    // that one failed.
+    const { key, earlier } = await retriedPayment(
+      this.dataSource,
+      this.payer,
+      actor,
+      idempotencyKey,
+      request,
+    );
     const transaction = earlier ?? (await this.create(actor, request, requestId, key));
     return {
       ...presentPayment(transaction, null, null),

@@ -11,7 +11,7 @@ export interface NewPaymentFields {
   isPreAuth: boolean;
   acquirer: string;
   requestId: string;
-  /** The merchant's idempotency-key, kept on the payment (see CreatePayment). */
+  /** The request's idempotency-key as the payment keeps it (see `retriedPayment`). */
   idempotencyKey?: string | null;
   expiresAt: Date;
   now: Date;

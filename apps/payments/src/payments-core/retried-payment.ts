@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { reconcileAmounts, type CreatePaymentRequest } from '@byrd/contracts';
 import {
@@ -11,10 +12,13 @@ import {
 } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { NO_MONEY_HELD } from './order-lock.js';
-import type { PaymentActor } from './payer.js';
+import type { PayerResolver, PaymentActor } from './payer.js';
 
 export interface RetriedPayment {
-  /** The key to keep on a new payment: the merchant's own (a checkout key's requests are the shopper's). */
+  /**
+   * The key to keep on a new payment: the merchant's own, or a shopper's scoped by its checkout key
+   * (`checkoutScopedKey`).
+   */
   key: string | undefined;
   /** The payment a retry answers instead of starting another, or null. */
   earlier: Transaction | null;
@@ -102,16 +106,45 @@ function keyLookupsOf(dataSource: DataSource): KeyLookups {
  */
 export async function retriedPayment(
   dataSource: DataSource,
+  payer: PayerResolver,
   actor: PaymentActor,
   idempotencyKey: string | undefined,
   request: CreatePaymentRequest,
 ): Promise<RetriedPayment> {
-  const merchantId = 'merchant' in actor ? actor.merchant.merchantId : null;
-  if (!merchantId || !idempotencyKey) return { key: undefined, earlier: null };
-  const id = await keyLookupsOf(dataSource).live.submit([merchantId, idempotencyKey]);
+  const owner = idempotencyKey ? await keyOwnerOf(payer, actor, idempotencyKey, request) : null;
+  if (!owner) return { key: undefined, earlier: null };
+  const id = await keyLookupsOf(dataSource).live.submit([owner.merchantId, owner.key]);
   const earlier = id ? await dataSource.getRepository(Transaction).findOneByOrFail({ id }) : null;
   if (earlier) assertSameRequest(earlier, request);
-  return { key: idempotencyKey, earlier };
+  return { key: owner.key, earlier };
+}
+
+/**
+ * The merchant whose payments a request's idempotency-key is looked up among, and the key as its
+ * payment keeps it. A shopper's (`?checkoutKey=`) is scoped by the checkout key, so it never meets
+ * the merchant's own keys nor another order's shopper's; its merchant is its order's, asked of
+ * orders before `PayerResolver.resolve` would refuse the order this very payment may hold or have
+ * paid. Null when there is nothing to look up (no orderId: `resolve` refuses the request).
+ */
+async function keyOwnerOf(
+  payer: PayerResolver,
+  actor: PaymentActor,
+  idempotencyKey: string,
+  request: CreatePaymentRequest,
+): Promise<{ merchantId: string; key: string } | null> {
+  if ('merchant' in actor) return { merchantId: actor.merchant.merchantId, key: idempotencyKey };
+  if (!request.orderId) return null;
+  const { merchantId } = await payer.orderOfCheckoutKey(request.orderId, actor.checkoutKey);
+  return { merchantId, key: checkoutScopedKey(actor.checkoutKey, idempotencyKey) };
+}
+
+/**
+ * A shopper's idempotency-key as its payment keeps it: scoped by the checkout key, which is kept
+ * only as its SHA-256 (it is the order's bearer credential, not to be copied into our rows).
+ */
+export function checkoutScopedKey(checkoutKey: string, idempotencyKey: string): string {
+  const scope = createHash('sha256').update(checkoutKey.toLowerCase()).digest('hex');
+  return `checkout:${scope}:${idempotencyKey}`;
 }
 
 /**

@@ -26,7 +26,10 @@ import {
 export type { PaymentActor };
 
 export interface CardPaymentOptions {
-  /** The merchant's idempotency-key, kept on the payment (a retry after a crash finds it). */
+  /**
+   * The request's idempotency-key as the payment keeps it (a shopper's scoped by its checkout key:
+   * `retriedPayment`): a retry after a crash finds it.
+   */
   idempotencyKey?: string;
   /**
    * The hosted form's "save my card": the customer reference (the order's
@@ -67,7 +70,13 @@ export class CreatePayment {
     requestId: string,
     idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    const { key, earlier } = await retriedPayment(this.dataSource, actor, idempotencyKey, request);
+    const { key, earlier } = await retriedPayment(
+      this.dataSource,
+      this.payer,
+      actor,
+      idempotencyKey,
+      request,
+    );
     if (earlier) return paymentAsItStands(this.dataSource, this.charge, earlier);
     const { transaction, session, actionUrl } = await this.create(actor, request, requestId, {
       idempotencyKey: key,

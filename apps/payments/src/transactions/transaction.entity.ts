@@ -137,7 +137,10 @@ export class Transaction {
   @Column({ name: 'acquirer_pending_since', type: 'timestamptz', nullable: true })
   acquirerPendingSince: Date | null;
 
-  /** The merchant's `idempotency-key` of the request that created this payment, if it sent one. */
+  /**
+   * The `idempotency-key` of the request that created this payment, if it sent one: the merchant's
+   * own, or a shopper's (`?checkoutKey=`) scoped by its checkout key (`checkoutScopedKey`).
+   */
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 
