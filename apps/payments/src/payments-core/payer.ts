@@ -78,11 +78,14 @@ export class PayerResolver {
    * callbackUrl), so anyone holding a link could otherwise make them send shoppers to any site.
    */
   private async assertReturnAllowed(order: OrderSummary, redirectUrl: string): Promise<void> {
+    const origin = URL.canParse(redirectUrl) ? new URL(redirectUrl).origin : null;
+    // The order's own origin needs no look-up (the hosted form's payments send the order's redirectUrl).
+    if (origin && allowedCheckoutOrigins(order.redirectUrl, []).includes(origin)) return;
     const allowed = allowedCheckoutOrigins(
       order.redirectUrl,
       await this.merchants.checkoutOrigins(order.merchantId),
     );
-    if (URL.canParse(redirectUrl) && allowed.includes(new URL(redirectUrl).origin)) return;
+    if (origin && allowed.includes(origin)) return;
     throw ApiError.invalidField(
       'redirectUrl',
       allowed.length > 0
