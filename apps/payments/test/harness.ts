@@ -139,7 +139,7 @@ export class PaymentsHarness {
    */
   /**
    * What a process killed after its commit leaves: the change made, but no stored answer for the
-   * request's idempotency-key (`scope`: the merchant, or `checkoutScopeOf(checkoutKey)` for a browser).
+   * request's idempotency-key (`scope`: the merchant, or `checkoutScopeOf(checkoutKey)` for a browser: `loseCheckoutAnswer`).
    */
   async loseAnswer(key: string, scope = this.merchant.merchantId): Promise<void> {
     await this.payments

@@ -1,6 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { checkoutScopeOf } from '@byrd/platform';
 import { futureExpiry, metricValue, type EventCollector } from '@byrd/platform/testing';
 import { PaymentsHarness } from './harness.js';
 
@@ -152,7 +151,7 @@ describe('card payments over HTTP', () => {
     const paid = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
     expect(paid.body).toMatchObject({ code: 'BYRD207', action: { type: 'redirect' } });
     // What a process killed after the commit leaves: the card on the payment, no stored answer.
-    await h.loseAnswer(key, checkoutScopeOf(order.checkoutKey));
+    await h.loseCheckoutAnswer(key);
 
     const retried = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
     expect(retried.status).toBe(200);

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { reconcileAmounts, type CreatePaymentRequest } from '@byrd/contracts';
 import {
   checkCard,
+  checkoutScopeOf,
   columnsOf,
   GroupCommit,
   IDEMPOTENCY_RETENTION_MS,
@@ -143,8 +143,7 @@ async function keyOwnerOf(
  * only as its SHA-256 (it is the order's bearer credential, not to be copied into our rows).
  */
 export function checkoutScopedKey(checkoutKey: string, idempotencyKey: string): string {
-  const scope = createHash('sha256').update(checkoutKey.toLowerCase()).digest('hex');
-  return `checkout:${scope}:${idempotencyKey}`;
+  return `${checkoutScopeOf(checkoutKey)}:${idempotencyKey}`;
 }
 
 /**
