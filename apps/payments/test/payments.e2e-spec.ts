@@ -135,7 +135,8 @@ describe('card payments over HTTP', () => {
     ).toBe('card');
   });
 
-  it('answers a /pay retried with its idempotency-key after its answer was lost with the payment as it stands, its challenge link again', async () => {
+  /** A browser's payment of a new order created without its card, and its `/pay` path. */
+  async function checkoutPaymentToPay() {
     const { body: order } = await h.createOrder();
     const checkout = `?checkoutKey=${order.checkoutKey}`;
     const anonymous = { 'x-api-key': '' };
@@ -146,6 +147,11 @@ describe('card payments over HTTP', () => {
       anonymous,
     );
     const path = `/api/v2/payment/${created.body.transactionId}/pay${checkout}`;
+    return { order, anonymous, created, path };
+  }
+
+  it('answers a /pay retried with its idempotency-key after its answer was lost with the payment as it stands, its challenge link again', async () => {
+    const { anonymous, created, path } = await checkoutPaymentToPay();
     const card = { number: '5555341244441115', expiration: futureExpiry(), cvv: '123' };
     const key = randomUUID();
     const paid = await h.request('POST', path, { card }, { ...anonymous, 'idempotency-key': key });
@@ -173,16 +179,7 @@ describe('card payments over HTTP', () => {
   it("keeps a browser's card beyond reach of its idempotency row: the hash is keyed by the checkout key, which the row does not hold", async () => {
     // A hash of a card and its CVV keyed by a value stored beside it is brute-forced in minutes
     // from the masked number, expiry and holder the payment keeps.
-    const { body: order } = await h.createOrder();
-    const checkout = `?checkoutKey=${order.checkoutKey}`;
-    const anonymous = { 'x-api-key': '' };
-    const created = await h.request(
-      'POST',
-      `/api/v2/payment${checkout}`,
-      { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
-      anonymous,
-    );
-    const path = `/api/v2/payment/${created.body.transactionId}/pay${checkout}`;
+    const { order, anonymous, path } = await checkoutPaymentToPay();
     const body = { card: { number: '4242424242424242', expiration: futureExpiry(), cvv: '123' } };
     const key = randomUUID();
     const paid = await h.request('POST', path, body, { ...anonymous, 'idempotency-key': key });
