@@ -13,4 +13,11 @@ describe('Refusal', () => {
     const refusal = Refusal.notAllowed('A paid order cannot be canceled');
     expect([refusal.code, httpStatusOf(refusal.kind)]).toEqual(['BYRD205', 422]);
   });
+
+  it('refuses past a limit of the merchant with BYRD205, 422, not kept under its key and with no time to wait', () => {
+    const refusal = Refusal.limitReached('At most 100 webhook settings');
+    expect([refusal.code, httpStatusOf(refusal.kind)]).toEqual(['BYRD205', 422]);
+    expect(refusal.transient).toBe(true);
+    expect(refusal.retryAfter).toBeUndefined();
+  });
 });

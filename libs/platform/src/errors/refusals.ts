@@ -26,6 +26,15 @@ export const Refusal = {
   notAllowedUntilReleased(message: string): ApiError {
     return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205', transient: true });
   },
+  /**
+   * BYRD205, 422 without `Retry-After`: the merchant already has as many of something as it may
+   * (live webhook settings). Only the merchant itself makes room (deleting one), so no time to try
+   * again is given; not final either, so an `idempotency-key` does not keep it: the same request
+   * succeeds once there is room.
+   */
+  limitReached(message: string): ApiError {
+    return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD205', transient: true });
+  },
   /** BYRD230, 422: the payment was already fully refunded (or charged back). */
   alreadyRefunded(message: string): ApiError {
     return new ApiError(ErrorKind.BusinessRule, message, { code: 'BYRD230' });

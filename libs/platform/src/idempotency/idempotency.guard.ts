@@ -274,8 +274,8 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
   /**
    * The answer of a request whose key this guard claimed, as it is about to leave (onSend): a
    * success or a refusal is stored first; a server error, a conflict, a rate limit or a refusal
-   * that is not final (`ApiError.transient`: any with `Retry-After`, and
-   * `Refusal.notAllowedUntilReleased`) frees the key for a retry.
+   * that is not final (`ApiError.transient`: any with `Retry-After`,
+   * `Refusal.notAllowedUntilReleased` and `Refusal.limitReached`) frees the key for a retry.
    * An answer that cannot be stored is not sent: the key is freed and the caller gets a 500 to retry
    * (the use case finds what the request made by its key).
    */
