@@ -109,6 +109,13 @@ export const webhookConfigSchema = baseConfigSchema
     LISTEN_DRAIN_TIMEOUT_MS: ms(100).default(30_000),
     /** Rows removed per statement by the retention sweep (small, so it never blocks delivery). */
     WEBHOOK_RETENTION_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+    /**
+     * Most live (not deleted) webhook settings one merchant may have; a create past it is refused
+     * (422 BYRD205) until one is deleted. Fan-out writes one webhook per event per matching setting,
+     * in a consumer batch every merchant's events share: a merchant with thousands of settings would
+     * make every batch holding its events slow for everyone.
+     */
+    WEBHOOK_SETTINGS_MAX_PER_MERCHANT: z.coerce.number().int().min(1).max(10_000).default(100),
   })
   .refine((c) => c.WEBHOOK_LEASE_MS > c.WEBHOOK_TIMEOUT_MS, {
     path: ['WEBHOOK_LEASE_MS'],
