@@ -65,7 +65,8 @@ describe('webhooks reseal-secrets', () => {
   let receiver: Receiver;
 
   beforeAll(async () => {
-    h = await WebhookHarness.start({ WEBHOOK_SECRETS_KEYS: keyA });
+    // The race below subscribes 120 settings of one merchant, past the default cap of 100.
+    h = await WebhookHarness.start({ WEBHOOK_SECRETS_KEYS: keyA, WEBHOOK_SETTINGS_MAX_PER_MERCHANT: '200' });
     receiver = await Receiver.start();
   });
   afterAll(async () => {

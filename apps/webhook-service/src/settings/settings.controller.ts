@@ -36,8 +36,13 @@ export class SettingsController {
   @ApiOperation({
     summary:
       'Subscribe a URL to events. Missing credentials are generated; the answer carries the signing secret (only here).',
+    description:
+      'A merchant may keep a limited number of settings (100 by default; deleted ones do not count). ' +
+      'Past it the create is refused with 422 BYRD205, not kept under its idempotency-key, until a setting is deleted.',
   })
   @ApiCreatedResponse({ type: WebhookSettingsAnswer })
+  // BYRD205: the merchant already has WEBHOOK_SETTINGS_MAX_PER_MERCHANT live settings.
+  @ApiErrors({ 422: ['BYRD205'] })
   create(
     @CurrentMerchant() merchant: MerchantContext,
     @Body() body: CreateWebhookSettingsRequest,

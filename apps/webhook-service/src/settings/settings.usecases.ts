@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, IsNull, type EntityManager } from 'typeorm';
 import {
   type CreateWebhookSettingsRequest,
@@ -7,13 +7,8 @@ import {
   type WebhookSettingsListResponse,
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
-import {
-  ApiError,
-  createdWithinKeyRetention,
-  lockKeyInTransaction,
-  Refusal,
-  type MerchantContext,
-} from '@byrd/platform';
+import { ApiError, createdWithinKeyRetention, Refusal, type MerchantContext } from '@byrd/platform';
+import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { CANCELED } from '../delivery/delivery.repository.js';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
@@ -31,12 +26,28 @@ export async function vetReceiverUrl(guard: UrlGuard, field: string, url: string
   }
 }
 
+/** The merchant's live settings, counted up to $2 (the partial index of live settings per merchant). */
+const COUNT_LIVE_SETTINGS = `
+  SELECT count(*)::int AS live FROM (
+    SELECT 1 FROM webhook_settings WHERE merchant_id = $1 AND deleted_at IS NULL LIMIT $2) s`;
+
+/**
+ * Holds, until `manager`'s transaction ends, the lock of one merchant's setting creates (see
+ * `CreateSettings`); deletes do not take it, they only make room.
+ */
+async function lockMerchantSettings(manager: EntityManager, merchantId: string): Promise<void> {
+  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+    `settings-create:${merchantId}`,
+  ]);
+}
+
 @Injectable()
 export class CreateSettings {
   constructor(
     private readonly dataSource: DataSource,
     private readonly guard: UrlGuard,
     private readonly secrets: SettingsSecrets,
+    @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
   ) {}
 
   async execute(
@@ -73,15 +84,36 @@ export class CreateSettings {
       idempotencyKey: idempotencyKey ?? null,
     });
     const earlier = await this.dataSource.transaction(async (manager) => {
+      // One create of the merchant at a time: requests of one key make one setting (the later
+      // answers the earlier's), and creates at once cannot all pass the cap.
+      await lockMerchantSettings(manager, merchant.merchantId);
       if (idempotencyKey) {
-        await lockKeyInTransaction(manager, 'settings', merchant.merchantId, idempotencyKey);
+        // Before the cap: a retry of a create that succeeded answers its setting, even at the cap.
         const found = await this.settingsOfKey(manager, merchant.merchantId, idempotencyKey, request);
         if (found) return found;
       }
+      await this.refuseAtCap(manager, merchant.merchantId);
       await manager.getRepository(WebhookSettingsRow).insert(this.secrets.sealRow(row));
       return null;
     });
     return { data: presentSettings(earlier ? this.secrets.openRow(earlier) : row, true) };
+  }
+
+  /**
+   * Fan-out writes one webhook per event per matching setting, in a consumer batch that every
+   * merchant's events share: the live settings of one merchant are capped so that none of its
+   * batches can grow without bound and hold up everyone's webhooks. Deleted settings receive
+   * nothing, so they do not count.
+   */
+  private async refuseAtCap(manager: EntityManager, merchantId: string): Promise<void> {
+    const max = this.config.WEBHOOK_SETTINGS_MAX_PER_MERCHANT;
+    // Counts no further than the cap: a merchant far past it (settings made before it) costs no more.
+    const [{ live }] = await manager.query<{ live: number }[]>(COUNT_LIVE_SETTINGS, [merchantId, max]);
+    if (live < max) return;
+    throw Refusal.limitReached(
+      `A merchant may have at most ${max} webhook settings, and this one has as many already: delete one ` +
+        `it no longer needs (DELETE /api/v1/settings/{id}; GET /api/v1/settings lists them) to subscribe another`,
+    );
   }
 
   /**
