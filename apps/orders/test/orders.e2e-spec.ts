@@ -301,10 +301,18 @@ describe('orders over HTTP', () => {
       expect(await ready.json()).toEqual({ status: 'ok', database: 'up', nats: 'up' });
 
       const docs = await fetch(`${h.baseUrl}/docs/json`);
-      const spec = (await docs.json()) as { paths: Record<string, unknown>; info: { description: string } };
+      const spec = (await docs.json()) as {
+        paths: Record<string, { post?: { parameters?: { name: string; in: string; required?: boolean }[] } }>;
+        info: { description: string };
+      };
       expect(Object.keys(spec.paths)).toEqual(
         expect.arrayContaining(['/api/v2/orders', '/api/v2/orders/{orderId}']),
       );
+      // Optional, once: a generated client must not demand it.
+      const keyHeaders = spec.paths['/api/v2/orders'].post!.parameters!.filter(
+        (p) => p.name === 'idempotency-key',
+      );
+      expect(keyHeaders).toEqual([expect.objectContaining({ in: 'header', required: false })]);
       // The error table: every status and the codes it carries.
       expect(spec.info.description).toContain('| 409 | BYRD409 Request in progress; BYRD201');
       expect(spec.info.description).toContain('| 429 | BYRD206 Operation blocked by velocity |');

@@ -9,6 +9,7 @@ import {
   type OpenAPIObject,
   type OperationObject,
   type ParameterObject,
+  type ReferenceObject,
   type ResponseObject,
   type SchemaObject,
 } from '@nestjs/swagger';
@@ -116,7 +117,9 @@ export function completeDocument(document: OpenAPIObject, answers: PlatformAnswe
       if (answers.idempotency && method === 'post') {
         platform[409] = ['BYRD409'];
         platform[422] = ['BYRD900'];
-        operation.parameters = [...(operation.parameters ?? []), idempotencyKeyParameter()];
+        // In place of one a handler's own `@Headers('idempotency-key')` made (Swagger marks it required).
+        const others = (operation.parameters ?? []).filter((p) => !isIdempotencyKeyHeader(p));
+        operation.parameters = [...others, idempotencyKeyParameter()];
       }
       mergeErrors(operation, platform);
     }
@@ -127,6 +130,14 @@ export function completeDocument(document: OpenAPIObject, answers: PlatformAnswe
 function isPublic(operation: OperationObject, document: OpenAPIObject): boolean {
   const security = operation.security ?? document.security ?? [];
   return security.length === 0;
+}
+
+function isIdempotencyKeyHeader(parameter: ParameterObject | ReferenceObject): boolean {
+  return (
+    'in' in parameter &&
+    parameter.in === 'header' &&
+    parameter.name.toLowerCase() === HttpHeaders.IdempotencyKey.toLowerCase()
+  );
 }
 
 function idempotencyKeyParameter(): ParameterObject {
