@@ -7,7 +7,13 @@ import {
   type WebhookSettingsListResponse,
   type WebhookSettingsResponse,
 } from '@byrd/contracts';
-import { ApiError, createdWithinKeyRetention, Refusal, type MerchantContext } from '@byrd/platform';
+import {
+  ApiError,
+  createdWithinKeyRetention,
+  lockInTransaction,
+  Refusal,
+  type MerchantContext,
+} from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { CANCELED } from '../delivery/delivery.repository.js';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
@@ -30,16 +36,6 @@ export async function vetReceiverUrl(guard: UrlGuard, field: string, url: string
 const COUNT_LIVE_SETTINGS = `
   SELECT count(*)::int AS live FROM (
     SELECT 1 FROM webhook_settings WHERE merchant_id = $1 AND deleted_at IS NULL LIMIT $2) s`;
-
-/**
- * Holds, until `manager`'s transaction ends, the lock of one merchant's setting creates (see
- * `CreateSettings`); deletes do not take it, they only make room.
- */
-async function lockMerchantSettings(manager: EntityManager, merchantId: string): Promise<void> {
-  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-    `settings-create:${merchantId}`,
-  ]);
-}
 
 @Injectable()
 export class CreateSettings {
@@ -85,8 +81,9 @@ export class CreateSettings {
     });
     const earlier = await this.dataSource.transaction(async (manager) => {
       // One create of the merchant at a time: requests of one key make one setting (the later
-      // answers the earlier's), and creates at once cannot all pass the cap.
-      await lockMerchantSettings(manager, merchant.merchantId);
+      // answers the earlier's), and creates at once cannot all pass the cap. Deletes do not take it:
+      // they only make room.
+      await lockInTransaction(manager, `settings-create:${merchant.merchantId}`);
       if (idempotencyKey) {
         // Before the cap: a retry of a create that succeeded answers its setting, even at the cap.
         const found = await this.settingsOfKey(manager, merchant.merchantId, idempotencyKey, request);

@@ -5,3 +5,4 @@ export * from './columns.js';
 export * from './atomic-insert.js';
 export * from './prepared.js';
 export * from './group-commit.js';
+export * from './transaction-lock.js';

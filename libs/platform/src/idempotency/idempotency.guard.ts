@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource, MoreThan, type EntityManager, type FindOperator } from 'typeorm';
 import { columnsOf, GroupCommit } from '../database/group-commit.js';
 import { queryPrepared, queryReplanned } from '../database/prepared.js';
+import { lockInTransaction } from '../database/transaction-lock.js';
 import { ApiError } from '../errors/api-error.js';
 import { Refusal } from '../errors/refusals.js';
 import type { ErrorBody } from '../errors/error-body.js';
@@ -48,9 +49,7 @@ export async function lockKeyInTransaction(
   merchantId: string,
   idempotencyKey: string,
 ): Promise<void> {
-  await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-    `${kind}:${merchantId}:${idempotencyKey}`,
-  ]);
+  await lockInTransaction(manager, `${kind}:${merchantId}:${idempotencyKey}`);
 }
 
 const ANSWER_HOLDS_SECRETS = 'byrd:idempotency:answer-holds-secrets';
