@@ -33,10 +33,13 @@ export class ExpireOrders extends PeriodicSweep {
     return this.config.ORDER_EXPIRY_SWEEP_MS;
   }
 
-  /** Expires due orders in batches; returns how many expired. */
+  /**
+   * Expires due orders in batches; returns how many expired. Shutdown stops it between batches (a
+   * backlog would otherwise hold SIGTERM until SIGKILL); the next run, on any replica, goes on.
+   */
   async execute(now = new Date()): Promise<number> {
     let total = 0;
-    for (;;) {
+    while (!this.stopping) {
       const expired = await this.dataSource.transaction(async (manager) => {
         const due: Order[] = await manager
           .getRepository(Order)
