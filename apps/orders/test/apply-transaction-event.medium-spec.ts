@@ -123,7 +123,7 @@ describe('ApplyTransactionEvent (medium)', () => {
       .getRepository(OrderTransaction)
       .find({ where: { orderId: order.id }, order: { createdAt: 'ASC' } });
   /** The order.* events written for the order, oldest first. */
-  async function eventsOf(order: Order): Promise<string[]> {
+  async function envelopesOf(order: Order): Promise<EventEnvelope[]> {
     const rows = await db.dataSource
       .getRepository(OutboxMessage)
       .createQueryBuilder('m')
@@ -131,8 +131,9 @@ describe('ApplyTransactionEvent (medium)', () => {
       .andWhere(`m.subject LIKE '%order.%'`)
       .orderBy('m.seq')
       .getMany();
-    return rows.map((row) => (row.payload as EventEnvelope).type);
+    return rows.map((row) => row.payload as EventEnvelope);
   }
+  const eventsOf = async (order: Order) => (await envelopesOf(order)).map((e) => e.type);
 
   it('pays an open order on a successful payment: its transaction, paymentId and order.paid', async () => {
     const order = await openOrder();
@@ -387,6 +388,41 @@ describe('ApplyTransactionEvent (medium)', () => {
 
     expect((await reload(order)).status).toBe('paid');
     expect(await eventsOf(order)).toEqual(['order.paid']);
+  });
+
+  it('keeps an order pending and held while the payment holding it timed out at the acquirer', async () => {
+    // A 3DS (or two-step) payment is announced pending, takes the lock before the acquirer is asked,
+    // and the acquirer times out (BYRD203): its outcome is unknown until the recovery settles it.
+    const attempt = randomUUID();
+    const order = await openOrder();
+    await deliver(order, 'transaction.payment.pending', { transactionId: attempt, status: 'Created' });
+    await lockPayment.execute({ orderId: order.id, merchantId, transactionId: attempt });
+    await deliver(order, 'transaction.payment.error', { transactionId: attempt, status: 'TemporaryFailed' });
+
+    expect(await reload(order)).toMatchObject({ status: 'pending', paymentLockId: attempt });
+    expect(await eventsOf(order)).toEqual(['order.pending', 'order.temporaryfailed']);
+    expect((await envelopesOf(order)).at(-1)?.data).toMatchObject({ status: 'pending' });
+
+    // The recovery finds the acquirer approved it.
+    await deliver(order, 'transaction.payment.success', { transactionId: attempt });
+    expect(await reload(order)).toMatchObject({ status: 'paid', paymentId: attempt });
+    expect(await eventsOf(order)).toEqual(['order.pending', 'order.temporaryfailed', 'order.paid']);
+  });
+
+  it('moves a created order to pending when the payment holding it times out at the acquirer', async () => {
+    // A card payment without 3DS is announced only with its outcome: the timeout is the first the
+    // order hears of it, and that attempt may still have taken the money.
+    const attempt = randomUUID();
+    const order = await openOrder();
+    await lockPayment.execute({ orderId: order.id, merchantId, transactionId: attempt });
+    await deliver(order, 'transaction.payment.error', { transactionId: attempt, status: 'TemporaryFailed' });
+
+    expect(await reload(order)).toMatchObject({ status: 'pending', paymentLockId: attempt });
+    expect(await eventsOf(order)).toEqual(['order.pending', 'order.temporaryfailed']);
+
+    // The recovery finds it never reached the acquirer (voided there): payable again.
+    await deliver(order, 'transaction.payment.canceled', { transactionId: attempt });
+    expect(await reload(order)).toMatchObject({ status: 'created', paymentLockId: null });
   });
 
   it('frees the order when the attempt holding its payment lock fails, and announces nothing', async () => {

@@ -74,24 +74,38 @@ describe('order lifecycle', () => {
     expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.paid', 'order.partialrefunded']);
   });
 
-  it('stays created when every attempt fails, and announces a temporary failure', async () => {
+  it('stays created when every attempt fails; a timed-out one is pending and announced as a temporary failure', async () => {
     const { body: order } = await h.createOrder();
     await h.publishTransaction('transaction.payment.failed', order, {
       transactionId: randomUUID(),
       status: 'Denied',
       code: 'BYRD205',
     });
+    await h.waitForOrder(order.orderId, (o) => o.transactions.length === 1);
+    expect((await h.request('GET', `/api/v2/orders/${order.orderId}`)).body.status).toBe('created');
+
+    // A 3DS payment: announced pending, then the acquirer times out (BYRD203). Its outcome is not
+    // known until the recovery settles it, so the order is still a payment in progress.
+    const timedOut = randomUUID();
+    await h.publishTransaction('transaction.payment.pending', order, {
+      transactionId: timedOut,
+      status: 'Created',
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
     await h.publishTransaction('transaction.payment.error', order, {
-      transactionId: randomUUID(),
+      transactionId: timedOut,
       status: 'TemporaryFailed',
       code: 'BYRD203',
     });
-    await events.waitFor(
+    const temporaryFailed = await events.waitFor(
       (e) => e.type === 'order.temporaryfailed' && (e.data as any).orderId === order.orderId,
     );
-    const after = await h.waitForOrder(order.orderId, (o) => o.transactions.length === 2);
-    expect(after.status).toBe('created');
-    expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.temporaryfailed']);
+    expect(temporaryFailed.envelope.data).toMatchObject({ status: 'pending', transactionId: timedOut });
+    const after = await h.waitForOrder(order.orderId, (o) =>
+      o.transactions.some((t: any) => t.transactionId === timedOut && t.status === 'TemporaryFailed'),
+    );
+    expect(after.status).toBe('pending');
+    expect(orderEvents(order.orderId)).toEqual(['order.created', 'order.pending', 'order.temporaryfailed']);
   });
 
   it('pre-auth → pending, capture → paid, partial refund keeps paid (order.partialrefunded), full refund → refunded', async () => {

@@ -17,7 +17,7 @@ describe('sandbox test cards', () => {
     ['4200000000000000', 'VISA', 'Success', 'BYRD200', 'Authorized', 'paid'],
     ['4242424242424242', 'VISA', 'Success', 'BYRD200', 'Authorized', 'paid'],
     ['4000000000000119', 'VISA', 'Error', 'BYRD299', 'Authorized', 'created'],
-    ['5201282999005515', 'MASTER', 'TemporaryFailed', 'BYRD203', 'Authorized', 'created'],
+    ['5201282999005515', 'MASTER', 'TemporaryFailed', 'BYRD203', 'Authorized', 'pending'],
     ['5505772716954642', 'MASTER', 'Success', 'BYRD200', 'NotEnrolled', 'paid'],
     ['2720290928104209', 'MASTER', 'Denied', 'BYRD205', 'Unauthorized', 'created'],
     ['4000000000000002', 'VISA', 'Denied', 'BYRD205', 'Authorized', 'created'],

@@ -26,13 +26,21 @@ describe('deriveOrderStatus', () => {
     expect(
       deriveOrderStatus({
         ...open,
-        transactions: [tx('Payment', 'Denied'), tx('Payment', 'TemporaryFailed')],
+        transactions: [tx('Payment', 'Denied'), tx('Payment', 'Error'), tx('PreAuth', 'Canceled')],
       }),
     ).toBe('created');
   });
 
   it('is pending while a payment runs or a pre-authorisation waits for capture', () => {
     expect(deriveOrderStatus({ ...open, transactions: [tx('Payment', 'Processing')] })).toBe('pending');
+    // Timed out at the acquirer: not failed, its outcome comes with the recovery.
+    expect(
+      deriveOrderStatus({
+        ...open,
+        transactions: [tx('Payment', 'Denied'), tx('Payment', 'TemporaryFailed')],
+      }),
+    ).toBe('pending');
+    expect(deriveOrderStatus({ ...open, transactions: [tx('PreAuth', 'TemporaryFailed')] })).toBe('pending');
     expect(deriveOrderStatus({ ...open, transactions: [tx('PreAuth', 'Success')] })).toBe('pending');
     expect(deriveOrderStatus({ ...open, transactions: [tx('PreAuth', 'Canceled')] })).toBe('created');
   });

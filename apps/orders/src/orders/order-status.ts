@@ -27,7 +27,17 @@ export interface OrderFacts {
   transactions: TransactionFact[];
 }
 
-const IN_PROGRESS: readonly TransactionStatus[] = ['Created', 'Processing', 'PendingMerchantAction'];
+/**
+ * An attempt whose outcome is not known yet. TemporaryFailed is one: the acquirer timed out, and the
+ * recovery settles it from what the acquirer holds (often a success), so the order stays held and
+ * `pending`, never `created` ("no payment yet, or all attempts failed") while it may be charged.
+ */
+const IN_PROGRESS: readonly TransactionStatus[] = [
+  'Created',
+  'Processing',
+  'PendingMerchantAction',
+  'TemporaryFailed',
+];
 const TERMINAL: readonly TransactionStatus[] = ['Success', 'Denied', 'Error', 'Canceled'];
 
 /**
