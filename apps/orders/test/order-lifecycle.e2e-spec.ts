@@ -21,6 +21,13 @@ describe('order lifecycle', () => {
     events.events
       .filter((e) => (e.envelope.data as { orderId: string }).orderId === orderId)
       .map((e) => e.envelope.type);
+  /** This run's Rpc of `service`, signing as it. */
+  const as = (service: string) =>
+    new Rpc(
+      h.env.nats,
+      service,
+      RpcIdentity.fromConfig(service, { RPC_SIGNING_KEY: h.env.rpcKeyPair(service).privateKey }),
+    );
 
   it('pending → paid with paymentId and transactionId, announced once even when the outcome arrives twice', async () => {
     const { body: order } = await h.createOrder();
@@ -216,13 +223,52 @@ describe('order lifecycle', () => {
     });
   });
 
-  describe('payment lock (rpc.orders.lockPayment / unlockPayment)', () => {
-    const as = (service: string) =>
-      new Rpc(
-        h.env.nats,
-        service,
-        RpcIdentity.fromConfig(service, { RPC_SIGNING_KEY: h.env.rpcKeyPair(service).privateKey }),
+  describe('who may read or cancel an order over NATS', () => {
+    /** A request as any client of the broker can send it: unsigned, its answer in clear. */
+    async function raw(subject: string, request: unknown): Promise<Record<string, any>> {
+      const reply = await h.env.nats.nc.request(h.env.nats.subject(subject), JSON.stringify(request), {
+        timeout: 5_000,
+      });
+      return reply.json();
+    }
+
+    it('refuses to cancel or read an order for a request that names its merchant, not its checkout key', async () => {
+      const { body: order } = await h.createOrder();
+      const byMerchant = { orderId: order.orderId, merchantId: h.merchant.merchantId };
+
+      for (const subject of ['rpc.orders.cancel', 'rpc.orders.get', 'rpc.orders.getForMerchant']) {
+        const reply = await raw(subject, byMerchant);
+        expect([subject, reply]).toEqual([
+          subject,
+          { ok: false, error: expect.objectContaining({ code: 'BYRD403' }) },
+        ]);
+      }
+      // A key that is not one is not a way round it.
+      expect(await raw('rpc.orders.get', { ...byMerchant, checkoutKey: 'none' })).toMatchObject({
+        ok: false,
+        error: { code: 'BYRD901' },
+      });
+      await events.waitFor((e) => e.type === 'order.created' && (e.data as any).orderId === order.orderId);
+      await new Promise((r) => setTimeout(r, 300));
+      const read = await h.request('GET', `/api/v2/orders/${order.orderId}`);
+      expect(read.body.status).toBe('created');
+      expect(read.body.canceledAt).toBeFalsy();
+      expect(orderEvents(order.orderId)).toEqual(['order.created']);
+
+      // Payments, signed, reads the merchant's order; another service may not.
+      expect(await as('payments').call('rpc.orders.getForMerchant', byMerchant)).toMatchObject({
+        orderId: order.orderId,
+        status: 'created',
+      });
+      await expect(as('hosted-form-bff').call('rpc.orders.getForMerchant', byMerchant)).rejects.toMatchObject(
+        {
+          kind: 'Internal',
+        },
       );
+    });
+  });
+
+  describe('payment lock (rpc.orders.lockPayment / unlockPayment)', () => {
     const lockOf = (order: { orderId: string }, transactionId: string) => ({
       orderId: order.orderId,
       merchantId: h.merchant.merchantId,
@@ -248,9 +294,10 @@ describe('order lifecycle', () => {
         ]);
         await h.app.get(ExpireOrders).execute(new Date(expiresAt + 1_000));
         const { body } = await h.request('GET', `/api/v2/orders/${order.orderId}`);
-        const summary = await h.app
-          .get(Rpc)
-          .call('rpc.orders.get', { orderId: order.orderId, merchantId: h.merchant.merchantId });
+        const summary = await payments.call('rpc.orders.getForMerchant', {
+          orderId: order.orderId,
+          merchantId: h.merchant.merchantId,
+        });
         if (lock === 'locked') {
           expect([body.status, summary.paymentLocked]).toEqual(['created', true]);
           outcomes.locked++;

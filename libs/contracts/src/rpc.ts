@@ -16,8 +16,10 @@ import type {
 
 /** Request/reply subjects. */
 export const RpcSubjects = {
-  /** Hosted form BFF → orders: order summary for a checkout key. */
+  /** Hosted form BFF, payments → orders: order summary for a checkout key. */
   OrdersGet: 'rpc.orders.get',
+  /** Payments → orders: a merchant's order, for a payment its API key makes. */
+  OrdersGetForMerchant: 'rpc.orders.getForMerchant',
   /** Hosted form BFF → orders: the shopper pressed cancel. */
   OrdersCancel: 'rpc.orders.cancel',
   /** Hosted form BFF → orders: who may embed an order's form (serving the page, before any key is known). */
@@ -50,6 +52,8 @@ export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = O
   'rpc.payments.create': ['hosted-form-bff'],
   // Whoever may lock or unlock an order decides whether it can be charged twice.
   'rpc.orders.lockPayment': ['payments'],
+  // An order named by its merchant, not by its checkout key: that proves nothing unless the caller does.
+  'rpc.orders.getForMerchant': ['payments'],
   'rpc.orders.unlockPayment': ['payments'],
 });
 
@@ -73,6 +77,7 @@ export const RPC_SEALED_REQUESTS: { readonly [S in RpcSubject]?: string } = Obje
  */
 export const RPC_REPEATABLE: ReadonlySet<RpcSubject> = new Set<RpcSubject>([
   'rpc.orders.get',
+  'rpc.orders.getForMerchant',
   'rpc.orders.embedding',
   'rpc.orders.lockPayment',
   'rpc.orders.unlockPayment',
@@ -123,10 +128,19 @@ export function rpcError<T = never>(
 
 /**
  * `rpc.orders.get` and `rpc.orders.cancel` request: access to an order is proven by its checkout
- * key (the browser's credential) or by naming its merchant (a service acting for an API key).
+ * key (the browser's credential). These subjects take unsigned requests, so naming the order's
+ * merchant proves nothing there: a service acting for an API key uses `rpc.orders.getForMerchant`.
  */
-export type OrderAccessRequest =
-  { orderId: string; checkoutKey: string } | { orderId: string; merchantId: string };
+export interface OrderAccessRequest {
+  orderId: string;
+  checkoutKey: string;
+}
+
+/** `rpc.orders.getForMerchant` request: an order of the merchant a signed caller acts for. */
+export interface MerchantOrderRequest {
+  orderId: string;
+  merchantId: string;
+}
 
 /** `rpc.orders.get` reply data: what the hosted form needs to render an order. */
 export interface OrderSummary {
@@ -280,6 +294,7 @@ export interface CheckoutPaymentLookup {
 /** Request and reply data of each subject. */
 export interface RpcContracts {
   'rpc.orders.get': { request: OrderAccessRequest; response: OrderSummary };
+  'rpc.orders.getForMerchant': { request: MerchantOrderRequest; response: OrderSummary };
   'rpc.orders.cancel': { request: OrderAccessRequest; response: OrderCancelResult };
   'rpc.orders.embedding': { request: OrderEmbeddingRequest; response: OrderEmbedding };
   'rpc.orders.lockPayment': { request: OrderPaymentLockRequest; response: OrderPaymentLock };

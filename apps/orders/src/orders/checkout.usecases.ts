@@ -5,6 +5,7 @@ import {
   OrderEvents,
   isGuid,
   toDecimalAmount,
+  type MerchantOrderRequest,
   type OrderAccessRequest,
   type OrderCancelResult,
   type OrderEmbedding,
@@ -17,16 +18,21 @@ import { ApiError, Refusal } from '@byrd/platform';
 import { Order } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
 
-/** Finds an order by id and checkout key (or merchant); a wrong key answers like a missing order. */
+/**
+ * Finds an order by id and checkout key, or by merchant for the signed subjects (payments acting for
+ * the merchant); a wrong key answers like a missing order, and a request with a key is judged by it alone.
+ */
 export async function findOrder(
   manager: EntityManager,
-  request: OrderAccessRequest,
+  request: OrderAccessRequest | MerchantOrderRequest,
   lock = false,
 ): Promise<Order> {
   const proof =
-    'checkoutKey' in request && isGuid(request.checkoutKey)
-      ? { checkoutKey: request.checkoutKey }
-      : 'merchantId' in request && typeof request.merchantId === 'string'
+    'checkoutKey' in request
+      ? isGuid(request.checkoutKey)
+        ? { checkoutKey: request.checkoutKey }
+        : null
+      : typeof request.merchantId === 'string'
         ? { merchantId: request.merchantId }
         : null;
   const order =
@@ -40,12 +46,33 @@ export async function findOrder(
   return order;
 }
 
-/** rpc.orders.get: what the hosted form (or payments) needs of an order, for the holder of its checkout key or its merchant. */
+/**
+ * rpc.orders.get and rpc.orders.cancel take unsigned requests, which any client of the broker can
+ * send: only the order's checkout key proves access there. One naming the merchant instead (payments
+ * of the release before rpc.orders.getForMerchant, during a rolling upgrade) is refused as its caller
+ * (BYRD403, a 500 there that an idempotency-key does not keep), not answered as a missing order.
+ */
+function checkoutKeyAccess(subject: string, request: OrderAccessRequest): OrderAccessRequest {
+  if (typeof request?.checkoutKey === 'string') return request;
+  throw Refusal.forbidden(`${subject} takes the order's checkout key`);
+}
+
+/** What the hosted form (or payments) needs of an order. */
 @Injectable()
 export class GetCheckoutOrder {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** rpc.orders.get: for the holder of its checkout key. */
   async execute(request: OrderAccessRequest): Promise<OrderSummary> {
+    return this.summaryOf(checkoutKeyAccess('rpc.orders.get', request));
+  }
+
+  /** rpc.orders.getForMerchant: for payments, acting for its merchant's API key (a signed subject). */
+  forMerchant(request: MerchantOrderRequest): Promise<OrderSummary> {
+    return this.summaryOf(request);
+  }
+
+  private async summaryOf(request: OrderAccessRequest | MerchantOrderRequest): Promise<OrderSummary> {
     const order = await findOrder(this.dataSource.manager, request);
     const paymentOptions = (order.paymentOptions ?? {}) as OrderSummaryOptions;
     return {
@@ -107,8 +134,9 @@ export class CancelCheckoutOrder {
   ) {}
 
   async execute(request: OrderAccessRequest): Promise<OrderCancelResult> {
+    const access = checkoutKeyAccess('rpc.orders.cancel', request);
     const result = await this.dataSource.transaction(async (manager) => {
-      const order = await findOrder(manager, request, true);
+      const order = await findOrder(manager, access, true);
       if (order.status === 'canceled') return order;
       if (!OPEN_ORDER_STATUSES.includes(order.status)) {
         throw Refusal.notAllowed(`This order is ${order.status} and cannot be canceled`);

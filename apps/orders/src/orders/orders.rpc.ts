@@ -18,6 +18,7 @@ export class OrdersRpcHandlers implements OnModuleInit {
 
   onModuleInit(): void {
     this.rpc.serve(RpcSubjects.OrdersGet, (request) => this.getCheckoutOrder.execute(request));
+    this.rpc.serve(RpcSubjects.OrdersGetForMerchant, (request) => this.getCheckoutOrder.forMerchant(request));
     this.rpc.serve(RpcSubjects.OrdersCancel, (request) => this.cancelCheckoutOrder.execute(request));
     this.rpc.serve(RpcSubjects.OrdersEmbedding, (request) => this.getOrderEmbedding.execute(request));
     this.rpc.serve(RpcSubjects.OrdersLockPayment, (request) => this.lockOrderForPayment.execute(request));

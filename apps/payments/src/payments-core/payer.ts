@@ -164,7 +164,7 @@ export class PayerResolver {
 
   /** The merchant's order as orders has it now (a payment's status may have moved it since). */
   currentOrder(orderId: string, merchantId: string): Promise<OrderSummary> {
-    return this.rpc.call('rpc.orders.get', { orderId, merchantId });
+    return this.rpc.call(RpcSubjects.OrdersGetForMerchant, { orderId, merchantId });
   }
 
   /** The order a checkout key opens, whatever its state (404 when it opens none). */

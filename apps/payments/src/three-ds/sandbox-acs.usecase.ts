@@ -145,7 +145,7 @@ export class SandboxAcs {
     if (!transaction.orderId) return null;
     try {
       const order = await this.rpc.call(
-        'rpc.orders.get',
+        'rpc.orders.getForMerchant',
         { orderId: transaction.orderId, merchantId: transaction.merchantId },
         MERCHANT_LOOKUP_MS,
       );
