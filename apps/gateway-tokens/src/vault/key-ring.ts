@@ -23,7 +23,9 @@ export class KeyRing {
     this.keys = new Map(keks.map((k) => [k.id, k.key]));
     const id = activeId ?? keks[0].id;
     const key = this.keys.get(id);
-    if (!key) throw new Error(`the active key "${id}" is not among the listed keys`);
+    // Named only if it looks like an id: a key pasted into VAULT_ACTIVE_KEK is not echoed.
+    if (!key)
+      throw new Error(`the active key ${KEY_ID.test(id) ? `"${id}" ` : ''}is not among the listed keys`);
     this.active = { id, key };
   }
 
@@ -42,7 +44,11 @@ export class KeyRing {
   }
 }
 
-/** Parses VAULT_KEKS; the message names the bad entry. */
+/**
+ * Parses VAULT_KEKS; the message names the bad entry by its position (and its id once that is a
+ * valid id), never by its text: a key pasted without its `id:` would otherwise end up in the log of
+ * every restart.
+ */
 export function parseKeks(list: string): Kek[] {
   const entries = list
     .split(',')
@@ -50,9 +56,15 @@ export function parseKeks(list: string): Kek[] {
     .filter(Boolean);
   if (entries.length === 0) throw new Error('must list at least one id:base64-key');
   const seen = new Set<string>();
-  return entries.map((entry) => {
-    const [id, encoded] = entry.split(':');
-    if (!id || !KEY_ID.test(id) || !encoded) throw new Error(`entry "${id ?? ''}:…" is not id:base64-key`);
+  return entries.map((entry, index) => {
+    const colon = entry.indexOf(':');
+    const id = entry.slice(0, Math.max(colon, 0));
+    const encoded = entry.slice(colon + 1);
+    if (colon < 0 || !KEY_ID.test(id) || !encoded) {
+      throw new Error(
+        `entry ${index + 1} is not id:base64-key (an id of letters, digits, - and _, a colon, the key)`,
+      );
+    }
     const key = Buffer.from(encoded, 'base64');
     if (key.length !== 32) throw new Error(`key "${id}" is not 32 bytes of base64`);
     if (seen.has(id)) throw new Error(`key id "${id}" is listed twice`);

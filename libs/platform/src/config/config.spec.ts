@@ -1,3 +1,4 @@
+import { generateRpcKeyPair } from '../rpc/rpc-identity.js';
 import { baseConfigSchema, ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
@@ -62,5 +63,41 @@ describe('TRUSTED_PROXIES', () => {
       '10.0.0.1,',
     ])
       expect(() => trusted(bad)).toThrow(/TRUSTED_PROXIES is invalid/);
+  });
+});
+
+describe('RPC keys', () => {
+  const valid = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/byrd_orders' };
+  const refusal = (env: Record<string, string>) => {
+    try {
+      loadConfig(baseConfigSchema, { ...valid, ...env });
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('the configuration was accepted');
+  };
+
+  it('never prints a private key pasted into the wrong variable or place', () => {
+    const [ours, theirs] = [generateRpcKeyPair(), generateRpcKeyPair()];
+    const cases: [Record<string, string>, string][] = [
+      [
+        { RPC_TRUSTED_CALLERS: `payments:${theirs.publicKey},${ours.privateKey}` },
+        'entry 2 is not name:base64-public-key',
+      ],
+      [
+        { RPC_TRUSTED_CALLERS: `orders:${ours.privateKey}` },
+        'the key of entry 1 ("orders") is not a base64 Ed25519 public key',
+      ],
+      [
+        { RPC_SIGNING_KEY: ours.publicKey },
+        'RPC_SIGNING_KEY is invalid: must be a base64 Ed25519 private key',
+      ],
+    ];
+    for (const [env, problem] of cases) {
+      const message = refusal(env);
+      expect(message).toContain(problem);
+      for (const secret of [ours.privateKey, ours.privateKey.slice(-24)])
+        expect(message).not.toContain(secret);
+    }
   });
 });

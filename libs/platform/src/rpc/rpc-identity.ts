@@ -62,25 +62,31 @@ export function generateRpcKeyPair(): { privateKey: string; publicKey: string } 
   };
 }
 
+/** Short enough never to be a key (an Ed25519 key in base64 is 44 characters or more). */
+const LIKE_A_SERVICE_NAME = /^[A-Za-z0-9_.-]{1,40}$/;
+
 /**
- * Parses `name:base64-spki,name:base64-spki`; throws a sentence naming the bad entry. A name may
+ * Parses `name:base64-spki,name:base64-spki`; throws a sentence naming the bad entry by position and
+ * name, never by its text (a private key pasted here by mistake must not reach the log). A name may
  * come more than once: each of its keys is trusted, so a rotation publishes the new key beside the
  * old one, switches the signers, then drops the old key, with no moment when either is refused.
  */
 export function parseTrustedCallers(list: string): Map<string, KeyObject[]> {
   const callers = new Map<string, KeyObject[]>();
-  for (const entry of list
+  const entries = list
     .split(',')
     .map((e) => e.trim())
-    .filter(Boolean)) {
+    .filter(Boolean);
+  for (const [index, entry] of entries.entries()) {
     const [name, key] = entry.split(':');
-    if (!name || !key) throw new Error(`entry "${entry}" is not name:base64-public-key`);
+    if (!name || !key) throw new Error(`entry ${index + 1} is not name:base64-public-key`);
     try {
       const publicKey = createPublicKey({ key: Buffer.from(key, 'base64'), format: 'der', type: 'spki' });
       if (publicKey.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
       callers.set(name, [...(callers.get(name) ?? []), publicKey]);
     } catch {
-      throw new Error(`the key of "${name}" is not a base64 Ed25519 public key (SPKI DER)`);
+      const named = LIKE_A_SERVICE_NAME.test(name) ? ` ("${name}")` : '';
+      throw new Error(`the key of entry ${index + 1}${named} is not a base64 Ed25519 public key (SPKI DER)`);
     }
   }
   return callers;
