@@ -98,9 +98,16 @@ export class TokensHarness {
     );
   }
 
-  /** Restarts the vault on the same database with other variables (e.g. a new KEK list). */
+  /** False after a restart the vault refused: it is stopped until the next restart. */
+  private tokensRunning = true;
+
+  /**
+   * Restarts the vault on the same database with other variables (e.g. a new KEK list). Rejects
+   * with the vault's error when it refuses to start; it then stays stopped.
+   */
   async restartTokens(tokensEnv: Record<string, string>): Promise<void> {
-    await this.tokens.close();
+    if (this.tokensRunning) await this.tokens.close();
+    this.tokensRunning = false;
     this.tokensConfig = loadConfig(tokensConfigSchema, {
       ...(await this.env.serviceEnv(SERVICE_NAME, tokensEnv)),
       DATABASE_URL: this.tokensConfig.DATABASE_URL,
@@ -108,10 +115,11 @@ export class TokensHarness {
     const started = await startTestApp(AppModule.forRoot(this.tokensConfig), SERVICE_NAME);
     this.tokens = started.app;
     this.tokensUrl = started.url;
+    this.tokensRunning = true;
   }
 
   async stop(): Promise<void> {
-    await this.tokens.close();
+    if (this.tokensRunning) await this.tokens.close();
     await this.payments.close();
     await this.orders?.app.close();
     await this.env.cleanup();

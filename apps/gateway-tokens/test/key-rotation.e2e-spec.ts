@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '@byrd/platform';
+import { ConfigError, dataSourceOptions } from '@byrd/platform';
 import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
 import { CardCipher } from '../src/vault/card-cipher.js';
 import { KeyRing, newKekEntry, parseKeks } from '../src/vault/key-ring.js';
@@ -104,5 +104,53 @@ describe('KEK rotation under load', () => {
     await h.restartTokens(vaultKeys([k2]));
     const payment = await h.payWithToken([...cards.keys()][0]);
     expect(payment.body.status).toBe('Success');
+  });
+});
+
+/**
+ * The KEKs the stored tokens need: the vault does not start without one of them (a rolling deploy
+ * that drops a key too early stalls, the old pods serving).
+ */
+describe('KEKs in use', () => {
+  const [k1, k2] = [newKekEntry('k1'), newKekEntry('k2')];
+  let h: TokensHarness;
+  let db: DataSource;
+  const tokens: string[] = [];
+
+  beforeAll(async () => {
+    h = await TokensHarness.start(vaultKeys([k1]));
+    db = new DataSource(
+      dataSourceOptions({ url: h.tokensConfig.DATABASE_URL, entities: TOKENS_ENTITIES, migrations: [] }),
+    );
+    await db.initialize();
+    for (let i = 0; i < 40; i += 20) {
+      const created = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          h.createToken({ number: visaNumber(), eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' }),
+        ),
+      );
+      for (const { status, body } of created) {
+        expect(status).toBe(201);
+        tokens.push(body.tokenId);
+      }
+    }
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await h?.stop();
+  });
+
+  it('refuses to start without a KEK that tokens are wrapped by, naming it and how many', async () => {
+    const refusal = await h.restartTokens(vaultKeys([k2])).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(ConfigError);
+    expect((refusal as Error).message).toContain(
+      'VAULT_KEKS does not list the key-encryption keys that stored card tokens are wrapped by (k1: 40 tokens)',
+    );
+    // Step 1 of a rotation, done right: both keys listed, the new one active. Old tokens still pay.
+    await h.restartTokens(vaultKeys([k2, k1]));
+    expect((await h.payWithToken(tokens[0])).body.status).toBe('Success');
   });
 });

@@ -65,6 +65,11 @@ export class CardCipher {
   get activeKekId(): string {
     return this.keys.active.id;
   }
+
+  /** Every KEK this cipher unwraps with (VAULT_KEKS). */
+  get kekIds(): string[] {
+    return this.keys.ids;
+  }
 }
 
 /**

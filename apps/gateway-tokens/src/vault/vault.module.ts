@@ -1,10 +1,14 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { TokensConfig } from '../config.js';
 import { CardCipher, CardFingerprint } from './card-cipher.js';
+import { KekCheck } from './kek-check.js';
 import { KeyRing } from './key-ring.js';
 import { VaultMetrics } from './vault-metrics.js';
 
-/** The vault's cryptography, built once from the configured keys, and its metrics. */
+/**
+ * The vault's cryptography, built once from the configured keys (checked at start against the KEKs
+ * the stored tokens need), and its metrics.
+ */
 @Global()
 @Module({})
 export class VaultModule {
@@ -13,6 +17,7 @@ export class VaultModule {
       module: VaultModule,
       providers: [
         VaultMetrics,
+        KekCheck,
         { provide: CardCipher, useValue: new CardCipher(KeyRing.fromConfig(config)) },
         {
           provide: CardFingerprint,

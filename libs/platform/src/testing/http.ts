@@ -64,7 +64,14 @@ export async function startTestApp(
     await createHttpApp({ module, serviceName, description: 'test', trustProxy }),
     serviceName,
   );
-  await app.listen(0, '127.0.0.1');
+  try {
+    await app.listen(0, '127.0.0.1');
+  } catch (error) {
+    // A service that refuses to start (a lifecycle hook threw) must not leave its pools and
+    // broker connections open behind the test that expected the refusal.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   return { app, url: await app.getUrl() };
 }
 
