@@ -10,17 +10,20 @@ import {
 import { vaultKeysSchema } from './config.js';
 import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from './database.js';
 import { CardCipher } from './vault/card-cipher.js';
+import { describeTokensByKek } from './vault/kek-usage.js';
 import { KeyRing, newKekEntry } from './vault/key-ring.js';
 import { rotateKek } from './vault/rotate-kek.js';
 
 const USAGE = `Usage: npm run cli -- vault <command>
 
   vault rotate-kek [--batch-size N]   re-wrap every card's data key under the active KEK, while the
-                                      vault keeps serving (DATABASE_URL, VAULT_KEKS, VAULT_ACTIVE_KEK)
-  vault new-kek --id <id>             print a new KEK entry (id:base64) to put first in VAULT_KEKS
+                                      vault keeps serving (DATABASE_URL, VAULT_KEKS, VAULT_ACTIVE_KEK);
+                                      exit 1 when tokens are left under another KEK (it names them)
+  vault new-kek --id <id>             print a new KEK entry (id:base64) to add to VAULT_KEKS
 
-Rotation: add the new key to VAULT_KEKS on every replica, make it VAULT_ACTIVE_KEK, run rotate-kek,
-then remove the old key.`;
+Rotation (docs/operations.md): add the new entry last in VAULT_KEKS and roll it out to every replica;
+then make it VAULT_ACTIVE_KEK and roll out again; once every replica runs that, run rotate-kek; remove
+the old key only after rotate-kek says nothing is left under it.`;
 
 /** `npm run cli -- vault ...`; returns the exit code. */
 export async function runVaultCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -44,10 +47,27 @@ export async function runVaultCli(argv: string[], env: NodeJS.ProcessEnv = proce
   try {
     const result = await rotateKek(dataSource, cipher, {
       batchSize,
-      onBatch: (p) => console.log(`re-wrapped ${p.rewrapped}, ${p.remaining} left`),
+      onBatch: (p) => console.log(`re-wrapped ${p.rewrapped}, about ${p.remaining} left`),
     });
-    console.log(`Every data key is wrapped by ${cipher.activeKekId} (${result.rewrapped} re-wrapped).`);
-    return 0;
+    if (result.remaining.size === 0) {
+      console.log(`Every data key is wrapped by ${cipher.activeKekId} (${result.rewrapped} re-wrapped).`);
+      return 0;
+    }
+    console.log(`Re-wrapped ${result.rewrapped} data keys under ${cipher.activeKekId}.`);
+    const left = [
+      `Not every data key is wrapped by ${cipher.activeKekId}; still under another KEK: ${describeTokensByKek(result.remaining)}.`,
+    ];
+    if (result.notConfigured.length > 0)
+      left.push(
+        `VAULT_KEKS does not list ${result.notConfigured.join(', ')}: run again with those keys listed.`,
+      );
+    if (result.unopenable.length > 0)
+      left.push(
+        `Their listed KEK does not open the data key (damaged, or another key under that id) of token(s) ${result.unopenable.slice(0, 20).join(', ')}` +
+          `${result.unopenable.length > 20 ? ` and ${result.unopenable.length - 20} more` : ''}.`,
+      );
+    left.push('Keep every KEK they use in VAULT_KEKS (the vault will not start without it).');
+    return fail(left.join('\n'));
   } finally {
     await dataSource.destroy();
   }

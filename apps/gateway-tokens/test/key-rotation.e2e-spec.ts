@@ -1,10 +1,12 @@
 import { randomInt } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ConfigError, dataSourceOptions } from '@byrd/platform';
 import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
 import { CardCipher } from '../src/vault/card-cipher.js';
 import { KeyRing, newKekEntry, parseKeks } from '../src/vault/key-ring.js';
 import { rotateKek } from '../src/vault/rotate-kek.js';
+import { runVaultCli } from '../src/vault-cli.js';
 import { TokensHarness, vaultKeys } from './harness.js';
 
 /** A valid VISA number of its own (Luhn check digit computed). */
@@ -107,9 +109,23 @@ describe('KEK rotation under load', () => {
   });
 });
 
+/** `npm run cli -- vault ...` as an operator runs it: exit code, stdout and stderr. */
+async function vaultCli(env: Record<string, string>, ...argv: string[]) {
+  const out = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+  const err = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+  try {
+    const code = await runVaultCli(argv, env);
+    return { code, out: out.mock.calls.join('\n'), err: err.mock.calls.join('\n') };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
 /**
  * The KEKs the stored tokens need: the vault does not start without one of them (a rolling deploy
- * that drops a key too early stalls, the old pods serving).
+ * that drops a key too early stalls, the old pods serving), and rotate-kek re-wraps what it can,
+ * names what it cannot and says "done" only when it is.
  */
 describe('KEKs in use', () => {
   const [k1, k2] = [newKekEntry('k1'), newKekEntry('k2')];
@@ -152,5 +168,37 @@ describe('KEKs in use', () => {
     // Step 1 of a rotation, done right: both keys listed, the new one active. Old tokens still pay.
     await h.restartTokens(vaultKeys([k2, k1]));
     expect((await h.payWithToken(tokens[0])).body.status).toBe('Success');
+  });
+
+  it('re-wraps every other token beside one whose KEK is not configured, reports it, and is done after', async () => {
+    const env = { DATABASE_URL: h.tokensConfig.DATABASE_URL, VAULT_KEKS: `${k2},${k1}` };
+    const orphan = tokens[17];
+    await db.query(`UPDATE card_tokens SET kek_id = 'k0' WHERE id = $1`, [orphan]);
+
+    const partly = await vaultCli(env, 'rotate-kek', '--batch-size', '7');
+    expect(partly.code).toBe(1);
+    expect(partly.out).toContain('Re-wrapped 39 data keys under k2.');
+    expect(partly.err).toContain(
+      'Not every data key is wrapped by k2; still under another KEK: k0: 1 token.',
+    );
+    expect(partly.err).toContain('VAULT_KEKS does not list k0');
+    const byKek = await db.query<{ kek_id: string; n: number }[]>(
+      `SELECT kek_id, count(*)::int AS n FROM card_tokens GROUP BY kek_id ORDER BY kek_id`,
+    );
+    expect(byKek).toEqual([
+      { kek_id: 'k0', n: 1 },
+      { kek_id: 'k2', n: 39 },
+    ]);
+
+    // The missing key found (it was k1's all along): the rerun finishes the job and says so.
+    await db.query(`UPDATE card_tokens SET kek_id = 'k1' WHERE id = $1`, [orphan]);
+    const done = await vaultCli(env, 'rotate-kek', '--batch-size', '7');
+    expect(done).toMatchObject({ code: 0, err: '' });
+    expect(done.out).toContain('Every data key is wrapped by k2 (1 re-wrapped).');
+
+    // Step 3: k1 retired; the vault starts and every token still pays.
+    await h.restartTokens(vaultKeys([k2]));
+    for (const tokenId of [orphan, tokens[0]])
+      expect((await h.payWithToken(tokenId)).body.status).toBe('Success');
   });
 });
