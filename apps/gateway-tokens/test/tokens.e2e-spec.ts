@@ -713,6 +713,27 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect(none.body.customReference).toBeNull();
   });
 
+  it('reads an empty query value as no filter, as the published ?customReference=&isExpired= is sent', async () => {
+    const shop = await h.env.createMerchant('Empty Filters Shop');
+    const as = { 'x-api-key': shop.apiKey };
+    const aav = 'AAABBEg0VhI0VniQEjRWAAAAAAA=';
+    const created = [
+      await h.createToken({ number: VISA, eci: '05', aav }, { CustomReference: '' }, as),
+      await h.createToken({ number: MASTER_FRICTIONLESS, eci: '02', aav }, { CustomReference: 'c-1' }, as),
+    ];
+    expect(created.map((c) => c.status)).toEqual([201, 201]);
+    const all = await h.tokenRequest('GET', '/api/v2/tokens', undefined, as);
+    expect(all.body.pagination.totalAvailable).toBe(2);
+    for (const query of ['customReference=', 'isExpired=', 'customReference=&isExpired=']) {
+      const listed = await h.tokenRequest('GET', `/api/v2/tokens?${query}`, undefined, as);
+      expect({ query, status: listed.status, body: listed.body }).toEqual({
+        query,
+        status: 200,
+        body: all.body,
+      });
+    }
+  });
+
   it('stores a card sent at once with an empty and with no CustomReference as one token', async () => {
     const card = { number: '4000056655665556', eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=' };
     const answers = await Promise.all(

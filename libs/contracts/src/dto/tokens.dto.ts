@@ -1,6 +1,7 @@
 import { IsBoolean, IsDefined, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
 import {
+  EmptyIsAbsent,
   IsCardExpiration,
   IsCardNumber,
   IsCvv,
@@ -168,13 +169,18 @@ export interface TokenResponse {
 
 /** `GET /api/v2/tokens?customReference=&isExpired=` query. */
 export class ListTokensQuery extends PageQuery {
-  /** Only tokens of this reference. */
+  /**
+   * Only tokens of this reference. Empty (`?customReference=`, as a client fills the published
+   * template) is no filter: a token created with an empty reference has none.
+   */
+  @EmptyIsAbsent()
   @IsOptional()
   @IsString()
   @MaxLength(255)
   customReference?: string;
 
-  /** Only expired (true) or only valid (false) tokens; "true"/"false" accepted. */
+  /** Only expired (true) or only valid (false) tokens; "true"/"false" accepted, empty is no filter. */
+  @EmptyIsAbsent()
   @IsOptional()
   @ToBoolean()
   @IsBoolean()
