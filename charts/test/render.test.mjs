@@ -5,12 +5,14 @@ import assert from 'node:assert/strict';
 import {
   EXAMPLE_VALUES,
   VALUE_SETS,
+  chartValues,
   component,
   hookOf,
   inFlightLimits,
   lint,
   named,
   ofKind,
+  readValues,
   renderOk,
   routeTable,
   selects,
@@ -22,6 +24,10 @@ import { oldSpaceMiB, SERVICE_NODE_OPTIONS, YOUNG_GENERATION_MIB } from '@byrd/d
 const DATABASELESS = ['hosted-form-bff', 'api-docs'];
 /** Services that do not connect to NATS (values: nats.enabled false): no NATS settings, no NATS credentials. */
 const NATS_LESS = ['api-docs'];
+
+/** nats.rateLimitsBucket of an install: the chart's default unless its values files set one. */
+const rateLimitsBucket = (files) =>
+  files.reduce((bucket, file) => readValues(file).nats?.rateLimitsBucket ?? bucket, chartValues().nats.rateLimitsBucket);
 
 const podSpecs = (docs) => [
   ...ofKind(docs, 'Deployment').map((d) => ({ name: `Deployment ${d.metadata.name}`, spec: d.spec.template.spec })),
@@ -175,7 +181,7 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
         const seal = payments.spec.template.spec.containers[0].env.find((e) => e.name === 'CARD_SEAL_KEY');
         assert.ok(seal?.valueFrom.secretKeyRef, 'payments: CARD_SEAL_KEY (shared by every replica) from a Secret');
         // Browsers' ?checkoutKey= attempts count with the hosted form's, in the values' bucket.
-        assert.equal(named(docs, 'ConfigMap', payments.metadata.name).data.RATE_LIMIT_BUCKET, 'RATE_LIMITS');
+        assert.equal(named(docs, 'ConfigMap', payments.metadata.name).data.RATE_LIMIT_BUCKET, rateLimitsBucket(values));
       }
       const orders = named(docs, 'Deployment', deployments.find((d) => component(d) === 'orders')?.metadata.name);
       if (orders) {
@@ -194,7 +200,7 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
         const key = bff.spec.template.spec.containers[0].env.find((e) => e.name === 'RPC_SIGNING_KEY');
         assert.ok(key?.valueFrom.secretKeyRef, 'hosted-form-bff: RPC_SIGNING_KEY (it sends card data) from a Secret');
         // Its replicas share one count per client: the rate-limit bucket of the values.
-        assert.equal(named(docs, 'ConfigMap', bff.metadata.name).data.RATE_LIMIT_BUCKET, 'RATE_LIMITS');
+        assert.equal(named(docs, 'ConfigMap', bff.metadata.name).data.RATE_LIMIT_BUCKET, rateLimitsBucket(values));
       }
       const webhooks = named(
         docs,
@@ -251,6 +257,11 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
           // The docs service is the one that never talks to NATS: it gets none of its settings.
           const expected = NATS_LESS.includes(component(d)) ? undefined : env[key];
           assert.equal(config[key], expected, `${key} of the provisioning Job and ${d.metadata.name}`);
+        }
+        // The rate-limit counts too: provisioned with the stream's copies, not left to a service's
+        // first start (which, before, made it with one copy whatever streamReplicas said).
+        if (config.RATE_LIMIT_BUCKET !== undefined) {
+          assert.equal(config.RATE_LIMIT_BUCKET, env.RATE_LIMIT_BUCKET, `RATE_LIMIT_BUCKET of the provisioning Job and ${d.metadata.name}`);
         }
         // Client addresses (logs, the hosted form's rate limits) believe the configured proxy hops.
         assert.equal(config.TRUSTED_PROXIES, '1', `${d.metadata.name}: TRUSTED_PROXIES`);
@@ -309,6 +320,20 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
     });
   });
 }
+
+test('the sandbox, sharing a NATS with other installs, uses a stream and buckets of its own', () => {
+  const natsNames = (values) => {
+    const docs = renderOk({ values });
+    const env = ofKind(docs, 'Job').find((j) => component(j) === 'nats-provision').spec.template.spec.containers[0].env;
+    const names = ['EVENTS_STREAM', 'API_KEYS_BUCKET', 'MERCHANTS_BUCKET', 'RATE_LIMIT_BUCKET'];
+    return Object.fromEntries(names.map((name) => [name, env.find((e) => e.name === name)?.value]));
+  };
+  const [standard, sandbox] = [natsNames([]), natsNames([EXAMPLE_VALUES.sandbox])];
+  for (const [name, value] of Object.entries(sandbox)) {
+    assert.ok(value, `the provisioning Job creates ${name}`);
+    assert.notEqual(value, standard[name], `${name}: the sandbox's own, not shared with another install`);
+  }
+});
 
 test('a config change rolls the pods of that service only (checksum/config)', () => {
   const checksums = (docs) =>

@@ -4,6 +4,8 @@ import { baseConfigSchema, loadConfig } from '../config/config.js';
 import { MerchantDirectory } from '../auth/merchants.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
+import { paymentAttemptLimitSettings } from '../rate-limit/rate-limit.config.js';
+import { ensureRateLimitBucket } from '../rate-limit/rate-limiter.js';
 import { generateRpcKeyPair } from '../rpc/rpc-identity.js';
 import { listDeadLetters, replayDeadLetters } from './dead-letters.js';
 
@@ -16,6 +18,8 @@ const cliConfigSchema = z.object({
   EVENTS_STREAM_REPLICAS: baseConfigSchema.shape.EVENTS_STREAM_REPLICAS,
   API_KEYS_BUCKET: z.string().default('API_KEYS'),
   MERCHANTS_BUCKET: z.string().default('MERCHANTS'),
+  RATE_LIMIT_BUCKET: paymentAttemptLimitSettings.RATE_LIMIT_BUCKET,
+  RATE_LIMIT_WINDOW_MS: paymentAttemptLimitSettings.RATE_LIMIT_WINDOW_MS,
   DATABASE_URL: z.string().optional(),
 });
 
@@ -28,7 +32,8 @@ const USAGE = `Usage: npm run cli -- <command>
   keys create --merchant <merchantId> [--json]                    issue another API key
   keys revoke <apiKey>                                            revoke a key (every service stops accepting it within a second)
   keys verify <apiKey>                                            exit 0 when the key is valid
-  nats provision                                                  create the EVENTS stream and the KV buckets
+  nats provision                                                  create the EVENTS stream and the KV buckets (API keys,
+                                                                  merchants, rate limits)
   rpc keygen [service ...]                                        new RPC identities: each service's RPC_SIGNING_KEY and
                                                                   the RPC_TRUSTED_CALLERS every service is given
   vault rotate-kek | vault new-kek --id <id>                      the card vault's keys (npm run cli -- vault --help)
@@ -43,7 +48,7 @@ A merchant's developer (a sandbox API key in $BYRD_API_KEY; npm run cli -- liste
   trigger <event>                                                 produce a real sandbox event by running its flow
 
 Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, EVENTS_STREAM_REPLICAS (1), API_KEYS_BUCKET,
-MERCHANTS_BUCKET; DATABASE_URL for dead-letters.`;
+MERCHANTS_BUCKET, RATE_LIMIT_BUCKET and RATE_LIMIT_WINDOW_MS (its TTL: two windows); DATABASE_URL for dead-letters.`;
 
 type Out = { log: (line: string) => void; error: (line: string) => void };
 
@@ -167,8 +172,13 @@ export async function runCli(
           config.NATS_SUBJECT_PREFIX,
           config.EVENTS_STREAM_REPLICAS,
         );
+        // Its TTL as the services give it (two windows); one with a longer window raises it at boot.
+        await ensureRateLimitBucket(nats, config.RATE_LIMIT_BUCKET, {
+          ttlMs: 2 * config.RATE_LIMIT_WINDOW_MS,
+          replicas: config.EVENTS_STREAM_REPLICAS,
+        });
         out.log(
-          `Stream ${config.EVENTS_STREAM} and buckets ${config.API_KEYS_BUCKET}, ${config.MERCHANTS_BUCKET} are ready (${config.EVENTS_STREAM_REPLICAS} copies each).`,
+          `Stream ${config.EVENTS_STREAM} and buckets ${config.API_KEYS_BUCKET}, ${config.MERCHANTS_BUCKET}, ${config.RATE_LIMIT_BUCKET} are ready (${config.EVENTS_STREAM_REPLICAS} copies each).`,
         );
         return 0;
       }

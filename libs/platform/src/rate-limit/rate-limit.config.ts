@@ -37,6 +37,8 @@ export interface RateLimitConfig {
   RATE_LIMIT_ORDER_PAYMENTS_MAX: number;
   /** Calls one client may make to the API per window: the `api` scope, for a service that counts it. */
   RATE_LIMIT_MAX?: number;
+  /** Copies of the bucket on a NATS cluster: the service's EVENTS_STREAM_REPLICAS (1 when absent). */
+  EVENTS_STREAM_REPLICAS?: number;
 }
 
 export const RATE_LIMIT_CONFIG = Symbol('RATE_LIMIT_CONFIG');

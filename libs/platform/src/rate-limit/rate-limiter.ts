@@ -40,17 +40,11 @@ export class RateLimiter implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     // Two windows: a key outlives the window it counts, whichever replica created the bucket.
     const ttl = 2 * this.config.RATE_LIMIT_WINDOW_MS;
-    const create = () => new Kvm(this.nats.nc).create(this.config.RATE_LIMIT_BUCKET, { history: 1, ttl });
-    // Once more when another service created it meanwhile with another window (another TTL): the
-    // second look finds the bucket and binds to it.
-    const kv = await create().catch(create);
-    const status = await kv.status();
-    if (status.ttl < ttl) {
-      const { config } = status.streamInfo;
-      await this.nats.jsm.streams.update(config.name, { ...config, max_age: ttl * 1_000_000 });
-      this.logger.log(`${this.config.RATE_LIMIT_BUCKET}: TTL raised to ${ttl} ms for the configured window`);
-    }
-    this.kv = kv;
+    this.kv = await ensureRateLimitBucket(this.nats, this.config.RATE_LIMIT_BUCKET, {
+      ttlMs: ttl,
+      replicas: this.config.EVENTS_STREAM_REPLICAS,
+      log: (message) => this.logger.log(message),
+    });
   }
 
   /**
@@ -113,6 +107,36 @@ export class RateLimiter implements OnApplicationBootstrap {
       retryAfter: 1,
     });
   }
+}
+
+/**
+ * The bucket of the rate-limit counts, created when missing, with `replicas` copies (the services'
+ * EVENTS_STREAM_REPLICAS: every hosted-form call and `?checkoutKey=` payment counts here, so one
+ * copy would take checkout down with the one NATS server that holds it) and a TTL of `ttlMs`. An
+ * existing bucket is brought to that many copies and at least that TTL (a longer one, another
+ * service's longer window, is kept): the library binds to a bucket as it is. Used by each service at
+ * boot and by `cli nats provision`.
+ */
+export async function ensureRateLimitBucket(
+  nats: NatsContext,
+  bucket: string,
+  { ttlMs, replicas = 1, log }: { ttlMs: number; replicas?: number; log?: (message: string) => void },
+): Promise<KV> {
+  const create = () => new Kvm(nats.nc).create(bucket, { history: 1, ttl: ttlMs, replicas });
+  // Once more when another service created it meanwhile with another window (another TTL): the
+  // second look finds the bucket and binds to it.
+  const kv = await create().catch(create);
+  const { config } = (await kv.status()).streamInfo;
+  const maxAge = ttlMs * 1_000_000;
+  if (config.max_age < maxAge || config.num_replicas !== replicas) {
+    await nats.jsm.streams.update(config.name, {
+      ...config,
+      max_age: Math.max(config.max_age, maxAge),
+      num_replicas: replicas,
+    });
+    log?.(`${bucket}: brought to ${replicas} copies and a TTL of at least ${ttlMs} ms`);
+  }
+  return kv;
 }
 
 /**
