@@ -1,7 +1,8 @@
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { dropDatabase, runMigrations } from '@byrd/platform';
-import { createTestDatabase, newRunId } from '@byrd/platform/testing';
+import { createTestDatabase, newRunId, PrivatePostgresServer } from '@byrd/platform/testing';
 
 /** A migration of a table the live version keeps busy: it needs that table's exclusive lock. */
 class AddColumnToOutbox1900000000000 implements MigrationInterface {
@@ -66,5 +67,147 @@ describe('runMigrations', () => {
     expect(await migrated).toEqual(['AddColumnToOutbox1900000000000']);
     await released;
     await live.end();
+  });
+});
+
+/**
+ * A connection pooler in front of PostgreSQL that exposes only some databases, as PgBouncer's
+ * `[databases]` section or a managed pooler does: a startup message naming another database is
+ * answered as PgBouncer answers it (FATAL "no such database"); the others are relayed to the server.
+ */
+class PoolerRelay {
+  private readonly sockets = new Set<Socket>();
+  readonly refused: string[] = [];
+  private constructor(private readonly server: Server) {}
+
+  static async start(target: URL, exposed: readonly string[]): Promise<PoolerRelay> {
+    const server = createServer();
+    const relay = new PoolerRelay(server);
+    server.on('connection', (client) => {
+      relay.sockets.add(client);
+      let startup = Buffer.alloc(0);
+      const onStartup = (chunk: Buffer) => {
+        startup = Buffer.concat([startup, chunk]);
+        if (startup.length < 4 || startup.length < startup.readInt32BE(0)) return;
+        client.off('data', onStartup);
+        // Int32 length, Int32 protocol, then name\0value\0 pairs.
+        const fields = startup.subarray(8, startup.readInt32BE(0)).toString('utf8').split('\0');
+        const params = new Map<string, string>();
+        for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]) params.set(fields[i], fields[i + 1]);
+        const database = params.get('database') ?? params.get('user') ?? '';
+        if (!exposed.includes(database)) {
+          relay.refused.push(database);
+          client.end(errorResponse('08P01', `no such database: ${database}`));
+          return;
+        }
+        const upstream = connect(Number(target.port || 5432), target.hostname);
+        relay.sockets.add(upstream);
+        upstream.write(startup);
+        client.on('data', (data) => upstream.write(data));
+        upstream.on('data', (data) => client.write(data));
+        for (const [from, to] of [
+          [client, upstream],
+          [upstream, client],
+        ] as const) {
+          from.on('close', () => to.destroy());
+          from.on('error', () => to.destroy());
+        }
+      };
+      client.on('data', onStartup);
+      client.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return relay;
+  }
+
+  url(database: string): string {
+    const url = new URL(database);
+    url.hostname = '127.0.0.1';
+    url.port = String((this.server.address() as AddressInfo).port);
+    return url.toString();
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+/** A FATAL ErrorResponse message of the PostgreSQL protocol. */
+function errorResponse(code: string, message: string): Buffer {
+  const body = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`, 'utf8');
+  const header = Buffer.alloc(5);
+  header.write('E', 0);
+  header.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([header, body]);
+}
+
+/**
+ * The migrations Job (the chart's pre-upgrade hook) behind PgBouncer or a managed pooler that
+ * exposes only the service's database, created beforehand as README says: nothing reaches the
+ * `postgres` database there (the same holds where CONNECT on it is revoked).
+ */
+describe('runMigrations behind a pooler exposing only the service database', () => {
+  const runId = newRunId();
+  let url: string;
+  let pooler: PoolerRelay;
+  beforeEach(async () => {
+    url = await createTestDatabase(runId, `pooled_${Math.random().toString(36).slice(2, 8)}`);
+    pooler = await PoolerRelay.start(new URL(url), [new URL(url).pathname.slice(1)]);
+  });
+  afterEach(async () => {
+    await pooler.close();
+    await dropDatabase(url);
+  });
+
+  it('migrates a database created beforehand without asking for the postgres database', async () => {
+    const applied = await runMigrations({ url: pooler.url(url), entities: [], migrations: [] });
+    expect(applied.length).toBeGreaterThan(0);
+    expect(pooler.refused).toEqual([]);
+  });
+
+  it('still creates a missing database through the postgres database where the server has it', async () => {
+    const missing = new URL(url);
+    missing.pathname = `${missing.pathname}_new`;
+    try {
+      await runMigrations({ url: missing.toString(), entities: [], migrations: [] });
+      const client = new pg.Client({ connectionString: missing.toString() });
+      await client.connect();
+      await client.end();
+    } finally {
+      await dropDatabase(missing.toString());
+    }
+  });
+});
+
+/**
+ * The same where CONNECT on the `postgres` database is revoked (a managed server, a hardened one):
+ * the service's role may connect to its own database, created beforehand, and nowhere else. On a
+ * server of the test's own: the revoke concerns every role of the server.
+ */
+describe('runMigrations with CONNECT on the postgres database revoked', () => {
+  let server: PrivatePostgresServer;
+  beforeAll(async () => {
+    server = await PrivatePostgresServer.start();
+    const admin = new pg.Client({ connectionString: server.url('postgres') });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE service LOGIN`);
+      await admin.query(`CREATE DATABASE service_db OWNER service`);
+      await admin.query(`REVOKE CONNECT ON DATABASE postgres FROM PUBLIC`);
+    } finally {
+      await admin.end();
+    }
+  }, 60_000);
+  afterAll(() => server?.remove());
+
+  it("migrates the role's own database, created beforehand", async () => {
+    // The role cannot reach postgres: what the old code asked first.
+    const probe = new pg.Client({ connectionString: server.url('postgres', 'service') });
+    await expect(probe.connect()).rejects.toMatchObject({ code: '42501' });
+    await probe.end().catch(() => {});
+
+    const applied = await runMigrations({ url: server.url('service_db', 'service'), entities: [], migrations: [] });
+    expect(applied.length).toBeGreaterThan(0);
   });
 });

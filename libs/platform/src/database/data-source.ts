@@ -143,11 +143,25 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
   };
 }
 
-/** Creates the service's database on its server when missing (local stack, tests, first install). */
+/**
+ * Creates the service's database on its server when missing (local stack, tests, first install).
+ * It asks the database itself first, and the `postgres` database only when the server answers that
+ * it does not exist (3D000): behind PgBouncer or a managed pooler that exposes only the service's
+ * database, or with CONNECT on `postgres` revoked, a database created beforehand is all it needs.
+ */
 export async function ensureDatabase(url: string): Promise<void> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.slice(1));
   if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`Database name "${name}" must be letters, digits and _`);
+  const probe = new pg.Client({ connectionString: url });
+  try {
+    await probe.connect();
+    await probe.end();
+    return;
+  } catch (error) {
+    await probe.end().catch(() => {});
+    if ((error as { code?: string }).code !== INVALID_CATALOG_NAME) throw error;
+  }
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });
@@ -230,6 +244,8 @@ export async function runMigrations(
 
 /** SQLSTATE of a statement that gave up waiting for a lock (`lock_timeout`). */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** The server's "database does not exist". */
+const INVALID_CATALOG_NAME = '3D000';
 
 /** A service's migration command: `node dist/migrate.js` with DATABASE_URL set. */
 export async function runMigrationCommand(

@@ -7,3 +7,4 @@ export * from './edge.js';
 export * from './medium.js';
 export * from './three-ds-shopper.js';
 export * from './nats-server.js';
+export * from './postgres-server.js';
