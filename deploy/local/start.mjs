@@ -11,7 +11,9 @@
 //   6. starts every built service of deploy/routes.json and the edge on http://127.0.0.1:8080
 //   7. waits until they are ready and prints the URLs and a curl to try
 // Ctrl-C (or SIGTERM) stops the services, the edge, and a PostgreSQL/NATS this script started
-// (ones that were already running are left alone). Data stays where it is.
+// (ones that were already running are left alone). Data stays where it is. Debian's nats-server
+// service (started by its package, /etc/nats-server.conf without JetStream) is disabled, as root,
+// and a nats-server with JetStream started in its place.
 //
 // Flags:
 //   --no-install   skip `npm install` (quick restart)
@@ -519,12 +521,42 @@ async function ensureNats(nats, storeDir, flags) {
     await startLocalNats(nats, storeDir, flags);
   }
   const info = await natsInfo(nats.host, nats.port);
-  if (!info?.jetstream) {
-    fail(
-      `The NATS server on ${nats.host}:${nats.port} runs without JetStream. Restart it with -js (nats-server -js -sd <dir>);\n` +
-        'for the Debian nats-server service, add "jetstream { store_dir: /var/lib/nats-server }" to /etc/nats-server.conf.',
-    );
+  if (!info?.jetstream) await replacePackageNats(nats, storeDir, flags);
+}
+
+function noJetStream(nats) {
+  return (
+    `The NATS server on ${nats.host}:${nats.port} runs without JetStream. Restart it with -js (nats-server -js -sd <dir>);\n` +
+    'for the Debian nats-server service, add "jetstream { store_dir: /var/lib/nats-server }" to /etc/nats-server.conf,\n' +
+    'or run sudo systemctl disable --now nats-server and npm start starts its own.'
+  );
+}
+
+/**
+ * Debian's nats-server package starts nats-server.service from /etc/nats-server.conf, which has no
+ * JetStream, as soon as it is installed (and at every boot). When that service is what answers, it
+ * is turned off and a nats-server with JetStream is started in its place, as when nothing ran.
+ */
+async function replacePackageNats(nats, storeDir, flags) {
+  const systemctl = findExecutable('systemctl');
+  const packageService =
+    IS_ROOT &&
+    isLocalHost(nats.host) &&
+    systemctl &&
+    (await capture(systemctl, ['is-active', '--quiet', 'nats-server'])).code === 0;
+  if (!packageService) fail(noJetStream(nats));
+  note('it is Debian\'s nats-server service, whose /etc/nats-server.conf has no JetStream:');
+  note('disabling it (systemctl disable --now nats-server) and starting nats-server with JetStream instead');
+  if ((await run(systemctl, ['disable', '--now', 'nats-server'])) !== 0) {
+    fail('systemctl disable --now nats-server failed (see above).');
   }
+  await waitUntil(
+    async () => !(await canConnect(nats.host, nats.port)),
+    NATS_WAIT_MS,
+    `${nats.host}:${nats.port} still answers with nats-server.service stopped: it is another server.\n${noJetStream(nats)}`,
+  );
+  await startNatsAndWait(findExecutable('nats-server'), nats, storeDir, flags);
+  if (!(await natsInfo(nats.host, nats.port))?.jetstream) fail(noJetStream(nats));
 }
 
 async function startLocalNats(nats, storeDir, flags) {
@@ -534,9 +566,14 @@ async function startLocalNats(nats, storeDir, flags) {
   }
   const binary = await natsServerBinary(nats);
   if (await natsInfo(nats.host, nats.port)) {
-    note('started by the package install: using it');
+    // Without JetStream (Debian's service): ensureNats then puts ours in its place.
+    note('started by the package install');
     return;
   }
+  await startNatsAndWait(binary, nats, storeDir, flags);
+}
+
+async function startNatsAndWait(binary, nats, storeDir, flags) {
   startNatsServer(binary, nats, storeDir, flags);
   await waitUntil(
     async () => (await natsInfo(nats.host, nats.port)) !== null,
