@@ -1,5 +1,6 @@
 // Shared by the chart checks in test/: helm runs, rendered manifests, the route table.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -45,6 +46,70 @@ export function render({ chart = CHART, values = [], release = 'byrd', namespace
   for (const v of values) args.push('--values', valuesFile(v));
   const result = helm(args);
   return { ...result, docs: result.status === 0 ? parseManifests(result.stdout) : [] };
+}
+
+/**
+ * `helm template --dry-run=server` against a stand-in Kubernetes API that holds `live` objects (as a
+ * cluster does during `helm upgrade`), so the chart's `lookup` finds them. Returns the manifests.
+ */
+export async function renderAgainstCluster({ live = [], values = [], release = 'byrd', namespace = 'byrd' } = {}) {
+  const api = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    const path = new URL(req.url, 'http://api').pathname;
+    const found = live.find(
+      (o) =>
+        path ===
+        `/apis/${o.apiVersion}/namespaces/${o.metadata.namespace ?? namespace}/${o.kind.toLowerCase()}s/${o.metadata.name}`,
+    );
+    if (found) return res.end(JSON.stringify(found));
+    // Discovery: the groups of the live objects (`lookup` asks for them first).
+    const resources = live.filter((o) => path === `/apis/${o.apiVersion}`);
+    if (resources.length > 0) {
+      const [{ apiVersion }] = resources;
+      return res.end(
+        JSON.stringify({
+          kind: 'APIResourceList',
+          groupVersion: apiVersion,
+          resources: [...new Set(resources.map((o) => o.kind))].map((kind) => ({
+            name: `${kind.toLowerCase()}s`,
+            singularName: kind.toLowerCase(),
+            namespaced: true,
+            kind,
+            verbs: ['get'],
+          })),
+        }),
+      );
+    }
+    res.statusCode = 404;
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+  });
+  await new Promise((resolve) => api.listen(0, '127.0.0.1', resolve));
+  try {
+    const kubeconfig = join(scratch, `kubeconfig-${++scratchFiles}`);
+    writeFileSync(
+      kubeconfig,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'stand-in', cluster: { server: `http://127.0.0.1:${api.address().port}` } }],
+        users: [{ name: 'stand-in', user: {} }],
+        contexts: [{ name: 'stand-in', context: { cluster: 'stand-in', user: 'stand-in' } }],
+        'current-context': 'stand-in',
+      }),
+    );
+    const args = ['template', release, CHART, '--namespace', namespace, '--dry-run=server', '--kubeconfig', kubeconfig];
+    for (const v of values) args.push('--values', valuesFile(v));
+    // Not spawnSync: the stand-in API answers from this process while helm runs.
+    const child = spawn(helmPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let [stdout, stderr] = ['', ''];
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const status = await new Promise((resolve) => child.on('close', resolve));
+    if (status !== 0) throw new Error(`helm template --dry-run=server failed:\n${stderr}`);
+    return parseManifests(stdout);
+  } finally {
+    await new Promise((resolve) => api.close(resolve));
+  }
 }
 
 /** `helm template` that must succeed; returns the manifests. */

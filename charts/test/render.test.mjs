@@ -13,6 +13,7 @@ import {
   named,
   ofKind,
   readValues,
+  renderAgainstCluster,
   renderOk,
   routeTable,
   selects,
@@ -333,6 +334,21 @@ test('the sandbox, sharing a NATS with other installs, uses a stream and buckets
     assert.ok(value, `the provisioning Job creates ${name}`);
     assert.notEqual(value, standard[name], `${name}: the sandbox's own, not shared with another install`);
   }
+});
+
+test('turning autoscaling on keeps the live replica count: the upgrade never scales a Deployment down first', async () => {
+  // A previous release without autoscaling runs orders with 2 replicas, which the load took to 4.
+  const [orders, payments] = ['orders', 'payments'].map(
+    (name) => ofKind(renderOk(), 'Deployment').find((d) => component(d) === name).metadata.name,
+  );
+  const live = [{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: orders }, spec: { replicas: 4 } }];
+  const autoscaled = await renderAgainstCluster({ live, values: [{ serviceDefaults: { autoscaling: { enabled: true } } }] });
+  // Without the field, Helm's three-way merge would delete the 2 the last release set: 1 replica at once.
+  assert.equal(named(autoscaled, 'Deployment', orders).spec.replicas, 4, 'the live count, which the HPA then owns');
+  // Not in the cluster yet (a first install): the HPA sets the count from its minimum.
+  assert.equal(named(autoscaled, 'Deployment', payments).spec.replicas, undefined);
+  // Without autoscaling the values decide, whatever runs.
+  assert.equal(named(await renderAgainstCluster({ live }), 'Deployment', orders).spec.replicas, 2);
 });
 
 test('a config change rolls the pods of that service only (checksum/config)', () => {
