@@ -351,6 +351,47 @@ test('turning autoscaling on keeps the live replica count: the upgrade never sca
   assert.equal(named(await renderAgainstCluster({ live }), 'Deployment', orders).spec.replicas, 2);
 });
 
+test('NATS over TLS: its CA and client certificate reach every pod that talks to NATS, and no other', async () => {
+  const tls = { caSecret: 'nats-ca', caKey: 'ca.pem', clientCertSecret: 'byrd-nats-client' };
+  const docs = renderOk({ values: [EXAMPLE_VALUES.production, { nats: { tls } }] });
+  /** The Secret and key a file of the container comes from, through its mounts and volumes. */
+  const sourceOf = (spec, container, path) => {
+    const mount = container.volumeMounts.find((m) => path.startsWith(`${m.mountPath}/`));
+    const volume = mount && spec.volumes.find((v) => v.name === mount.name);
+    const item = volume?.secret?.items?.find((i) => `${mount.mountPath}/${i.path}` === path);
+    return item && { secret: volume.secret.secretName, key: item.key };
+  };
+  const pods = [
+    ...ofKind(docs, 'Deployment').map((d) => ({
+      doc: d,
+      spec: d.spec.template.spec,
+      env: named(docs, 'ConfigMap', d.metadata.name).data,
+    })),
+    ...ofKind(docs, 'Job').map((j) => ({
+      doc: j,
+      spec: j.spec.template.spec,
+      env: Object.fromEntries(j.spec.template.spec.containers[0].env.map((e) => [e.name, e.value])),
+    })),
+  ];
+  for (const { doc, spec, env } of pods) {
+    const [container] = spec.containers;
+    const name = `${doc.kind} ${doc.metadata.name}`;
+    if (env.NATS_URL === undefined) {
+      assert.ok(!spec.volumes.some((v) => [tls.caSecret, tls.clientCertSecret].includes(v.secret?.secretName)), `${name}: no NATS certificates`);
+      continue;
+    }
+    assert.deepEqual(sourceOf(spec, container, env.NATS_TLS_CA_FILE), { secret: 'nats-ca', key: 'ca.pem' }, `${name}: NATS_TLS_CA_FILE`);
+    assert.deepEqual(sourceOf(spec, container, env.NATS_TLS_CERT_FILE), { secret: 'byrd-nats-client', key: 'tls.crt' }, `${name}: NATS_TLS_CERT_FILE`);
+    assert.deepEqual(sourceOf(spec, container, env.NATS_TLS_KEY_FILE), { secret: 'byrd-nats-client', key: 'tls.key' }, `${name}: NATS_TLS_KEY_FILE`);
+    await validateManifest(doc);
+  }
+  assert.ok(pods.some(({ doc }) => component(doc) === 'nats-provision'), 'the provisioning Job is among them');
+  // Without nats.tls: no such variables (the system's CAs), as before.
+  for (const config of ofKind(renderOk(), 'ConfigMap')) {
+    assert.equal(config.data?.NATS_TLS_CA_FILE, undefined, config.metadata.name);
+  }
+});
+
 test('a config change rolls the pods of that service only (checksum/config)', () => {
   const checksums = (docs) =>
     Object.fromEntries(

@@ -183,6 +183,9 @@ hashes it into checksum/config so a change rolls the pods.
 {{- $_ := set $data "EVENTS_STREAM_REPLICAS" (toString $root.Values.nats.streamReplicas) -}}
 {{- $_ := set $data "API_KEYS_BUCKET" (toString $root.Values.nats.apiKeysBucket) -}}
 {{- $_ := set $data "MERCHANTS_BUCKET" (toString $root.Values.nats.merchantsBucket) -}}
+{{- range $key, $value := include "byrd.natsTlsEnv" $root | fromYaml -}}
+{{- $_ := set $data $key $value -}}
+{{- end -}}
 {{- end -}}
 {{- if .svc.database.enabled -}}
 {{- $_ := set $data "DATABASE_POOL_SIZE" (toString (int .svc.database.poolSize)) -}}
@@ -256,6 +259,56 @@ service's DATABASE_URL), nats (NATS_USER/NATS_PASSWORD when nats.auth.existingSe
       name: {{ .secret | quote }}
       key: {{ .key | quote }}
 {{- end -}}
+{{- end -}}
+
+{{/*
+TLS to NATS (nats.tls): the files a pod that talks to NATS reads (NATS_TLS_*), their Secrets'
+volumes and mounts. Each renders nothing without nats.tls.caSecret or .clientCertSecret. Arg: root.
+*/}}
+{{- define "byrd.natsTlsEnv" -}}
+{{- with .Values.nats.tls.caSecret }}
+NATS_TLS_CA_FILE: /etc/byrd/nats-tls/ca/ca.crt
+{{- end }}
+{{- with .Values.nats.tls.clientCertSecret }}
+NATS_TLS_CERT_FILE: /etc/byrd/nats-tls/client/tls.crt
+NATS_TLS_KEY_FILE: /etc/byrd/nats-tls/client/tls.key
+{{- end }}
+{{- end -}}
+
+{{- define "byrd.natsTlsVolumes" -}}
+{{- with .Values.nats.tls.caSecret }}
+- name: nats-tls-ca
+  secret:
+    secretName: {{ . | quote }}
+    items:
+      - key: {{ $.Values.nats.tls.caKey | quote }}
+        path: ca.crt
+{{- end }}
+{{- with .Values.nats.tls.clientCertSecret }}
+- name: nats-tls-client
+  secret:
+    secretName: {{ . | quote }}
+    # 0440: the pod's fsGroup reads the key, no one else.
+    defaultMode: 288
+    items:
+      - key: tls.crt
+        path: tls.crt
+      - key: tls.key
+        path: tls.key
+{{- end }}
+{{- end -}}
+
+{{- define "byrd.natsTlsMounts" -}}
+{{- with .Values.nats.tls.caSecret }}
+- name: nats-tls-ca
+  mountPath: /etc/byrd/nats-tls/ca
+  readOnly: true
+{{- end }}
+{{- with .Values.nats.tls.clientCertSecret }}
+- name: nats-tls-client
+  mountPath: /etc/byrd/nats-tls/client
+  readOnly: true
+{{- end }}
 {{- end -}}
 
 {{/* The writable /tmp of services and hook Jobs (the root filesystem is read-only). Args: svc. */}}

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { baseConfigSchema, loadConfig } from '../config/config.js';
 import { MerchantDirectory } from '../auth/merchants.js';
-import { NatsContext } from '../messaging/nats.js';
+import { NatsContext, natsTlsFrom } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
 import { paymentAttemptLimitSettings } from '../rate-limit/rate-limit.config.js';
 import { ensureRateLimitBucket } from '../rate-limit/rate-limiter.js';
@@ -13,6 +13,9 @@ const cliConfigSchema = z.object({
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
   NATS_USER: z.string().optional(),
   NATS_PASSWORD: z.string().optional(),
+  NATS_TLS_CA_FILE: baseConfigSchema.shape.NATS_TLS_CA_FILE,
+  NATS_TLS_CERT_FILE: baseConfigSchema.shape.NATS_TLS_CERT_FILE,
+  NATS_TLS_KEY_FILE: baseConfigSchema.shape.NATS_TLS_KEY_FILE,
   NATS_SUBJECT_PREFIX: z.string().default(''),
   EVENTS_STREAM: z.string().default('EVENTS'),
   EVENTS_STREAM_REPLICAS: baseConfigSchema.shape.EVENTS_STREAM_REPLICAS,
@@ -47,7 +50,8 @@ A merchant's developer (a sandbox API key in $BYRD_API_KEY; npm run cli -- liste
   listen --forward-to <url> [--events <a,b>]                      stream the sandbox webhooks to a local address, signed
   trigger <event>                                                 produce a real sandbox event by running its flow
 
-Environment: NATS_URL (default nats://127.0.0.1:4222), EVENTS_STREAM, EVENTS_STREAM_REPLICAS (1), API_KEYS_BUCKET,
+Environment: NATS_URL (default nats://127.0.0.1:4222), NATS_USER, NATS_PASSWORD, NATS_TLS_CA_FILE (and
+NATS_TLS_CERT_FILE, NATS_TLS_KEY_FILE for mutual TLS), EVENTS_STREAM, EVENTS_STREAM_REPLICAS (1), API_KEYS_BUCKET,
 MERCHANTS_BUCKET, RATE_LIMIT_BUCKET and RATE_LIMIT_WINDOW_MS (its TTL: two windows); DATABASE_URL for dead-letters.`;
 
 type Out = { log: (line: string) => void; error: (line: string) => void };
@@ -88,7 +92,13 @@ export async function runCli(
   if (group === 'rpc' && command === 'keygen') return keygen(positionals.slice(2), out);
   const config = loadConfig(cliConfigSchema, env);
   const nats = await NatsContext.open(
-    { url: config.NATS_URL, user: config.NATS_USER, password: config.NATS_PASSWORD, name: 'byrd-cli' },
+    {
+      url: config.NATS_URL,
+      user: config.NATS_USER,
+      password: config.NATS_PASSWORD,
+      name: 'byrd-cli',
+      tls: natsTlsFrom(config),
+    },
     config.NATS_SUBJECT_PREFIX,
   );
   try {

@@ -35,6 +35,13 @@ export const baseConfigSchema = z.object({
   NATS_URL: url(['nats:', 'tls:', 'ws:', 'wss:']).default('nats://127.0.0.1:4222'),
   NATS_USER: z.string().optional(),
   NATS_PASSWORD: z.string().optional(),
+  /**
+   * TLS to NATS with certificates of a CA of your own: its certificate (PEM file), and a client
+   * certificate and key for servers that verify clients. Unset: the system's CAs, no client certificate.
+   */
+  NATS_TLS_CA_FILE: z.string().min(1).optional(),
+  NATS_TLS_CERT_FILE: z.string().min(1).optional(),
+  NATS_TLS_KEY_FILE: z.string().min(1).optional(),
   /** Prepended to every subject; lets test runs share one NATS server without colliding. */
   NATS_SUBJECT_PREFIX: z
     .string()

@@ -8,10 +8,26 @@ export interface NatsOptions {
   user?: string;
   password?: string;
   name: string;
+  /** PEM files: the CA of the servers' certificates, a client certificate and its key (mutual TLS). */
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
+}
+
+type NatsTlsSettings = Pick<StatelessConfig, 'NATS_TLS_CA_FILE' | 'NATS_TLS_CERT_FILE' | 'NATS_TLS_KEY_FILE'>;
+
+/** NATS_TLS_* as connection options (none set: undefined, the system's CAs). */
+export function natsTlsFrom(config: NatsTlsSettings): NatsOptions['tls'] {
+  const { NATS_TLS_CA_FILE: caFile, NATS_TLS_CERT_FILE: certFile, NATS_TLS_KEY_FILE: keyFile } = config;
+  return caFile || certFile || keyFile ? { caFile, certFile, keyFile } : undefined;
 }
 
 export function natsOptionsFrom(config: StatelessConfig, name: string): NatsOptions {
-  return { url: config.NATS_URL, user: config.NATS_USER, password: config.NATS_PASSWORD, name };
+  return {
+    url: config.NATS_URL,
+    user: config.NATS_USER,
+    password: config.NATS_PASSWORD,
+    name,
+    tls: natsTlsFrom(config),
+  };
 }
 
 export async function connectNats(options: NatsOptions): Promise<NatsConnection> {
@@ -20,6 +36,9 @@ export async function connectNats(options: NatsOptions): Promise<NatsConnection>
     name: options.name,
     user: options.user,
     pass: options.password,
+    // Given when the servers' certificates need our CA (or they verify ours): else TLS as the
+    // server offers it, verified against the system's CAs.
+    ...(options.tls ? { tls: options.tls } : {}),
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     // Async stack traces cost a captured stack per request (every JetStream publish); errors still carry their own.
