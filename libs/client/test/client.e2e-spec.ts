@@ -22,6 +22,8 @@ const card = (number: string) => ({ number, expiration: futureExpiry(), cvv: '12
 const FRICTIONLESS = '5448280000000007';
 const VISA = '4242424242424242';
 const CHALLENGE = '5555341244441115';
+/** Approved by the issuer, but the acquirer's answer is lost: TemporaryFailed until the recovery. */
+const ACQUIRER_TIMEOUT = '5201282999005515';
 const FAST_RETRIES = { maxRetries: 3, baseDelayMs: 10, maxDelayMs: 200 };
 
 async function eventually<T>(
@@ -185,6 +187,19 @@ describe('@byrd/client against the running platform', () => {
     await byrd.sandbox.simulatePayment(multibanco.transactionId, 'pay');
     const settled = await byrd.transactions.waitForOutcome(multibanco.transactionId, { intervalMs: 100 });
     expect(settled).toMatchObject({ status: 'Success', code: 'BYRD200' });
+  });
+
+  it('waits through TemporaryFailed (the acquirer answer lost) for the outcome the recovery settles', async () => {
+    const payment = await byrd.payments.create({
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      card: card(ACQUIRER_TIMEOUT),
+    });
+    expect(payment).toMatchObject({ code: 'BYRD203', status: 'TemporaryFailed' });
+    // Payments' recovery asks the acquirer after ACQUIRER_RECOVERY_AFTER_MS (8 s here): it approved.
+    const settled = await byrd.transactions.waitForOutcome(payment.transactionId, { intervalMs: 250 });
+    expect(settled).toMatchObject({ transactionId: payment.transactionId, status: 'Success' });
   });
 
   it('charges a two-step payment, keeps checkout origins and moves a sandbox chargeback', async () => {

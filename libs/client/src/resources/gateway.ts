@@ -110,8 +110,18 @@ export function shopperAction(
   return response.code === 'BYRD207' && response.action ? response.action : null;
 }
 
-/** Statuses a transaction leaves on its own (the shopper or the acquirer still has to act). */
-const PENDING_STATUSES: readonly TransactionStatus[] = ['Created', 'Processing'];
+/**
+ * Statuses that are not an outcome yet, as the hosted form follows them: the shopper or the acquirer
+ * still has to act, or the acquirer's answer was lost (`TemporaryFailed`, BYRD203: "query the
+ * transaction to confirm its status"), which the platform's recovery settles from what the acquirer
+ * holds (a minute by default). Every other status is final.
+ */
+const PENDING_STATUSES: readonly TransactionStatus[] = [
+  'Created',
+  'Processing',
+  'TemporaryFailed',
+  'PendingMerchantAction',
+];
 
 export interface WaitOptions {
   /** Give up after this long. Default 60 000 ms. */
@@ -166,9 +176,11 @@ export class Transactions {
   }
 
   /**
-   * Reads the transaction until it is no longer `Created` or `Processing`: the shopper finished 3D
-   * Secure, paid a Multibanco reference, answered in MB WAY, or the payment lapsed. Webhooks tell
-   * you the same without polling; this is for scripts and tests.
+   * Reads the transaction until its status is final (not `Created`, `Processing`, `TemporaryFailed`
+   * or `PendingMerchantAction`): the shopper finished 3D Secure, paid a Multibanco reference,
+   * answered in MB WAY, the payment lapsed, or the recovery settled a payment whose acquirer answer
+   * was lost. Throws {@link ByrdTimeoutError} (with the transaction as last read) when none came
+   * within `timeoutMs`. Webhooks tell you the same without polling; this is for scripts and tests.
    */
   async waitForOutcome(transactionId: string, wait: WaitOptions = {}): Promise<TransactionResponse> {
     const deadline = Date.now() + (wait.timeoutMs ?? 60_000);
