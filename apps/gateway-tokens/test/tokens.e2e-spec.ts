@@ -475,6 +475,35 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     expect((await h.tokenRequest('GET', `/api/v2/tokens/${retried.body.tokenId}`)).status).toBe(200);
   });
 
+  it('replays a delete retried under its idempotency-key (204, not 404), keeping nothing of the card', async () => {
+    const created = await h.createToken({ number: VISA }, { CustomReference: `customer-${randomUUID()}` });
+    const { tokenId } = created.body;
+    const key = randomUUID();
+    const remove = (path = `/api/v2/tokens/${tokenId}`) =>
+      h.tokenRequest('DELETE', path, undefined, { 'idempotency-key': key });
+    expect((await remove()).status).toBe(204);
+    // The merchant's retry of a delete whose answer it lost: the first answer, the card still gone.
+    const retried = await remove();
+    expect(retried.status).toBe(204);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect((await h.tokenRequest('GET', `/api/v2/tokens/${tokenId}`)).status).toBe(404);
+    // Without the key it is a new request: the token is gone.
+    expect((await h.tokenRequest('DELETE', `/api/v2/tokens/${tokenId}`)).status).toBe(404);
+    // The key names one request: another token's delete under it is refused.
+    expect((await remove(`/api/v2/tokens/${randomUUID()}`)).status).toBe(422);
+
+    const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL });
+    await db.initialize();
+    try {
+      // A delete's answer has no body: nothing of the card is kept under the key.
+      expect(
+        await db.query(`SELECT response_status, response_body FROM idempotency_keys WHERE key = $1`, [key]),
+      ).toEqual([{ response_status: 204, response_body: null }]);
+    } finally {
+      await db.destroy();
+    }
+  });
+
   it('keeps no answer of a create whose token was deleted while it asked for the verification', async () => {
     // The delete erases the answers stored so far; this create's answer is stored after it.
     const holder = `Raced ${randomUUID().slice(0, 8)}`;

@@ -403,6 +403,13 @@ describe('@byrd/client against the running platform', () => {
     // Health, metrics and each service's own /docs are not the public API.
     expect(paths.filter((path) => /^\/(health|metrics|docs)/.test(path))).toEqual([]);
     expect(document.components.schemas).toHaveProperty('ErrorBody');
+    // A delete takes an idempotency-key as a POST does (its retry replays the first answer), optional.
+    for (const path of ['/api/v2/tokens/{tokenId}', '/api/v1/settings/{id}']) {
+      const operation = (document.paths[path] as Record<string, { parameters?: { name: string }[] }>).delete;
+      expect(operation.parameters).toContainEqual(
+        expect.objectContaining({ name: 'idempotency-key', in: 'header', required: false }),
+      );
+    }
 
     const page = await fetch(`${stack.url}/docs`);
     expect(page.status).toBe(200);
@@ -572,6 +579,31 @@ describe('@byrd/client against the running platform', () => {
       const gaveUp = await flaky.orders.get(order.orderId).catch((e: unknown) => e);
       expect(gaveUp).toBeInstanceOf(ByrdConnectionError);
       expect((gaveUp as ByrdConnectionError).attempts).toBe(4);
+    });
+
+    it('deletes a token and a webhook setting whose first answer was lost: the retry answers as the first did, not 404', async () => {
+      const token = await byrd.tokens.create({
+        CustomReference: `lost-delete-${randomUUID()}`,
+        Card: card(VISA),
+      });
+      network.fail('DELETE', '/api/v2/tokens/', 'lose-answer');
+      await expect(flaky.tokens.delete(token.tokenId)).resolves.toBeUndefined();
+      const sent = network.requests('DELETE', `/api/v2/tokens/${token.tokenId}`);
+      expect(sent).toHaveLength(2);
+      expect(sent[1].headers['idempotency-key']).toBe(sent[0].headers['idempotency-key']);
+      expect(await failureOf(byrd.tokens.get(token.tokenId))).toMatchObject({ status: 404, code: 'BYRD901' });
+
+      const setting = await byrd.webhooks.settings.create({
+        url: `${receiver.url}/lost-delete`,
+        credentialType: 'api-key',
+      });
+      network.fail('DELETE', '/api/v1/settings/', 'lose-answer');
+      expect(await flaky.webhooks.settings.delete(setting.id)).toEqual({ id: setting.id, deleted: true });
+      expect(network.requests('DELETE', `/api/v1/settings/${setting.id}`)).toHaveLength(2);
+      expect(await failureOf(byrd.webhooks.settings.get(setting.id))).toMatchObject({
+        status: 404,
+        code: 'BYRD901',
+      });
     });
 
     it('does not retry a refusal, and gives each logical call its own key', async () => {

@@ -16,7 +16,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
     if (exception instanceof ReplayedError) {
-      void reply.status(exception.status).send(exception.body);
+      // A 204 (a delete's) as it was first sent: no body, so no JSON `null` either.
+      if (exception.status === 204) void reply.status(204).send();
+      else void reply.status(exception.status).send(exception.body);
       return;
     }
     const response = toErrorResponse(exception, String(request.id));

@@ -20,6 +20,7 @@ import {
   RETURN_CODES,
   type ReturnCode,
 } from '@byrd/contracts';
+import { IDEMPOTENT_METHODS } from '../idempotency/idempotency.guard.js';
 
 /** Error statuses of one operation and the codes each may carry. */
 export type ErrorCodes = Partial<Record<number, readonly ReturnCode[]>>;
@@ -94,7 +95,7 @@ export function ApiErrors(errors: ErrorCodes): MethodDecorator & ClassDecorator 
 export const NOT_FOUND: ErrorCodes = { 404: ['BYRD901'] };
 
 export interface PlatformAnswers {
-  /** The app runs the idempotency guard: every POST takes `idempotency-key`. */
+  /** The app runs the idempotency guard: every POST and DELETE takes `idempotency-key`. */
   idempotency: boolean;
 }
 
@@ -103,8 +104,9 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 /**
  * Adds to every operation what the platform answers on its own: 400 BYRD900 (validation, malformed
  * JSON or path), 401 BYRD401 unless the operation is public (`security: []`), 413 BYRD900 on a body
- * over the limit, 500 BYRD999; with idempotency, POSTs document the `idempotency-key` header, its 409 BYRD409
- * (the first request still runs) and 422 BYRD900 (the key reused with another body).
+ * over the limit, 500 BYRD999; with idempotency, POSTs and DELETEs document the `idempotency-key`
+ * header, its 409 BYRD409 (the first request still runs) and 422 BYRD900 (the key reused with another
+ * request).
  */
 export function completeDocument(document: OpenAPIObject, answers: PlatformAnswers): OpenAPIObject {
   for (const pathItem of Object.values(document.paths)) {
@@ -114,7 +116,7 @@ export function completeDocument(document: OpenAPIObject, answers: PlatformAnswe
       // Fastify reads a body whatever the method, so any request may be over the limit (413).
       const platform: ErrorCodes = { 400: ['BYRD900'], 413: ['BYRD900'], 500: ['BYRD999'] };
       if (!isPublic(operation, document)) platform[401] = ['BYRD401'];
-      if (answers.idempotency && method === 'post') {
+      if (answers.idempotency && IDEMPOTENT_METHODS.has(method.toUpperCase())) {
         platform[409] = ['BYRD409'];
         platform[422] = ['BYRD900'];
         // In place of one a handler's own `@Headers('idempotency-key')` made (Swagger marks it required).

@@ -52,6 +52,13 @@ export async function lockKeyInTransaction(
   await lockInTransaction(manager, `${kind}:${merchantId}:${idempotencyKey}`);
 }
 
+/**
+ * The methods whose `idempotency-key` is kept. DELETE too: its work is done once, but its answer is
+ * not the same twice (the retry of a delete whose answer was lost would find nothing and answer 404),
+ * so a retry under the key replays the first answer instead.
+ */
+export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'DELETE']);
+
 const ANSWER_HOLDS_SECRETS = 'byrd:idempotency:answer-holds-secrets';
 
 /**
@@ -179,8 +186,8 @@ export function markTransientAnswer(request: object): void {
 }
 
 /**
- * DESIGN.md "Idempotency": the first answer to a POST with an `idempotency-key` is stored per
- * merchant with a hash of the request. A repeat with the same body replays it; the same key with
+ * DESIGN.md "Idempotency": the first answer to a POST (or a DELETE: `IDEMPOTENT_METHODS`) with an
+ * `idempotency-key` is stored per merchant with a hash of the request. A repeat with the same body replays it; the same key with
  * another body is refused (422); a repeat while the first still runs gets 409. Server errors are not
  * stored, so the client may retry them. A running request leases its key (IDEMPOTENCY_LEASE_MS,
  * renewed every third of it while it runs): when its process dies, or its clean-up fails, the key is free again once
@@ -239,7 +246,7 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<ClaimingRequest>();
     const key = idempotencyKeyOf(request);
-    if (request.method !== 'POST' || key === undefined) return true;
+    if (!IDEMPOTENT_METHODS.has(request.method) || key === undefined) return true;
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
       throw ApiError.invalidField(IDEMPOTENCY_HEADER, `must be 1 to ${MAX_KEY_LENGTH} characters`);
     }
@@ -286,11 +293,13 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     const status = reply.statusCode;
     // The lease is renewed until the answer is stored: a slow store must not let a retry in.
     try {
-      // Only a JSON answer can be kept and replayed (a page a route sends itself is not).
+      // Only a JSON answer, or none (204, a delete's), can be kept and replayed (a page a route
+      // sends itself is not).
+      const noContent = status === 204;
       const json = String(reply.getHeader('content-type') ?? '').includes('json');
       const tryAgain = status >= 500 || status === 409 || status === 429 || TRANSIENT_ANSWERS.has(request);
-      if (tryAgain || !json) return await this.release(lease);
-      const body = status < 400 && claimed.holdsSecrets ? 'null' : jsonOf(payload);
+      if (tryAgain || !(json || noContent)) return await this.release(lease);
+      const body = noContent || (status < 400 && claimed.holdsSecrets) ? 'null' : jsonOf(payload);
       try {
         await this.complete(lease, status, body);
       } catch (error) {
