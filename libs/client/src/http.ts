@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ErrorBody, HttpHeaders, ReturnCode } from '@byrd/contracts';
 import { ByrdApiError, ByrdConnectionError } from './errors.js';
 import {
+  backoffDelayMs,
   isRetryableStatus,
   parseRetryAfter,
   retryDelayMs,
@@ -113,7 +114,7 @@ export class HttpTransport {
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         if (!canRetry) throw new ByrdConnectionError(label, attempt, error);
-        await sleep(retryDelayMs(this.retry, attempt, undefined), signal);
+        await sleep(backoffDelayMs(this.retry, attempt), signal);
         continue;
       }
       if (response.ok)
@@ -121,8 +122,9 @@ export class HttpTransport {
 
       const errorBody = toErrorBody(response, text);
       const retryAfterSeconds = parseRetryAfter(response.headers.get(RETRY_AFTER_HEADER));
-      if (canRetry && isRetryableStatus(response.status, errorBody.code)) {
-        await sleep(retryDelayMs(this.retry, attempt, retryAfterSeconds), signal);
+      const delayMs = retryDelayMs(this.retry, attempt, retryAfterSeconds);
+      if (canRetry && delayMs !== null && isRetryableStatus(response.status, errorBody.code)) {
+        await sleep(delayMs, signal);
         continue;
       }
       throw new ByrdApiError({

@@ -16,17 +16,19 @@ describe('retry policy', () => {
   });
 
   it('backs off exponentially with jitter, capped', () => {
-    const policy = { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1_000 };
+    const policy = { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 60_000 };
     expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(policy, n, undefined, () => 1))).toEqual([
       100, 200, 400, 800, 1_000,
     ]);
     expect([1, 2, 3].map((n) => retryDelayMs(policy, n, undefined, () => 0))).toEqual([50, 100, 200]);
   });
 
-  it('waits as long as Retry-After says, within the cap', () => {
-    const policy = { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 5_000 };
+  it('waits as long as Retry-After says, past the backoff cap; longer than maxRetryAfterMs, not at all', () => {
+    const policy = { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 5_000, maxRetryAfterMs: 60_000 };
     expect(retryDelayMs(policy, 1, 2)).toBe(2_000);
-    expect(retryDelayMs(policy, 1, 60)).toBe(5_000);
+    // A rate-limit window's end: retrying before it would only burn the retries.
+    expect(retryDelayMs(policy, 1, 60)).toBe(60_000);
+    expect(retryDelayMs(policy, 1, 61)).toBeNull();
     expect(parseRetryAfter('3')).toBe(3);
     expect(
       parseRetryAfter(new Date(Date.UTC(2026, 0, 1, 0, 0, 10)).toUTCString(), Date.UTC(2026, 0, 1)),

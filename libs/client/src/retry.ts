@@ -1,16 +1,27 @@
-/** How failed requests are retried. Every retry of a POST carries the same idempotency key. */
+/** How failed requests are retried. Every retry of a state-changing call carries the same idempotency key. */
 export interface RetryOptions {
   /** Retries after the first attempt (0 turns retries off). Default 3. */
   maxRetries?: number;
   /** Delay before the first retry, doubled for each next one (with jitter). Default 250 ms. */
   baseDelayMs?: number;
-  /** Longest wait between two attempts, `Retry-After` included. Default 8 000 ms. */
+  /** Longest wait of the backoff between two attempts. Default 8 000 ms. */
   maxDelayMs?: number;
+  /**
+   * Longest `Retry-After` waited out (in full: an earlier retry would only be refused again). A
+   * server asking for longer gets its error thrown at once, `retryAfterSeconds` telling when to try
+   * again. Default 60 000 ms, the platform's rate-limit window.
+   */
+  maxRetryAfterMs?: number;
 }
 
 export type RetryPolicy = Required<RetryOptions>;
 
-export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 3, baseDelayMs: 250, maxDelayMs: 8_000 };
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxRetries: 3,
+  baseDelayMs: 250,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
 
 export function retryPolicy(options: RetryOptions | false | undefined): RetryPolicy {
   if (options === false) return { ...DEFAULT_RETRY, maxRetries: 0 };
@@ -31,17 +42,29 @@ export function isRetryableStatus(status: number, code: string | undefined): boo
 }
 
 /**
- * Wait before retry number `retry` (1-based): the server's `Retry-After` when it sent one, else
- * exponential backoff with jitter (half fixed, half random, so clients that failed together spread
- * out); never above `maxDelayMs`.
+ * Wait before retry number `retry` (1-based): the server's `Retry-After` when it sent one, or null
+ * (do not retry) when that is over `maxRetryAfterMs`; else {@link backoffDelayMs}.
  */
 export function retryDelayMs(
   policy: RetryPolicy,
   retry: number,
   retryAfterSeconds: number | undefined,
   random: () => number = Math.random,
+): number | null {
+  if (retryAfterSeconds === undefined) return backoffDelayMs(policy, retry, random);
+  const asked = retryAfterSeconds * 1_000;
+  return asked <= policy.maxRetryAfterMs ? asked : null;
+}
+
+/**
+ * Exponential backoff with jitter before retry number `retry` (1-based): half fixed, half random, so
+ * clients that failed together spread out; never above `maxDelayMs`.
+ */
+export function backoffDelayMs(
+  policy: RetryPolicy,
+  retry: number,
+  random: () => number = Math.random,
 ): number {
-  if (retryAfterSeconds !== undefined) return Math.min(retryAfterSeconds * 1_000, policy.maxDelayMs);
   const ceiling = Math.min(policy.baseDelayMs * 2 ** (retry - 1), policy.maxDelayMs);
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }

@@ -606,6 +606,26 @@ describe('@byrd/client against the running platform', () => {
       });
     });
 
+    it('waits out a Retry-After past its backoff cap, and throws at once one past maxRetryAfterMs', async () => {
+      const orderRef = `rate-limited-${randomUUID()}`;
+      network.fail('POST', '/api/v2/orders', { status: 429, code: 'BYRD206', retryAfter: '2' });
+      await flaky.orders.create({ amount: '5.00', currency: 'EUR', orderRef });
+      const sent = network.requests('POST', '/api/v2/orders').filter((r) => r.body.includes(orderRef));
+      expect(sent).toHaveLength(2);
+      // FAST_RETRIES caps the backoff at 200 ms; the window the server named is waited out all the same.
+      expect(sent[1].at - sent[0].at).toBeGreaterThanOrEqual(2_000);
+
+      const laterRef = `rate-limited-${randomUUID()}`;
+      network.fail('POST', '/api/v2/orders', { status: 429, code: 'BYRD206', retryAfter: '3600' });
+      const refused = await failureOf(
+        flaky.orders.create({ amount: '5.00', currency: 'EUR', orderRef: laterRef }),
+      );
+      expect(refused).toMatchObject({ status: 429, code: 'BYRD206', retryAfterSeconds: 3600 });
+      expect(
+        network.requests('POST', '/api/v2/orders').filter((r) => r.body.includes(laterRef)),
+      ).toHaveLength(1);
+    });
+
     it('does not retry a refusal, and gives each logical call its own key', async () => {
       const before = network.requests('POST', '/api/v2/orders').length;
       await failureOf(flaky.orders.create({ amount: 'x', currency: 'EUR' }));

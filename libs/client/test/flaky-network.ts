@@ -14,6 +14,8 @@ export interface SeenRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /**
@@ -35,7 +37,13 @@ export class FlakyNetwork {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         const body = Buffer.concat(chunks).toString();
-        const seen = { method: request.method!, url: request.url!, headers: request.headers, body };
+        const seen = {
+          method: request.method!,
+          url: request.url!,
+          headers: request.headers,
+          body,
+          at: Date.now(),
+        };
         this.seen.push(seen);
         void this.handle(seen, response.socket!, (status, headers, text) => {
           response.writeHead(status, headers).end(text);
