@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { futureExpiry } from '@byrd/platform/testing';
 import { CheckoutHarness, standInWebDir } from './harness.js';
 
 /** The order the page renders and the cancel button, through the BFF as the browser calls it. */
@@ -36,6 +37,7 @@ describe('hosted form API: orders', () => {
       saveCardOffered: false,
       isPreAuth: false,
       paymentLocked: false,
+      authorized: false,
       threeDSecureSdkUrl: `${h.paymentsUrl}/3ds/sdk.js`,
     });
     expect(JSON.stringify(body)).not.toContain(order.checkoutKey);
@@ -59,6 +61,45 @@ describe('hosted form API: orders', () => {
     expect((await view(multibancoOnly.orderId, multibancoOnly.checkoutKey)).body.paymentMethods).toEqual([
       'multibanco',
     ]);
+  });
+
+  it('says a pre-authorised order is authorised (held, pending) until the merchant releases it', async () => {
+    const order = await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
+    const paid = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/payments`,
+      {
+        type: 'card',
+        card: { number: '4242424242424242', expiration: futureExpiry(), cvv: '123', holder: 'Ana' },
+      },
+      order.checkoutKey,
+    );
+    expect(paid.body).toMatchObject({ status: 'Success' });
+    const until = async (done: (body: Record<string, any>) => boolean) => {
+      for (const deadline = Date.now() + 15_000; ;) {
+        const { body } = await view(order.orderId, order.checkoutKey);
+        if (done(body) || Date.now() > deadline) return body;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    expect(await until((body) => body.authorized)).toMatchObject({
+      status: 'pending',
+      paymentLocked: true,
+      authorized: true,
+    });
+
+    const released = await h.merchantCall(
+      h.paymentsUrl,
+      'POST',
+      `/api/v2/release/${paid.body.transactionId}`,
+      {},
+    );
+    expect(released.body.status).toBe('Success');
+    expect(await until((body) => !body.paymentLocked)).toMatchObject({
+      status: 'created',
+      paymentLocked: false,
+      authorized: false,
+    });
   });
 
   it("answers a wrong key, a wrong order or another order's key with the same 404, and a missing key with 401", async () => {

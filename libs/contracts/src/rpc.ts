@@ -170,6 +170,11 @@ export interface OrderSummary {
   /** A payment attempt holds the order (at the acquirer now, or its money is held): no other may start. */
   paymentLocked: boolean;
   /**
+   * A successful pre-authorisation holds the order (its money is reserved until the merchant
+   * captures or releases it): there is nothing left for the shopper to pay. Absent from an older orders.
+   */
+  authorized?: boolean;
+  /**
    * The attempt holding it (absent from an older orders): payments lets go of a lock whose holder
    * it knows ended without money, when orders has not heard of that end yet.
    */

@@ -37,9 +37,11 @@ describe('the order the page renders', () => {
       merchantName: 'Online store',
       merchantMode: 'sandbox',
       paymentLocked: false,
+      authorized: false,
     });
     expect(view).not.toHaveProperty('merchantId');
     expect(toCheckoutOrderView({ ...summary, paymentLocked: true }, 'x').paymentLocked).toBe(true);
+    expect(toCheckoutOrderView({ ...summary, authorized: true }, 'x').authorized).toBe(true);
     const offering = toCheckoutOrderView(
       { ...summary, merchantName: 'Acme', merchantMode: 'live', tokenOptions: { customReference: 'c-1' } },
       'https://pay.example/3ds/sdk.js',

@@ -41,6 +41,7 @@ export function toCheckoutOrderView(
     saveCardOffered: Boolean(order.tokenOptions?.customReference),
     isPreAuth: order.isPreAuth,
     paymentLocked: order.paymentLocked,
+    authorized: order.authorized ?? false,
     threeDSecureSdkUrl,
   };
 }

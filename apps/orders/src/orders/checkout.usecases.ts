@@ -15,7 +15,7 @@ import {
   type TokenOptions,
 } from '@byrd/contracts';
 import { ApiError, Refusal } from '@byrd/platform';
-import { Order } from './order.entity.js';
+import { Order, OrderTransaction } from './order.entity.js';
 import { OrderEventRecorder } from './order-events.js';
 
 /**
@@ -73,7 +73,22 @@ export class GetCheckoutOrder {
   }
 
   private async summaryOf(request: OrderAccessRequest | MerchantOrderRequest): Promise<OrderSummary> {
-    const order = await findOrder(this.dataSource.manager, request);
+    let order = await findOrder(this.dataSource.manager, request);
+    let holder: OrderTransaction | null = null;
+    if (order.paymentLockId) {
+      // The attempt holding the lock, read with the order in one snapshot (an event commits its
+      // status and the order's together): a successful pre-authorisation holds it until released.
+      ({ order, holder } = await this.dataSource.transaction('REPEATABLE READ', async (manager) => {
+        const current = await findOrder(manager, request);
+        const attempt = current.paymentLockId
+          ? await manager.findOneBy(OrderTransaction, {
+              transactionId: current.paymentLockId,
+              orderId: current.id,
+            })
+          : null;
+        return { order: current, holder: attempt };
+      }));
+    }
     const paymentOptions = (order.paymentOptions ?? {}) as OrderSummaryOptions;
     return {
       orderId: order.id,
@@ -92,6 +107,7 @@ export class GetCheckoutOrder {
       isPreAuth: paymentOptions.cardOptions?.isPreAuth ?? false,
       paymentLocked: order.paymentLockId !== null,
       paymentLockedBy: order.paymentLockId,
+      authorized: holder?.operationType === 'PreAuth' && holder.status === 'Success',
     };
   }
 }

@@ -60,6 +60,11 @@ export interface CheckoutOrderView {
   isPreAuth: boolean;
   /** A payment attempt holds the order (its outcome may not be known yet): no other may start. */
   paymentLocked: boolean;
+  /**
+   * A successful pre-authorisation holds the order until the merchant captures or releases it
+   * (`status` stays `pending`): nothing is left to pay, the form shows the payment authorised.
+   */
+  authorized: boolean;
   /** The 3DS browser SDK (ES module) the page imports for a challenge: `{threeds_url}/sdk.js`. */
   threeDSecureSdkUrl: string;
 }

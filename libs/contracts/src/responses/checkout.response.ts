@@ -65,6 +65,12 @@ export class CheckoutOrderViewSchema implements CheckoutOrderView {
     example: false,
   })
   paymentLocked!: boolean;
+  @ApiProperty({
+    description:
+      'A successful pre-authorisation holds the order until the merchant captures or releases it: the form shows the payment authorised',
+    example: false,
+  })
+  authorized!: boolean;
   @ApiProperty({ example: 'https://gateway.example.com/3ds/sdk.js' })
   threeDSecureSdkUrl!: string;
 }
