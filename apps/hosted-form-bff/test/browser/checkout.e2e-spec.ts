@@ -244,6 +244,62 @@ describe('hosted form in Chromium', () => {
       expect(errors).toEqual([]);
     });
 
+    it('two tabs at the bank challenge of a pre-authorised order: the second, and the link reopened in any language, show it authorised', async () => {
+      const order = await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
+      const other = await context.newPage();
+      for (const tab of [page, other]) {
+        await tab.goto(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' })));
+        await typeCard(tab, CARDS.challenge);
+        await tab.getByRole('button', { name: 'Pay €25.00' }).click();
+        await tab.getByRole('heading', { name: 'Confirm with your bank' }).waitFor();
+      }
+      await answerChallenge(page, GOOD_OTP);
+      expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
+      // Orders knows of the pre-authorisation, which holds the order (`pending`) until captured.
+      for (const deadline = Date.now() + 15_000; ;) {
+        const { status, transactions } = await h.getOrder(order.orderId);
+        if (status === 'pending' && transactions.some((t: any) => t.status === 'Success')) break;
+        if (Date.now() > deadline) throw new Error(`Order ${order.orderId} never pre-authorised`);
+        await page.waitForTimeout(100);
+      }
+
+      // The second answer finds the order held by the first pre-authorisation: that attempt is refused.
+      await answerChallenge(other, GOOD_OTP);
+      const authorised = other.getByRole('heading', {
+        name: 'The payment for this order has been authorised',
+      });
+      await other.locator('#closed-title, [role=alert]').first().waitFor({ timeout: 20_000 });
+      await expect(other.locator('form, [role=alert]').allTextContents()).resolves.toEqual([]);
+      await authorised.waitFor();
+      await expect(
+        other
+          .getByText(
+            'There is nothing left to pay. Acme Shop will charge your card when your order is confirmed.',
+          )
+          .isVisible(),
+      ).resolves.toBe(true);
+      const back = new URL(
+        (await other.getByRole('link', { name: 'Return to Acme Shop' }).getAttribute('href'))!,
+      );
+      expect(Object.fromEntries(back.searchParams)).toEqual({ orderId: order.orderId, status: 'pending' });
+
+      // The link opened again, in English and in Portuguese: no form, no "in progress".
+      await other.goto(formUrl(h.checkoutUrl, order, configsFor()));
+      await authorised.waitFor();
+      await expect(other.locator('.method, form, .pay').count()).resolves.toBe(0);
+      await other.goto(formUrl(h.checkoutUrl, order, configsFor({ locale: 'pt_PT' })));
+      await other.getByRole('heading', { name: 'O pagamento desta encomenda já foi autorizado' }).waitFor();
+      await expect(other.locator('.method, form, .pay').count()).resolves.toBe(0);
+
+      const held = await h.getOrder(order.orderId);
+      expect(held.status).toBe('pending');
+      expect(held.transactions.map((t: { status: string }) => t.status).sort()).toEqual([
+        'Denied',
+        'Success',
+      ]);
+      expect(errors).toEqual([]);
+    });
+
     it('an answer lost after the card was charged (connection dropped, 502): the page shows the order paid, not an error', async () => {
       for (const how of ['drop', 502] as const) {
         const order = await h.createOrder();

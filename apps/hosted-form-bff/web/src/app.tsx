@@ -143,7 +143,12 @@ function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Load
     );
   const redirectUrl = askedAllowed ? asked : isHttpUrl(order.redirectUrl) ? order.redirectUrl : '';
   const methods = order.paymentMethods.filter((method) => FORM_METHODS.includes(method));
-  if (!OPEN_ORDER_STATUSES.includes(order.status) || isBeingPaid(order) || methods.length === 0) {
+  if (
+    !OPEN_ORDER_STATUSES.includes(order.status) ||
+    order.authorized ||
+    isBeingPaid(order) ||
+    methods.length === 0
+  ) {
     const returnUrl = redirectUrl
       ? redirectTarget(redirectUrl, { orderId: order.orderId, status: order.status })
       : null;
@@ -265,7 +270,8 @@ function CheckoutFlow({
     const recheckOrder = async (failure?: unknown, lockIsOurs = false) => {
       if (failure !== undefined && !mayHaveMovedOn(failure)) return false;
       return api.getOrder().then(
-        // A lock that may be this attempt's own (its release on its way) does not close the form.
+        // A lock that may be this attempt's own (its release on its way) does not close the form;
+        // an authorised pre-authorisation (`authorized`) is never a failed attempt's and does.
         (current) => closed.current(lockIsOurs ? { ...current, paymentLocked: false } : current),
         () => false,
       );

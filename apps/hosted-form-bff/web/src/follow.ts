@@ -18,9 +18,12 @@ export function isPending(status: string): boolean {
   return PENDING.includes(status);
 }
 
-/** An open order an attempt holds (payments' lock): nothing to pay here until that attempt ends. */
+/**
+ * An open order an attempt holds (payments' lock): nothing to pay here until that attempt ends. Not
+ * one an authorised pre-authorisation holds: that lasts until the merchant captures or releases it.
+ */
 export function isBeingPaid(order: CheckoutOrderView): boolean {
-  return order.paymentLocked && OPEN_ORDER_STATUSES.includes(order.status);
+  return order.paymentLocked && !order.authorized && OPEN_ORDER_STATUSES.includes(order.status);
 }
 
 export interface Follow<T> {

@@ -92,6 +92,9 @@ export interface Messages {
 
   paidTitle: string;
   paidText: string;
+  /** A pre-authorisation of the order succeeded: its money is held until the shop captures it. */
+  authorizedOrderTitle: string;
+  authorizedOrderText: (merchant: string) => string;
   canceledTitle: string;
   expiredTitle: string;
   refundedTitle: string;
@@ -211,6 +214,9 @@ const en: Messages = {
 
   paidTitle: 'This order has already been paid',
   paidText: 'There is nothing left to pay. You can return to the shop.',
+  authorizedOrderTitle: 'The payment for this order has been authorised',
+  authorizedOrderText: (merchant) =>
+    `There is nothing left to pay. ${merchant} will charge your card when your order is confirmed.`,
   canceledTitle: 'This order was canceled',
   expiredTitle: 'This order has expired',
   refundedTitle: 'This order has been refunded',
@@ -331,6 +337,9 @@ const ptPT: Messages = {
 
   paidTitle: 'Esta encomenda já foi paga',
   paidText: 'Não há nada por pagar. Pode voltar à loja.',
+  authorizedOrderTitle: 'O pagamento desta encomenda já foi autorizado',
+  authorizedOrderText: (merchant) =>
+    `Não há nada por pagar. ${merchant} fará a cobrança no seu cartão quando confirmar a encomenda.`,
   canceledTitle: 'Esta encomenda foi cancelada',
   expiredTitle: 'Esta encomenda expirou',
   refundedTitle: 'Esta encomenda foi reembolsada',
@@ -427,6 +436,9 @@ const ptBR: Messages = {
 
   paidTitle: 'Este pedido já foi pago',
   paidText: 'Não há nada a pagar. Você pode voltar à loja.',
+  authorizedOrderTitle: 'O pagamento deste pedido já foi autorizado',
+  authorizedOrderText: (merchant) =>
+    `Não há nada a pagar. ${merchant} fará a cobrança no seu cartão quando confirmar o pedido.`,
   canceledTitle: 'Este pedido foi cancelado',
   expiredTitle: 'Este pedido expirou',
   refundedTitle: 'Este pedido foi reembolsado',
@@ -546,6 +558,9 @@ const esES: Messages = {
 
   paidTitle: 'Este pedido ya está pagado',
   paidText: 'No queda nada por pagar. Puedes volver a la tienda.',
+  authorizedOrderTitle: 'El pago de este pedido ya está autorizado',
+  authorizedOrderText: (merchant) =>
+    `No queda nada por pagar. ${merchant} realizará el cobro en tu tarjeta cuando confirme tu pedido.`,
   canceledTitle: 'Este pedido se ha cancelado',
   expiredTitle: 'Este pedido ha caducado',
   refundedTitle: 'Este pedido se ha reembolsado',
@@ -669,6 +684,9 @@ const frFR: Messages = {
 
   paidTitle: 'Cette commande a déjà été payée',
   paidText: 'Il n’y a plus rien à payer. Vous pouvez retourner sur la boutique.',
+  authorizedOrderTitle: 'Le paiement de cette commande a déjà été autorisé',
+  authorizedOrderText: (merchant) =>
+    `Il n’y a plus rien à payer. ${merchant} effectuera le débit sur votre carte à la confirmation de votre commande.`,
   canceledTitle: 'Cette commande a été annulée',
   expiredTitle: 'Cette commande a expiré',
   refundedTitle: 'Cette commande a été remboursée',

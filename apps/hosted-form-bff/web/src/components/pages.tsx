@@ -123,7 +123,10 @@ export function Leaving({
   );
 }
 
-/** Paid, canceled, expired, refunded, or busy with another payment: nothing to pay here. */
+/**
+ * Paid, authorised (a pre-authorisation awaiting capture), canceled, expired, refunded, or busy with
+ * another payment: nothing to pay here.
+ */
 export function ClosedOrder({
   order,
   t,
@@ -165,7 +168,10 @@ function closedTexts(
     case 'refunded':
       return [t.refundedTitle, t.refundedText, 'info'];
     default:
-      return [t.inProgressTitle, t.inProgressText, 'waiting'];
+      // Still `pending`: a pre-authorisation awaiting capture holds the money until the shop captures it.
+      return order.authorized
+        ? [t.authorizedOrderTitle, t.authorizedOrderText(order.merchantName), 'success']
+        : [t.inProgressTitle, t.inProgressText, 'waiting'];
   }
 }
 
