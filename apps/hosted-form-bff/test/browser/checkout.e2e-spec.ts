@@ -700,6 +700,46 @@ describe('hosted form in Chromium', () => {
       await h.waitForOrderStatus(order.orderId, 'paid');
     });
 
+    it('MB WAY waiting in one tab while another pays by card: the waiting tab shows the order paid and stays', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'mbway' });
+      const left: string[] = [];
+      page.on('framenavigated', (frame) => {
+        if (frame === page.mainFrame() && frame.url().startsWith(shop.returnUrl)) left.push(frame.url());
+      });
+      await page.getByLabel('Phone number').fill('912 345 678');
+      const request = nextPayment();
+      await page.getByRole('button', { name: 'Send request to MB WAY' }).click();
+      const mbway = await request;
+      await page.getByRole('heading', { name: 'Confirm in the MB WAY app' }).waitFor();
+
+      const other = await context.newPage();
+      await other.goto(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' })));
+      await typeCard(other, CARDS.frictionless);
+      await other.getByRole('button', { name: 'Pay €25.00' }).click();
+      await other.waitForURL((url) => url.href.startsWith(shop.returnUrl), { timeout: 30_000 });
+
+      // Paying by card voided the MB WAY request (Canceled): the waiting tab reads the order.
+      await page
+        .getByRole('heading', { name: 'This order has already been paid' })
+        .waitFor({ timeout: 20_000 });
+      await page.waitForTimeout(1_500); // longer than the page waits before leaving for the shop
+      expect(left).toEqual([]);
+      const back = new URL(
+        (await page.getByRole('link', { name: 'Return to Acme Shop' }).getAttribute('href'))!,
+      );
+      expect(Object.fromEntries(back.searchParams)).toEqual({ orderId: order.orderId, status: 'paid' });
+      await h.waitForOrderStatus(order.orderId, 'paid');
+      const voided = await h.api(
+        'GET',
+        `/checkout/api/v2/orders/${order.orderId}/payments/${mbway.transactionId}`,
+        undefined,
+        order.checkoutKey,
+      );
+      expect(voided.body).toMatchObject({ status: 'Canceled', code: 'BYRD205' });
+      expect(errors).toEqual([]);
+    });
+
     it('MB WAY refused with autoRedirect off: the landing page says so and the shopper can try again', async () => {
       const order = await h.createOrder();
       await goto(order, { defaultPaymentMethod: 'mbway', autoRedirect: false });

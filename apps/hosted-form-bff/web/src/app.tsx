@@ -285,7 +285,10 @@ function CheckoutFlow({
     if (configs.autoRedirect && payment.status === 'Success') checkout.leave(payment.status, payment);
     else setView({ name: 'outcome', payment });
   };
-  const mbwaySettled = (payment: CheckoutPaymentView) => {
+  const mbwaySettled = async (payment: CheckoutPaymentView) => {
+    // Another tab may have paid the order, which voided this request (Canceled): show the order as
+    // it is, not this attempt's end. The request never held the order, so a lock is another's.
+    if (payment.status !== 'Success' && (await checkout.recheckOrder())) return;
     if (payment.status === 'Success' || !configs.autoRedirect) showResult(payment);
     else checkout.leave(payment.status, payment);
   };
@@ -318,7 +321,9 @@ function CheckoutFlow({
             />
           )}
           {view.name === 'reference' && <MultibancoReference payment={view.payment} />}
-          {view.name === 'waiting' && <MbWayWaiting payment={view.payment} onSettled={mbwaySettled} />}
+          {view.name === 'waiting' && (
+            <MbWayWaiting payment={view.payment} onSettled={(payment) => void mbwaySettled(payment)} />
+          )}
           {view.name === 'outcome' && (
             <Outcome
               payment={view.payment}
