@@ -300,6 +300,25 @@ describe('hosted form in Chromium', () => {
       expect(errors).toEqual([]);
     });
 
+    it('an answer the form has no text for (a 4xx it does not know) shows a generic message in the page language', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'card', locale: 'pt_PT' });
+      // Something in front of the service answers the payment with an error the form does not know.
+      await page.route('**/payments', (route) =>
+        route.fulfill({
+          status: 409,
+          contentType: 'application/json',
+          body: JSON.stringify({ code: 'BYRD409', description: 'Request in progress', message: 'Busy' }),
+        }),
+      );
+      await page.getByLabel('Número do cartão').pressSequentially(CARDS.frictionless);
+      await page.getByLabel('Data de validade').pressSequentially(futureExpiry().replace('/', ''));
+      await page.getByLabel('Código de segurança').fill('123');
+      await page.getByLabel('Nome no cartão').fill('Ana Silva');
+      await page.getByRole('button', { name: /^Pagar/ }).click();
+      await expect(page.getByRole('alert').textContent()).resolves.toBe('Ocorreu um erro. Tente novamente.');
+    });
+
     it('an answer lost after the card was charged (connection dropped, 502): the page shows the order paid, not an error', async () => {
       for (const how of ['drop', 502] as const) {
         const order = await h.createOrder();

@@ -424,11 +424,10 @@ function invalidText(field: CardField, cvvSize: number, t: Messages): string {
   }
 }
 
-/** A sentence for the shopper: our texts for the cases we know, else the API's description. */
+/** A sentence for the shopper in the page's language (never the API's `description`, which is English). */
 export function errorText(error: unknown, t: Messages): string {
   if (!(error instanceof ApiError)) return t.generic;
   if (error.status === 0) return t.network;
   if (error.status === 429) return t.tooMany;
-  if (error.status >= 500) return t.generic;
-  return error.description || t.generic;
+  return t.generic;
 }
