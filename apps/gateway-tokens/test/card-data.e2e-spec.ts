@@ -26,6 +26,16 @@ const FRICTIONLESS = '5448280000000007';
 const AMEX = '378282246310005';
 const INVALID = '4242424242424241';
 const CVVS = ['987', '6543'];
+/** Numbers of brands the card checks accept that validator.js's isCreditCard did not know. */
+const OTHER_BRANDS = [
+  '5018001111111115', // Maestro
+  '6304001111111116', // Maestro
+  '501800111111', // Maestro, 12 digits
+  '6363681111111113', // Elo
+  '5067171111111116', // Elo
+  '6062821111111119', // Hipercard
+  '6212345678901234567', // UnionPay, 19 digits
+];
 
 /**
  * PCI DSS requirement 3 for the vault, checked as an auditor would: after a full run of tokens and
@@ -132,4 +142,35 @@ describe('card data around the vault', () => {
     // What is kept is the masked form (and, in the vault, ciphertext).
     expect(places.database).toContain('555534******1115');
   });
+
+  it.each(OTHER_BRANDS)(
+    'refuses %s as an alias, in a holder name or a reference (400 BYRD900), and stores nothing',
+    async (number) => {
+      const cases: Array<[string, object]> = [
+        ['Alias', { Alias: number }],
+        [
+          'Card.holder',
+          {
+            Card: { number: FRICTIONLESS, expiration: futureExpiry(), cvv: CVVS[0], holder: `Ana ${number}` },
+          },
+        ],
+        ['CustomReference', { CustomReference: `customer ${number}` }],
+      ];
+      for (const [field, fields] of cases) {
+        const answer = await call(tokens.url, 'POST', '/api/v2/tokens', {
+          CustomReference: 'customer-2',
+          RedirectUrl: 'https://shop.example.com/cards',
+          Card: { number: FRICTIONLESS, expiration: futureExpiry(), cvv: CVVS[0] },
+          ...fields,
+        });
+        expect(answer.status).toBe(400);
+        expect(answer.body.code).toBe('BYRD900');
+        expect(answer.body.errors).toEqual([{ field, message: expect.stringContaining('card number') }]);
+        expect(JSON.stringify(answer.body)).not.toContain(number);
+      }
+      const vault = dumpDatabases([databases[1]]);
+      expect(vault).toContain('customer-1'); // the dump holds the tokens
+      expect(cardDataLeaks({ vault }, [number], [])).toEqual([]);
+    },
+  );
 });

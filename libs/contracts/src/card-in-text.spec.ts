@@ -9,7 +9,27 @@ describe('card numbers in free text', () => {
     'order 4111 1111 1111 1111 please',
     'card:5500-0000-0000-0004',
     '378282246310005',
+    '+4111111111111111', // too long for a phone number
   ])('finds one in %p', (text) => expect(containsCardNumber(text)).toBe(true));
+
+  // Every brand the card checks accept, at the lengths they issue (validator.js knew only some).
+  it.each([
+    ['Maestro', '5018001111111115'],
+    ['Maestro', '6304001111111116'],
+    ['Maestro, 12 digits', '501800111111'],
+    ['Maestro, 12 digits grouped', 'card 5018 0011 1111'],
+    ['Elo', '6363681111111113'],
+    ['Elo', '5067171111111116'],
+    ['Hipercard', '6062821111111119'],
+    ['UnionPay, 19 digits', '6212345678901234567'],
+    ['UnionPay, 19 digits grouped', 'ref 6212-3456-7890-1234-567'],
+    ['Diners, 14 digits', '36227206271667'],
+    ['JCB', '3530111333300000'],
+    ['Discover', '6011111111111117'],
+  ])('finds a %s number in %p', (_brand, text) => {
+    expect(containsCardNumber(text)).toBe(true);
+    expect(containsCardNumber(`Ana ${text} Silva`)).toBe(true);
+  });
 
   it.each([
     'ORDER-2026-000123',
@@ -17,6 +37,14 @@ describe('card numbers in free text', () => {
     '12345678901234567890123', // a longer run is some other number
     '2026112400000001',
     '+351 910 000 000',
+    // Phone numbers in international form whose digits would pass as Maestro (57… and 63…, Luhn)
+    '+57 300 123 4562',
+    '+573001234562',
+    'call +63 917 123 4565',
+    '50180011111', // 11 digits: no brand issues so few
+    '5018001111111116', // Maestro's shape, fails Luhn
+    '6062821111111118', // Hipercard's shape, fails Luhn
+    '9792000000000003', // Troy (Luhn-valid): a brand we do not accept
     '',
     // GUIDs whose dash-joined digit groups pass the Luhn check (about one in 5,500 did)
     'bench-4f718648-4bf5-4917-8329-8173f2d2546e',

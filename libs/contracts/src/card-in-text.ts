@@ -1,11 +1,14 @@
-import validator from 'validator';
+import { acceptedCardBrand } from './card-number.js';
 import { GUID_PATTERN } from './ids.js';
 
 /**
- * A run of 13 to 19 digits, grouped or not by single spaces or dashes ("4111 1111 1111 1111"),
- * standing alone: a longer run of digits is some other number.
+ * A run of 12 (Maestro's shortest) to 19 digits, grouped or not by single spaces or dashes
+ * ("4111 1111 1111 1111"), standing alone: a longer run of digits is some other number.
  */
-const DIGIT_RUN = /(?<![\d])\d(?:[ -]?\d){12,18}(?![ -]?\d)/g;
+const DIGIT_RUN = /(?<!\d)\d(?:[ -]?\d){11,18}(?![ -]?\d)/g;
+
+/** E.164: a phone number in international form ("+57 300 123 4567") has at most 15 digits. */
+const MAX_PHONE_DIGITS = 15;
 
 /**
  * A GUID anywhere in the text, in any case (the shape of GUID_PATTERN): merchants' references often
@@ -15,13 +18,18 @@ const DIGIT_RUN = /(?<![\d])\d(?:[ -]?\d){12,18}(?![ -]?\d)/g;
 const GUID = new RegExp(GUID_PATTERN.source.replace(/^\^|\$$/g, ''), 'gi');
 
 /**
- * True when free text holds what looks like a card number: a digit run that has a card network's
- * shape and passes the Luhn check (validator.js isCreditCard). Card data typed into a reference, a
- * name or metadata would otherwise be stored and published in clear, out of the vault's reach.
+ * True when free text holds a card number: a digit run the platform's card checks would take as
+ * one (acceptedCardBrand: a brand we accept, one of its lengths, Luhn where it applies). Card data
+ * typed into a reference, a name or metadata would otherwise be stored and published in clear, out
+ * of the vault's reach.
  */
 export function containsCardNumber(text: string): boolean {
-  for (const [run] of text.replace(GUID, ' ').matchAll(DIGIT_RUN)) {
-    if (validator.isCreditCard(run.replace(/[ -]/g, ''))) return true;
+  const withoutGuids = text.replace(GUID, ' ');
+  for (const { 0: run, index } of withoutGuids.matchAll(DIGIT_RUN)) {
+    const digits = run.replace(/[ -]/g, '');
+    // After a "+", a phone number (which may pass for a Maestro one), unless too long for one.
+    if (withoutGuids[index - 1] === '+' && digits.length <= MAX_PHONE_DIGITS) continue;
+    if (acceptedCardBrand(digits)) return true;
   }
   return false;
 }

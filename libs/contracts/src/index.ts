@@ -12,6 +12,7 @@ export * from './decorators.js';
 export * from './validate.js';
 export { classTransformerMetadataStorage, hasCompiledPlan, validInstance } from './compiled-dto.js';
 export * from './safe-input.js';
+export * from './card-number.js';
 export * from './card-in-text.js';
 export * from './card-expiry.js';
 

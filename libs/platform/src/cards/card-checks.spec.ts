@@ -1,3 +1,4 @@
+import { containsCardNumber } from '@byrd/contracts';
 import { ApiError } from '../errors/index.js';
 import { checkCard, maskCardNumber } from './card-checks.js';
 
@@ -69,5 +70,44 @@ describe('checkCard', () => {
     expect(() =>
       checkCard({ number: '4242424242424242', expiration: '11/26', cvv: '123' }, now),
     ).not.toThrow();
+  });
+
+  it('takes as a card number exactly what free text is screened for (containsCardNumber)', () => {
+    const luhnDigit = (body: string) => {
+      let sum = 0;
+      for (let i = 0; i < body.length; i++) {
+        let digit = Number(body[body.length - 1 - i]);
+        if (i % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+        sum += digit;
+      }
+      return String((10 - (sum % 10)) % 10);
+    };
+    // A BIN of each brand (accepted or not) and some of no brand, at every length around 12 to 19.
+    const prefixes = [
+      '4',
+      '51',
+      '2221',
+      '34',
+      '36',
+      '6011',
+      '3528',
+      '5018',
+      '63',
+      '6062',
+      '636368',
+      '506717',
+    ];
+    prefixes.push('62', '6212', '81', '9792', '2200', '1', '7', '0');
+    const numbers = prefixes.flatMap((prefix) =>
+      [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20].flatMap((length) => {
+        const body = prefix.padEnd(length - 1, '7').slice(0, length - 1);
+        return [body + luhnDigit(body), body + ((Number(luhnDigit(body)) + 1) % 10)];
+      }),
+    );
+    const accepted = (number: string) =>
+      !fieldsOf(() => checkCard({ number, expiration: '12/30' }, now)).length;
+    const differences = numbers.filter((number) => containsCardNumber(number) !== accepted(number));
+    expect(numbers.filter(accepted).length).toBeGreaterThan(40);
+    expect(differences).toEqual([]);
   });
 });

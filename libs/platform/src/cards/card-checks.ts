@@ -1,25 +1,13 @@
 import {
+  ACCEPTED_CARD_BRANDS,
   CARD_EXPIRY_MAX_YEARS_AHEAD,
   cardExpiryProblem,
+  MAX_CARD_NUMBER_DIGITS,
+  verifyCardNumber,
   type CardBrand,
   type CardExpiryProblem,
 } from '@byrd/contracts';
 import { ApiError, type FieldError } from '../errors/index.js';
-import { verifyCardNumber } from './card-number.js';
-
-/** credit-card-type names (used by card-validator) → the gateway's brand values. */
-const BRANDS: Record<string, CardBrand> = {
-  visa: 'VISA',
-  mastercard: 'MASTER',
-  'american-express': 'AMEX',
-  'diners-club': 'DINERS',
-  discover: 'DISCOVER',
-  jcb: 'JCB',
-  maestro: 'MAESTRO',
-  unionpay: 'UNIONPAY',
-  elo: 'ELO',
-  hipercard: 'HIPERCARD',
-};
 
 export interface CardInput {
   number: string;
@@ -65,8 +53,9 @@ export function maskCardNumber(number: string): string {
 export function checkCard(card: CardInput, now = new Date(), fieldPrefix = 'card'): CheckedCard {
   const number = card.number.replace(/[\s-]/g, '');
   const errors: FieldError[] = [];
-  const verification = verifyCardNumber(number, 19);
-  const brand = verification.card ? BRANDS[verification.card.type] : undefined;
+  // The same rules as acceptedCardBrand (contracts), which free text is screened with.
+  const verification = verifyCardNumber(number, MAX_CARD_NUMBER_DIGITS);
+  const brand = verification.card ? ACCEPTED_CARD_BRANDS[verification.card.type] : undefined;
   if (!verification.isValid) {
     errors.push({
       field: `${fieldPrefix}.number`,

@@ -1,6 +1,24 @@
 import creditCardType from 'credit-card-type';
 import type { CreditCardType } from 'credit-card-type/dist/types.js';
 import luhn10 from 'card-validator/dist/luhn-10.js';
+import type { CardBrand } from './enums.js';
+
+/** The longest card number any brand issues. */
+export const MAX_CARD_NUMBER_DIGITS = 19;
+
+/** credit-card-type names (used by card-validator) → the gateway's brand values: the brands we accept. */
+export const ACCEPTED_CARD_BRANDS: Readonly<Record<string, CardBrand>> = {
+  visa: 'VISA',
+  mastercard: 'MASTER',
+  'american-express': 'AMEX',
+  'diners-club': 'DINERS',
+  discover: 'DISCOVER',
+  jcb: 'JCB',
+  maestro: 'MAESTRO',
+  unionpay: 'UNIONPAY',
+  elo: 'ELO',
+  hipercard: 'HIPERCARD',
+};
 
 /**
  * credit-card-type's longest BIN pattern has 8 digits (Troy's 65083700-65083704), so a number's
@@ -45,4 +63,18 @@ export function verifyCardNumber(digits: string, maxLength: number): CardNumberV
   if (digits.length > maxLength) return { card, isValid: false };
   const passesLuhn = card.type === creditCardType.types.UNIONPAY || luhn10(digits);
   return { card, isValid: passesLuhn && card.lengths.includes(digits.length) };
+}
+
+const UNIONPAY_LENGTHS = new Set(creditCardType.getTypeInfo(creditCardType.types.UNIONPAY).lengths);
+
+/**
+ * The brand the platform's card checks take `digits` for (a brand we accept, a length it issues,
+ * Luhn where it applies), or undefined when they would refuse it as a card number.
+ */
+export function acceptedCardBrand(digits: string): CardBrand | undefined {
+  // Luhn first, for free text (nine digit runs in ten fail it): the brand lookup of a number under
+  // 16 digits costs ~10 µs, and a number failing Luhn can only pass as UnionPay (14 to 19 digits).
+  if (!UNIONPAY_LENGTHS.has(digits.length) && !luhn10(digits)) return undefined;
+  const { card, isValid } = verifyCardNumber(digits, MAX_CARD_NUMBER_DIGITS);
+  return isValid && card ? ACCEPTED_CARD_BRANDS[card.type] : undefined;
 }
