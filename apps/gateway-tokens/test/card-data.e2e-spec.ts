@@ -173,4 +173,20 @@ describe('card data around the vault', () => {
       expect(cardDataLeaks({ vault }, [number], [])).toEqual([]);
     },
   );
+
+  it('logs no card number typed into a path or a query, only its censored form', async () => {
+    const before = tokens.output().length;
+    const [visa, hipercard] = ['4111111111111111', '6062821111111119'];
+    expect((await call(tokens.url, 'GET', `/api/v2/tokens?customReference=${visa}`)).status).toBe(200);
+    expect((await call(tokens.url, 'GET', `/api/v2/tokens?customReference=${hipercard}`)).status).toBe(200);
+    expect((await call(tokens.url, 'GET', `/api/v2/tokens/${visa}`)).status).toBe(400);
+    expect((await call(tokens.url, 'GET', `/api/v2/tokens/${hipercard}`)).status).toBe(400);
+    expect((await call(tokens.url, 'DELETE', '/api/v2/tokens/4111%201111%201111%201111')).status).toBe(400);
+    await new Promise((r) => setTimeout(r, 200)); // let the lines reach the output
+    const logs = tokens.output().slice(before);
+    expect(cardDataLeaks({ logs }, [visa, hipercard, '4111%201111'], [])).toEqual([]);
+    // The requests are still logged, the card number censored.
+    expect(logs).toContain('"url":"/api/v2/tokens?customReference=[REDACTED]"');
+    expect(logs).toContain('"url":"/api/v2/tokens/[REDACTED]"');
+  });
 });

@@ -137,4 +137,33 @@ describe('card data at rest', () => {
     // The masked form is what is kept.
     expect(places.database).toContain('544828******0007');
   });
+
+  it("logs no order's checkout key (a shopper's credential) sent in a browser route's query", async () => {
+    const { body: order } = await post(orders.url, '/api/v2/orders', { amount: '10.00', currency: 'EUR' });
+    const before = payments.output().length;
+    const browser = (pathname: string, body: unknown) =>
+      fetch(`${payments.url}${pathname}?checkoutKey=${order.checkoutKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const created = await browser('/api/v2/payment', {
+      type: 'card',
+      amount: '10.00',
+      currency: 'EUR',
+      orderId: order.orderId,
+    });
+    expect(created.status).toBe(201);
+    const { transactionId } = (await created.json()) as { transactionId: string };
+    const paid = await browser(`/api/v2/payment/${transactionId}/pay`, {
+      card: { number: CARDS[1], expiration: futureExpiry(), cvv: CVVS[0] },
+    });
+    expect(paid.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200)); // let the lines reach the output
+
+    const logs = payments.output().slice(before);
+    expect(logs).toContain('?checkoutKey=[REDACTED]'); // the requests are logged, the key censored
+    expect(logs.toLowerCase()).not.toContain(order.checkoutKey.toLowerCase());
+    expect(cardDataLeaks({ logs }, [CARDS[1]], CVVS)).toEqual([]);
+  });
 });

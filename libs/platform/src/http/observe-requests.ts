@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import { context, trace, type Context } from '@opentelemetry/api';
+import { loggableUrl } from '../logging/loggable-url.js';
 import { withRequestLog } from '../logging/logging.js';
 import {
   contextFromHeaders,
@@ -25,14 +26,16 @@ type ObservedRequest = FastifyRequest & { [SPAN]?: Span; [CONTEXT]?: Context };
  */
 export function observeRequests(fastify: FastifyInstance, logger: Logger): void {
   fastify.addHook('onRequest', (request: ObservedRequest, reply, done) => {
+    // Spans and logs see the URL with its card numbers and credentials censored.
+    const url = loggableUrl(request.url);
     const span = startSpan(`${request.method}`, SpanKind.SERVER, contextFromHeaders(request.headers), {
       'http.request.method': request.method,
-      'url.path': request.url.split('?', 1)[0],
+      'url.path': url.split('?', 1)[0],
     });
     const requestContext = withRequestLog(trace.setSpan(context.active(), span), {
       id: String(request.id),
       method: request.method,
-      url: request.url,
+      url,
     });
     request[SPAN] = span;
     request[CONTEXT] = requestContext;

@@ -1,1 +1,2 @@
 export * from './logging.js';
+export * from './loggable-url.js';

@@ -5,6 +5,7 @@ import { context, createContextKey, type Context } from '@opentelemetry/api';
 import type { Params } from 'nestjs-pino';
 import { pino, stdSerializers, symbols, type DestinationStream, type Logger } from 'pino';
 import { logTraceFields } from '../tracing/tracing.js';
+import { loggableUrl } from './loggable-url.js';
 
 /**
  * Card data and credentials must never reach a log line (PCI DSS req. 3): any property named like a
@@ -91,8 +92,11 @@ export function createLogger(
     base: { pid: process.pid, hostname: hostname(), service: serviceName },
     serializers: {
       err: serializeError,
-      // A raw request logged by mistake is reduced to what names it (never its headers or body).
-      req: (req: RequestLogFields) => ({ id: req.id, method: req.method, url: req.url }),
+      // A raw request logged by mistake is reduced to what names it (never its headers, its body,
+      // a card number or a credential in its URL). The request on every line (withRequestLog)
+      // already is.
+      req: (req: RequestLogFields) =>
+        REQUEST_LOGS.has(req) ? req : { id: req.id, method: req.method, url: loggableUrl(String(req.url)) },
     },
   };
   const logger = destination && format === 'json' ? pino(options, destination) : pino(options);
@@ -111,13 +115,19 @@ export function createLogger(
 export interface RequestLogFields {
   id: string;
   method: string;
+  /** As {@link loggableUrl} makes it: no card number, no credential. */
   url: string;
 }
 
 const REQUEST_LOG = createContextKey('byrd.request-log');
+const REQUEST_LOGS = new WeakSet<RequestLogFields>();
 
-/** `ctx` with the request whose lines it writes (entered with the request's span). */
+/**
+ * `ctx` with the request whose lines it writes (entered with the request's span). Its `url` must
+ * be the loggable one: it is written on every line as it is.
+ */
 export function withRequestLog(ctx: Context, request: RequestLogFields): Context {
+  REQUEST_LOGS.add(request);
   return ctx.setValue(REQUEST_LOG, request);
 }
 
