@@ -98,7 +98,9 @@ export function buildApp(config: ApiDocsConfig): FastifyInstance {
     if (request.url.startsWith('/health') || request.url === '/metrics') return;
     request.log.info(
       {
-        req: { method: request.method, url: request.url },
+        // The route pattern, not the URL: a path or query typed by anyone may carry a card number
+        // or a credential (a checkout key), which must never reach a log.
+        req: { method: request.method, route: request.routeOptions.url ?? null },
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
       },

@@ -269,7 +269,7 @@ describe('api-docs: the public API as one OpenAPI document', () => {
     ).toThrow('UPSTREAM_URL_TEMPLATE is invalid');
   });
 
-  it('runs as a process: ready on /health/ready, and exits 0 on SIGTERM', async () => {
+  it('runs as a process: ready on /health/ready, logs no card number or key of a URL, and exits 0 on SIGTERM', async () => {
     const port = await deadPort();
     const child = spawn(process.execPath, [path.join(APP_DIR, 'dist/main.js')], {
       env: {
@@ -277,9 +277,13 @@ describe('api-docs: the public API as one OpenAPI document', () => {
         ...environment({ orders: await deadPort() }, [{ prefix: '/api/v2/orders', service: 'orders' }]),
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(port),
+        LOG_LEVEL: 'info',
       },
-      stdio: 'ignore',
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = once(child, 'exit');
     try {
       let ready = 0;
@@ -291,8 +295,15 @@ describe('api-docs: the public API as one OpenAPI document', () => {
         if (ready !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(ready).toBe(200);
+      const checkoutKey = 'f7c5d6e8-9a0b-4c13-8d4e-5f6a7b8c9d0e';
+      for (const pathname of ['/docs/4111111111111111', `/docs/json?checkoutKey=${checkoutKey}`])
+        await fetch(`http://127.0.0.1:${port}${pathname}`).then((r) => r.arrayBuffer());
       child.kill('SIGTERM');
       expect(await exited).toEqual([0, null]);
+      // Each request is logged (by its route pattern), never with what its URL carried.
+      expect(output.match(/request completed/g)).toHaveLength(2);
+      expect(output).not.toContain('4111111111111111');
+      expect(output).not.toContain(checkoutKey);
     } finally {
       child.kill('SIGKILL');
     }
