@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, connect, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
@@ -16,6 +15,7 @@ import {
   runMigrations,
 } from '@byrd/platform';
 import { TestEnvironment } from '@byrd/platform/testing';
+import { TcpRelay } from './tcp-relay.js';
 
 const STATEMENT_TIMEOUT_MS = 400;
 
@@ -23,10 +23,11 @@ const STATEMENT_TIMEOUT_MS = 400;
  * A TCP relay to PostgreSQL that can go silent: it keeps every connection open but passes nothing
  * either way, as a server that vanished behind a failover or a partition does (no reset, no FIN).
  */
-class SilentableRelay {
+class SilentableRelay extends TcpRelay {
   silent = false;
-  private readonly sockets = new Set<Socket>();
-  private constructor(private readonly server: Server) {}
+  private constructor(server: Server) {
+    super(server);
+  }
 
   static async start(target: URL): Promise<SilentableRelay> {
     const server = createServer();
@@ -43,20 +44,8 @@ class SilentableRelay {
         from.on('error', () => to.destroy());
       }
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await TcpRelay.listening(server);
     return relay;
-  }
-
-  url(database: URL): string {
-    const url = new URL(database);
-    url.hostname = '127.0.0.1';
-    url.port = String((this.server.address() as AddressInfo).port);
-    return url.toString();
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
   }
 }
 

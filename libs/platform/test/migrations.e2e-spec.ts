@@ -1,8 +1,9 @@
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, connect, type Server } from 'node:net';
 import pg from 'pg';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { dropDatabase, runMigrations } from '@byrd/platform';
 import { createTestDatabase, newRunId, PrivatePostgresServer } from '@byrd/platform/testing';
+import { TcpRelay } from './tcp-relay.js';
 
 /** A migration of a table the live version keeps busy: it needs that table's exclusive lock. */
 class AddColumnToOutbox1900000000000 implements MigrationInterface {
@@ -75,10 +76,11 @@ describe('runMigrations', () => {
  * `[databases]` section or a managed pooler does: a startup message naming another database is
  * answered as PgBouncer answers it (FATAL "no such database"); the others are relayed to the server.
  */
-class PoolerRelay {
-  private readonly sockets = new Set<Socket>();
+class PoolerRelay extends TcpRelay {
   readonly refused: string[] = [];
-  private constructor(private readonly server: Server) {}
+  private constructor(server: Server) {
+    super(server);
+  }
 
   static async start(target: URL, exposed: readonly string[]): Promise<PoolerRelay> {
     const server = createServer();
@@ -116,20 +118,8 @@ class PoolerRelay {
       client.on('data', onStartup);
       client.on('error', () => client.destroy());
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await TcpRelay.listening(server);
     return relay;
-  }
-
-  url(database: string): string {
-    const url = new URL(database);
-    url.hostname = '127.0.0.1';
-    url.port = String((this.server.address() as AddressInfo).port);
-    return url.toString();
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
   }
 }
 
@@ -207,7 +197,11 @@ describe('runMigrations with CONNECT on the postgres database revoked', () => {
     await expect(probe.connect()).rejects.toMatchObject({ code: '42501' });
     await probe.end().catch(() => {});
 
-    const applied = await runMigrations({ url: server.url('service_db', 'service'), entities: [], migrations: [] });
+    const applied = await runMigrations({
+      url: server.url('service_db', 'service'),
+      entities: [],
+      migrations: [],
+    });
     expect(applied.length).toBeGreaterThan(0);
   });
 });

@@ -1,0 +1,27 @@
+import type { AddressInfo, Server, Socket } from 'node:net';
+
+/**
+ * What tests that put a relay between a client and PostgreSQL share: the listening server, the
+ * sockets to destroy on close, and the database URL pointed at the relay's port.
+ */
+export abstract class TcpRelay {
+  protected readonly sockets = new Set<Socket>();
+  protected constructor(private readonly server: Server) {}
+
+  protected static listening(server: Server): Promise<void> {
+    return new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  }
+
+  /** `database` with its host and port replaced by the relay's. */
+  url(database: URL | string): string {
+    const url = new URL(database);
+    url.hostname = '127.0.0.1';
+    url.port = String((this.server.address() as AddressInfo).port);
+    return url.toString();
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
