@@ -88,6 +88,17 @@ describe('hosted form in Chromium', () => {
   const announced = (text: string) =>
     page.waitForFunction((expected) => document.getElementById('announcer')?.textContent === expected, text);
   const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
+  /** `page` and a second tab, both paying `order` by card and waiting at the bank challenge. */
+  const twoTabsAtChallenge = async (order: { orderId: string; checkoutKey: string }) => {
+    const other = await context.newPage();
+    for (const tab of [page, other]) {
+      await tab.goto(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' })));
+      await typeCard(tab, CARDS.challenge);
+      await tab.getByRole('button', { name: 'Pay €25.00' }).click();
+      await tab.getByRole('heading', { name: 'Confirm with your bank' }).waitFor();
+    }
+    return other;
+  };
 
   describe('card', () => {
     it('pays a card without a challenge and returns to the shop with orderId and status; the merchant sees the order paid', async () => {
@@ -218,13 +229,7 @@ describe('hosted form in Chromium', () => {
 
     it('two tabs at the bank challenge: the one answered second shows the order paid, not "declined"', async () => {
       const order = await h.createOrder();
-      const other = await context.newPage();
-      for (const tab of [page, other]) {
-        await tab.goto(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' })));
-        await typeCard(tab, CARDS.challenge);
-        await tab.getByRole('button', { name: 'Pay €25.00' }).click();
-        await tab.getByRole('heading', { name: 'Confirm with your bank' }).waitFor();
-      }
+      const other = await twoTabsAtChallenge(order);
       await answerChallenge(page, GOOD_OTP);
       expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
 
@@ -246,13 +251,7 @@ describe('hosted form in Chromium', () => {
 
     it('two tabs at the bank challenge of a pre-authorised order: the second, and the link reopened in any language, show it authorised', async () => {
       const order = await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
-      const other = await context.newPage();
-      for (const tab of [page, other]) {
-        await tab.goto(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' })));
-        await typeCard(tab, CARDS.challenge);
-        await tab.getByRole('button', { name: 'Pay €25.00' }).click();
-        await tab.getByRole('heading', { name: 'Confirm with your bank' }).waitFor();
-      }
+      const other = await twoTabsAtChallenge(order);
       await answerChallenge(page, GOOD_OTP);
       expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
       // Orders knows of the pre-authorisation, which holds the order (`pending`) until captured.
