@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { baseConfigSchema, loadConfig } from '../config/config.js';
 import { MerchantDirectory } from '../auth/merchants.js';
-import { NatsContext, natsTlsFrom } from '../messaging/nats.js';
+import { NatsContext, natsOptionsFrom } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
 import { paymentAttemptLimitSettings } from '../rate-limit/rate-limit.config.js';
 import { ensureRateLimitBucket } from '../rate-limit/rate-limiter.js';
@@ -91,16 +91,7 @@ export async function runCli(
   if (!group) return fail(out, USAGE);
   if (group === 'rpc' && command === 'keygen') return keygen(positionals.slice(2), out);
   const config = loadConfig(cliConfigSchema, env);
-  const nats = await NatsContext.open(
-    {
-      url: config.NATS_URL,
-      user: config.NATS_USER,
-      password: config.NATS_PASSWORD,
-      name: 'byrd-cli',
-      tls: natsTlsFrom(config),
-    },
-    config.NATS_SUBJECT_PREFIX,
-  );
+  const nats = await NatsContext.open(natsOptionsFrom(config, 'byrd-cli'), config.NATS_SUBJECT_PREFIX);
   try {
     // A service's dead letters need its database and the stream, not the merchants' buckets.
     if (group === 'dead-letters') {

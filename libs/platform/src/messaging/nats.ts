@@ -13,14 +13,16 @@ export interface NatsOptions {
 }
 
 type NatsTlsSettings = Pick<StatelessConfig, 'NATS_TLS_CA_FILE' | 'NATS_TLS_CERT_FILE' | 'NATS_TLS_KEY_FILE'>;
+/** What a NATS connection is made from: the services' config, or the CLI's. */
+type NatsSettings = NatsTlsSettings & Pick<StatelessConfig, 'NATS_URL' | 'NATS_USER' | 'NATS_PASSWORD'>;
 
 /** NATS_TLS_* as connection options (none set: undefined, the system's CAs). */
-export function natsTlsFrom(config: NatsTlsSettings): NatsOptions['tls'] {
+function natsTlsFrom(config: NatsTlsSettings): NatsOptions['tls'] {
   const { NATS_TLS_CA_FILE: caFile, NATS_TLS_CERT_FILE: certFile, NATS_TLS_KEY_FILE: keyFile } = config;
   return caFile || certFile || keyFile ? { caFile, certFile, keyFile } : undefined;
 }
 
-export function natsOptionsFrom(config: StatelessConfig, name: string): NatsOptions {
+export function natsOptionsFrom(config: NatsSettings, name: string): NatsOptions {
   return {
     url: config.NATS_URL,
     user: config.NATS_USER,
