@@ -197,6 +197,31 @@ describe('operations', () => {
     expect(agreed.body).toMatchObject({ status: 'Success', isoAmount: 4000 });
   });
 
+  it('moves only the amount asked for when it is spelt otherwise (IsoAmount, iso_amount), and refuses a null one', async () => {
+    const { body: payment } = await h.pay('4242424242424242', { amount: '100.00' });
+    // As a .NET client serialises its RefundPaymentRequest: without the alias, the whole 100.00 went back.
+    const pascal = await h.request('POST', `/api/v2/refund/${payment.transactionId}`, {
+      TransactionId: payment.transactionId,
+      IsoAmount: 4000,
+    });
+    expect(pascal.body).toMatchObject({
+      status: 'Success',
+      isoAmount: 4000,
+      sourceTransaction: { isoRefundedAmount: 4000, isoRemainingAmount: 6000 },
+    });
+    const snake = await h.request('POST', `/api/v2/refund/${payment.transactionId}`, { iso_amount: '3100' });
+    expect(snake.body).toMatchObject({ isoAmount: 3100, sourceTransaction: { isoRemainingAmount: 2900 } });
+
+    const preAuthId = await preAuth('50.00');
+    for (const body of [{ isoAmount: null }, { amount: null }]) {
+      const refused = await h.request('POST', `/api/v2/capture/${preAuthId}`, body);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'BYRD900' });
+    }
+    const release = await h.request('POST', `/api/v2/release/${preAuthId}`, { Amount: '10.00' });
+    expect(release.body).toMatchObject({ isoAmount: 1000, sourceTransaction: { isoRemainingAmount: 4000 } });
+  });
+
   it("answers 404 for another merchant's transaction", async () => {
     const id = await preAuth();
     const other = await h.env.createMerchant('Other');

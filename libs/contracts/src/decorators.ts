@@ -428,6 +428,25 @@ export function DefaultCredentialType(): PropertyDecorator {
 }
 
 /**
+ * Reads the property from a key spelt another way (`IsoAmount`, `iso_amount`, `ISOAMOUNT`) when
+ * the canonical name is absent. For fields whose silent loss changes what happens (an operation's
+ * amount: without it the whole balance moves), not for every field. Put it above the field's other
+ * decorators (it is applied last, so its transform runs first and theirs see the value).
+ */
+export function FromAnySpelling(): PropertyDecorator {
+  const spelling = (name: string) => name.replace(/[-_\s]/g, '').toLowerCase();
+  return (target, propertyKey) => {
+    const wanted = spelling(String(propertyKey));
+    Expose()(target, propertyKey); // transform even when only another spelling was sent
+    Transform(({ value, obj }: { value: unknown; obj: Record<string, unknown> }) => {
+      if (value !== undefined) return value;
+      const key = Object.keys(obj).find((name) => spelling(name) === wanted);
+      return key === undefined ? undefined : obj[key];
+    })(target, propertyKey);
+  };
+}
+
+/**
  * Reads the property from `alias` when the canonical name is absent (`ids` or `Ids`), and
  * keeps the alias key itself off the instance, so whitelisting never trips over it. A nested
  * object read from the alias is built as `type` (its own transforms and validation apply).

@@ -1,21 +1,29 @@
-import { IsOptional } from 'class-validator';
+import { IsDefined, ValidateIf } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
-import { IsDecimalAmount, IsIsoAmount } from '../decorators.js';
+import { FromAnySpelling, IsDecimalAmount, IsIsoAmount } from '../decorators.js';
 import type { TransactionStatus } from '../enums.js';
+
+/** Absent is allowed; `null` is not (it is refused, not read as "no amount"). */
+const unlessAbsent = (_: object, value: unknown) => value !== undefined;
 
 /**
  * Amount of a capture, refund or release: `isoAmount`, or the legacy decimal `amount`
  * (its decimals are checked by the service, which knows the currency). Decision: with
- * neither, the whole remaining amount of the source transaction is used.
+ * neither, the whole remaining amount of the source transaction is used. Because a dropped
+ * field would move the whole amount, each is also read when spelt otherwise (`IsoAmount`, as
+ * .NET clients serialise it, or `iso_amount`), and an explicit `null` is refused.
  */
 export class OperationAmountRequest {
   /** Minor units; numeric strings accepted. */
-  @IsOptional()
+  @FromAnySpelling()
+  @ValidateIf(unlessAbsent)
   @IsIsoAmount()
   isoAmount?: number;
 
   /** Legacy decimal amount, e.g. "1.00". */
-  @IsOptional()
+  @FromAnySpelling()
+  @ValidateIf(unlessAbsent)
+  @IsDefined() // IsDecimalAmount leaves null to the presence rule
   @IsDecimalAmount()
   amount?: string;
 }
