@@ -57,6 +57,8 @@ export const paymentsConfigSchema = baseConfigSchema
       .default(15 * 60_000),
     /** How often each replica looks for such payments. */
     ASYNC_LAPSE_SWEEP_MS: z.coerce.number().int().min(50).default(60_000),
+    /** How often each replica cancels the two-step card payments not paid (`/pay`) before they expired. */
+    UNPAID_PAYMENT_SWEEP_MS: z.coerce.number().int().min(50).default(60_000),
     /** The sandbox acquirer holds every answer this long after recording it (crash and recovery drills). */
     SANDBOX_ACQUIRER_DELAY_MS: z.coerce.number().int().min(0).default(0),
     /**

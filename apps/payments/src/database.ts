@@ -13,6 +13,7 @@ import { TokenVerifications1765100000100 } from './migrations/1765100000100-toke
 import { PayIdempotencyKeys1765200000100 } from './migrations/1765200000100-pay-idempotency-keys.js';
 import { ChargebackIdempotencyKeys1765200000200 } from './migrations/1765200000200-chargeback-idempotency-keys.js';
 import { OpenAsyncPayments1765500000100 } from './migrations/1765500000100-open-async-payments.js';
+import { UnpaidTwoStepPayments1765900000100 } from './migrations/1765900000100-unpaid-two-step-payments.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -28,4 +29,5 @@ export const PAYMENTS_MIGRATIONS = [
   PayIdempotencyKeys1765200000100,
   ChargebackIdempotencyKeys1765200000200,
   OpenAsyncPayments1765500000100,
+  UnpaidTwoStepPayments1765900000100,
 ];

@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { futureExpiry, metricValue, type EventCollector } from '@byrd/platform/testing';
+import { EndUnpaidPayments } from '../src/payments/end-unpaid-payments.sweep.js';
 import { PaymentsHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -133,6 +134,71 @@ describe('card payments over HTTP', () => {
     expect(
       (await h.request('POST', `/api/v2/payment/${direct.transactionId}/pay`, {})).body.errors[0].field,
     ).toBe('card');
+  });
+
+  it('ends a two-step payment nobody paid before it expired: /pay refuses it, the sweep cancels it with its event, its order is payable again', async () => {
+    const { order, anonymous, created, path } = await checkoutPaymentToPay();
+    const { body: direct } = await h.request('POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '30.00',
+      currency: 'EUR',
+    });
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+    const lapsed = [created.body.transactionId as string, direct.transactionId as string];
+    await h.payments
+      .get(DataSource)
+      .query(`UPDATE transactions SET expires_at = now() - interval '1 second' WHERE id = ANY ($1)`, [
+        lapsed,
+      ]);
+
+    const card = { number: '4242424242424242', expiration: futureExpiry(), cvv: '123' };
+    const late = await h.request('POST', path, { card }, anonymous);
+    expect(late.status).toBe(422);
+    expect(JSON.stringify(late.body)).toContain('expired');
+
+    expect(await h.payments.get(EndUnpaidPayments).execute()).toBeGreaterThanOrEqual(2);
+    for (const id of lapsed) {
+      expect((await h.request('GET', `/api/v2/transactions/${id}`)).body).toMatchObject({
+        status: 'Canceled',
+        code: 'BYRD205',
+      });
+      await events.waitFor((e) => e.type === 'transaction.payment.canceled' && e.data.transactionId === id);
+    }
+    await h.waitForOrder(order.orderId, (o) => o.status === 'created');
+    expect((await h.request('POST', `/api/v2/payment/${direct.transactionId}/pay`, { card })).status).toBe(
+      422,
+    );
+  });
+
+  it('a /pay and the unpaid sweep at once, many rounds: the payment is either paid or canceled, never both', async () => {
+    const sweep = h.payments.get(EndUnpaidPayments);
+    const card = { number: '4242424242424242', expiration: futureExpiry(), cvv: '123' };
+    const ended = new Map<string, string>();
+    for (let round = 0; round < 15; round++) {
+      const { body: payment } = await h.request('POST', '/api/v2/payment', {
+        type: 'card',
+        amount: '30.00',
+        currency: 'EUR',
+      });
+      // The sweep runs as a replica whose clock says the payment lapsed; /pay's own says it has not.
+      const [paid] = await Promise.all([
+        h.request('POST', `/api/v2/payment/${payment.transactionId}/pay`, { card }),
+        sweep.execute(new Date(Date.now() + 3_600_000)),
+      ]);
+      const { body: stored } = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+      if (paid.status === 200) expect(stored).toMatchObject({ status: 'Success', code: 'BYRD200' });
+      else expect([paid.status, stored.status]).toEqual([422, 'Canceled']);
+      ended.set(payment.transactionId, stored.status === 'Success' ? 'success' : 'canceled');
+    }
+    for (const [id, outcome] of ended)
+      await events.waitFor((e) => e.type === `transaction.payment.${outcome}` && e.data.transactionId === id);
+    await new Promise((resolve) => setTimeout(resolve, 500)); // room for a second, wrong event
+    for (const id of ended.keys()) {
+      const endings = events.events.filter(
+        (e) => e.envelope.data.transactionId === id && /\.(success|canceled)$/.test(e.envelope.type),
+      );
+      expect(endings).toHaveLength(1);
+    }
   });
 
   /** A browser's payment of a new order created without its card, and its `/pay` path. */

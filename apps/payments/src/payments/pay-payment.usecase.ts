@@ -117,8 +117,14 @@ export class PayPayment {
       transaction.paymentMethod === 'card' &&
       transaction.status === 'Created' &&
       !transaction.maskedCardNumber
-    )
+    ) {
+      // Past it, EndUnpaidPayments cancels it: a late card must not charge what the merchant saw end.
+      if (transaction.expiresAt.getTime() <= Date.now())
+        throw Refusal.notAllowed(
+          `Payment ${transaction.id} expired at ${transaction.expiresAt.toISOString()} and can no longer be paid`,
+        );
       return null;
+    }
     if (idempotencyKey !== undefined && transaction.payIdempotencyKey === idempotencyKey)
       return this.sameCardOrRefuse(transaction, request);
     throw Refusal.notAllowed(`Payment ${transaction.id} is not waiting for a card`);

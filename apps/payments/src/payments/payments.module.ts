@@ -12,6 +12,7 @@ import { PaymentsController } from './payments.controller.js';
 import { CreatePayment } from './create-payment.usecase.js';
 import { CardCharge } from './card-charge.js';
 import { PayPayment } from './pay-payment.usecase.js';
+import { EndUnpaidPayments } from './end-unpaid-payments.sweep.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
 import { CardSaver } from './card-saver.js';
 import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
@@ -54,6 +55,7 @@ import { AsyncPaymentsModule } from '../async/async-payments.module.js';
     TokenCharge,
     CreatePayment,
     PayPayment,
+    EndUnpaidPayments,
     QueryTransactions,
   ],
   exports: [
