@@ -123,20 +123,24 @@ describe('retention', () => {
       await hand.end();
     });
 
-    /** A delivered webhook of the merchant, with its attempt, created `ageMs` ago. */
-    async function delivered(id: string, ageMs: number) {
+    /**
+     * A webhook of the merchant that ended `ageMs` ago (delivered, or failed for good), with its
+     * attempt: one statement, so the service's own purge never finds the webhook without it.
+     */
+    async function delivered(id: string, ageMs: number, status: 'succeeded' | 'failed' = 'succeeded') {
       await h.rows(
-        `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
-           occurred_at, status, created_at, sent_at, finished_at)
-         VALUES ($1, $2, $3, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}', now(), 'succeeded',
-           now() - $4::int * interval '1 millisecond', now(), now() - $4::int * interval '1 millisecond')`,
-        [id, h.merchant.merchantId, setting.id, ageMs],
-      );
-      await h.rows(
-        `INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
+        `WITH webhook AS (
+           INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
+             occurred_at, status, created_at, sent_at, finished_at)
+           VALUES ($1, $2, $3, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}', now(), $5,
+             now() - $4::int * interval '1 millisecond', CASE WHEN $5 = 'succeeded' THEN now() END,
+             now() - $4::int * interval '1 millisecond')
+           RETURNING id)
+         INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
            duration_ms, succeeded, created_at)
-         VALUES (gen_random_uuid(), $1, 'scheduled', 1, 'http://127.0.0.1/', '{}', 200, 1, true, now())`,
-        [id],
+         SELECT gen_random_uuid(), id, 'scheduled', 1, 'http://127.0.0.1/', '{}', 200, 1, true, now()
+         FROM webhook`,
+        [id, h.merchant.merchantId, setting.id, ageMs, status],
       );
     }
 
@@ -153,8 +157,7 @@ describe('retention', () => {
 
     it('keeps a failed webhook that a resend delivered for the period of a success from that resend', async () => {
       const id = randomUUID();
-      await delivered(id, 60 * 60_000);
-      await h.rows(`UPDATE webhooks SET status = 'failed', sent_at = NULL WHERE id = $1`, [id]);
+      await delivered(id, 60 * 60_000, 'failed');
       ok.answer = () => ({ status: 200 });
       expect((await h.request('POST', '/api/v1/webhooks/resend', { ids: [id] })).status).toBe(202);
       await h.waitForRow(
