@@ -76,6 +76,7 @@ describe('attempt recorder', () => {
     error: null,
     durationMs: 3,
     succeeded: true,
+    verdict: true,
     startedAt: new Date(),
   });
   const delivered = { status: 'succeeded', retryDelayMs: null } as const;

@@ -15,7 +15,7 @@ import { WebhookHttpSender } from '../egress/http-sender.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { DeliveryRepository, type AttemptRecord, type DeliveryJob } from './delivery.repository.js';
-import { MAX_ATTEMPTS, nextRetryDelayMs } from './retry-policy.js';
+import { MAX_ATTEMPTS, nextRetryDelayMs, receiverVerdict } from './retry-policy.js';
 
 export const USER_AGENT = 'Byrd-Webhooks/1.0';
 
@@ -76,6 +76,11 @@ export function deliveryBody(
 export interface DeliveryOutcome {
   /** The receiver answered 2xx. */
   succeeded: boolean;
+  /**
+   * What the attempt says about the receiver (receiverVerdict): true it took it, false it failed (no
+   * answer, 5xx, 408, 429), null it answered a refusal, which the circuit breaker does not count.
+   */
+  verdict: boolean | null;
   /** When the webhook was scheduled again: in this many ms. */
   retryDelayMs: number | null;
 }
@@ -124,6 +129,7 @@ export class DeliverWebhook {
       : await this.sender.post({ url: job.url, headers: deliveryHeaders(job, body, startedAt), body });
     if (job.secretsError) this.logger.error(`Webhook ${job.webhookId}: ${job.secretsError}`);
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const verdict = receiverVerdict(result.statusCode);
     if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
     if (!succeeded)
       span.setStatus({
@@ -140,6 +146,7 @@ export class DeliverWebhook {
       error: result.error,
       durationMs: result.durationMs,
       succeeded,
+      verdict,
       startedAt,
     };
     this.metrics.attempts.inc({ kind: job.kind, result: succeeded ? 'success' : 'failure' });
@@ -148,7 +155,7 @@ export class DeliverWebhook {
     if (job.kind === 'resend') {
       const delivered = await this.deliveries.recordResend(job, attempt);
       if (delivered) this.delivered(job);
-      return { succeeded, retryDelayMs: null };
+      return { succeeded, verdict, retryDelayMs: null };
     }
     const number = attempt.number ?? 1;
     const retryDelayMs = succeeded
@@ -167,14 +174,14 @@ export class DeliverWebhook {
     if (!moved) {
       const why = succeeded ? 'already delivered' : 'lease lost';
       this.logger.warn(`Webhook ${job.webhookId}: ${why} before attempt ${number} was recorded`);
-      return { succeeded, retryDelayMs: null };
+      return { succeeded, verdict, retryDelayMs: null };
     }
     if (status === 'succeeded') this.delivered(job);
     if (status === 'failed') {
       this.metrics.deliveries.inc({ outcome: 'failed' });
       this.logger.warn(`Webhook ${job.webhookId} failed after ${number} of ${MAX_ATTEMPTS} attempts`);
     }
-    return { succeeded, retryDelayMs };
+    return { succeeded, verdict, retryDelayMs };
   }
 
   private delivered(job: DeliveryJob): void {

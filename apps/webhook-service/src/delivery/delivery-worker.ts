@@ -155,9 +155,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       this.scheduler.rescheduled(job.settingsId, now + outcome.retryDelayMs);
     const change =
       job.kind === 'scheduled'
-        ? this.scheduler.finished(job.settingsId, outcome.succeeded, now)
+        ? this.scheduler.finished(job.settingsId, outcome.verdict, now)
         : // A resend elsewhere says nothing about the endpoint.
-          this.scheduler.resendFinished(job.settingsId, job.toSettingsUrl ? outcome.succeeded : null, now);
+          this.scheduler.resendFinished(job.settingsId, job.toSettingsUrl ? outcome.verdict : null, now);
     if (!change) return;
     this.metrics.circuitChanges.inc({ to: change.to });
     this.metrics.openCircuits.set(this.scheduler.openCircuits());

@@ -48,6 +48,11 @@ export interface AttemptRecord {
   error: string | null;
   durationMs: number;
   succeeded: boolean;
+  /**
+   * What it says about the receiver (receiverVerdict): `failing_since` is kept from it; not stored
+   * with the attempt. Null (a refusal) neither sets nor clears it.
+   */
+  verdict: boolean | null;
   startedAt: Date;
 }
 
@@ -210,15 +215,18 @@ const INSERT_ATTEMPT = `
 /**
  * Keeps each endpoint's `failing_since` (webhook_settings) as its scheduled attempts find it: set at
  * the first failure after a success, cleared by any success. `outcomes` yields (webhook_id,
- * succeeded, created_at). Only a change is written, so an endpoint that keeps answering (or keeps
- * failing) costs an index probe, not a row version. ExpireHeldWebhooks reads it.
+ * verdict, created_at), the verdict of receiverVerdict: a refusal (null) is an answer from a
+ * receiver that is up, and neither sets nor clears it. Only a change is written, so an endpoint that
+ * keeps answering (or keeps failing) costs an index probe, not a row version. ExpireHeldWebhooks
+ * reads it.
  */
 function endpointHealth(outcomes: string): string {
   return `
     UPDATE webhook_settings s
        SET failing_since = CASE WHEN o.succeeded THEN NULL ELSE o.first_at END
-      FROM (SELECT w.settings_id, bool_or(x.succeeded) AS succeeded, min(x.created_at) AS first_at
+      FROM (SELECT w.settings_id, bool_or(x.verdict) AS succeeded, min(x.created_at) AS first_at
               FROM (${outcomes}) x JOIN webhooks w ON w.id = x.webhook_id
+             WHERE x.verdict IS NOT NULL
              GROUP BY w.settings_id) o
      WHERE s.id = o.settings_id
        AND CASE WHEN o.succeeded THEN s.failing_since IS NOT NULL ELSE s.failing_since IS NULL END`;
@@ -233,7 +241,7 @@ function endpointHealth(outcomes: string): string {
  */
 const RECORD_SCHEDULED_SQL = `
   WITH attempt AS (${INSERT_ATTEMPT}),
-  health AS (${endpointHealth('SELECT $2::uuid AS webhook_id, $11::boolean AS succeeded, $13::timestamptz AS created_at')}),
+  health AS (${endpointHealth('SELECT $2::uuid AS webhook_id, $16::boolean AS verdict, $13::timestamptz AS created_at')}),
   moved AS (
     UPDATE webhooks SET
       attempt_count = greatest(attempt_count, $4),
@@ -258,7 +266,8 @@ const RECORD_SCHEDULED_BATCH_SQL = `
   WITH input AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, webhook_id uuid, number int, url text,
       request_body text, status_code int, response_body text, error text, duration_ms int,
-      succeeded boolean, retry_delay_ms int, created_at timestamptz, lease_token uuid, status text)
+      succeeded boolean, verdict boolean, retry_delay_ms int, created_at timestamptz, lease_token uuid,
+      status text)
   ),
   attempt AS (
     INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
@@ -267,7 +276,7 @@ const RECORD_SCHEDULED_BATCH_SQL = `
       duration_ms, succeeded, retry_delay_ms, created_at
     FROM input
   ),
-  health AS (${endpointHealth('SELECT webhook_id, succeeded, created_at FROM input')}),
+  health AS (${endpointHealth('SELECT webhook_id, verdict, created_at FROM input')}),
   moved AS (
     UPDATE webhooks w SET
       attempt_count = greatest(w.attempt_count, i.number),
@@ -371,6 +380,7 @@ export class DeliveryRepository {
       ...attemptParams(job, attempt, 'scheduled', outcome.retryDelayMs),
       job.leaseToken,
       outcome.status,
+      attempt.verdict,
     ]);
     return row.moved === 1;
   }
@@ -390,6 +400,7 @@ export class DeliveryRepository {
       error: attempt.error,
       duration_ms: attempt.durationMs,
       succeeded: attempt.succeeded,
+      verdict: attempt.verdict,
       retry_delay_ms: outcome.retryDelayMs,
       created_at: attempt.startedAt,
       lease_token: job.leaseToken,

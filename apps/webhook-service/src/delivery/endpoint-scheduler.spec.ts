@@ -141,6 +141,34 @@ describe('EndpointScheduler: circuit breaker', () => {
     expect(claimRound(s, 64, T0 + 1_100)).toEqual({ bad: 64 });
   });
 
+  it('does not count refusals (null): a receiver that refuses most events and takes the rest stays closed', () => {
+    const s = scheduler();
+    s.hint(['picky'], T0);
+    claimRound(s, 64, T0);
+    // 4 of 5 events refused (a 4xx to events it does not want), the 5th taken, over and over.
+    for (let i = 0; i < 50; i++) expect(s.finished('picky', i % 5 === 4 ? true : null, T0)).toBeNull();
+    expect(s.circuitOf('picky')).toBe('closed');
+    // Nor does a refusal break a row of failures: the receiver may be failing every event it wants.
+    for (const verdict of [false, null, false, null, null])
+      expect(s.finished('picky', verdict, T0)).toBeNull();
+    expect(s.finished('picky', false, T0)).toEqual({ to: 'open', cooldownMs: 1_000, failures: 3 });
+  });
+
+  it('probes again at once after a refused probe (it judged nothing), keeping the cool-down', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 64, T0, { bad: 1 });
+    s.finished('bad', false, T0);
+    s.hint(['bad'], T0);
+    expect(claimRound(s, 64, T0 + 1_000)).toEqual({ bad: 1 });
+    expect(s.finished('bad', null, T0 + 1_010)).toBeNull();
+    expect(s.circuitOf('bad')).toBe('open');
+    expect(claimRound(s, 64, T0 + 1_010)).toEqual({ bad: 1 }); // the next probe, no cool-down
+    expect(claimRound(s, 63, T0 + 1_010)).toEqual({}); // still one at a time
+    // It fails: the cool-down doubles from where it was, as if the refused probe had not been.
+    expect(s.finished('bad', false, T0 + 1_020)).toEqual({ to: 'open', cooldownMs: 2_000, failures: 2 });
+  });
+
   it('doubles the cool-down after each failed probe, up to its cap, and resets it on success', () => {
     const s = scheduler({ breakerFailures: 1 });
     s.hint(['bad'], T0);

@@ -8,7 +8,9 @@
  *   each. An endpoint alone gets every slot; a receiver that hangs holds only its share. Resends
  *   (of the endpoint's webhooks, to whatever URL) take slots of the same share, before its
  *   scheduled rows; they wait for a slot like them, they are never dropped.
- * - Circuit breaker: after `failures` failed attempts in a row an endpoint's circuit opens. Its due
+ * - Circuit breaker: after `failures` failed attempts in a row an endpoint's circuit opens (a
+ *   failure is what receiverVerdict says: no answer, 5xx, 408, 429; a refusal, the 4xx a receiver
+ *   answers to an event it does not want, neither counts nor breaks the row). Its due
  *   rows then wait in the table, untouched (no attempt is spent, nothing is dropped), until the
  *   cool-down ends; then one probe goes. A probe that fails reopens the circuit for twice as long
  *   (up to MAX_COOLDOWN_FACTOR × the first cool-down); any success closes it. A probe whose outcome
@@ -226,22 +228,35 @@ export class EndpointScheduler {
   }
 
   /**
-   * A resend claimed here finished: its slot is free. `succeeded` judges the endpoint's receiver when
-   * it went to the setting's URL; null when it went elsewhere (it says nothing about the endpoint).
+   * A resend claimed here finished: its slot is free. `verdict` judges the endpoint's receiver when
+   * it went to the setting's URL; null when it went elsewhere (it says nothing about the endpoint) or
+   * was refused.
    */
-  resendFinished(settingsId: string, succeeded: boolean | null, now: number): CircuitChange {
+  resendFinished(settingsId: string, verdict: boolean | null, now: number): CircuitChange {
     const endpoint = this.endpoint(settingsId);
     endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
     endpoint.resendsInFlight = Math.max(0, endpoint.resendsInFlight - 1);
-    return succeeded === null ? null : this.finished(settingsId, succeeded, now, false);
+    return verdict === null ? null : this.finished(settingsId, verdict, now, false);
   }
 
-  /** A delivery claimed here (`inFlight` true) or a resend to the setting's own URL finished. */
-  finished(settingsId: string, succeeded: boolean, now: number, inFlight = true): CircuitChange {
+  /**
+   * A delivery claimed here (`inFlight` true) or a resend to the setting's own URL finished, with
+   * receiverVerdict's verdict: true succeeded, false failed, null refused (judges nothing).
+   */
+  finished(settingsId: string, verdict: boolean | null, now: number, inFlight = true): CircuitChange {
     const endpoint = this.endpoint(settingsId);
     if (inFlight) endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
     const { breakerFailures, breakerCooldownMs } = this.settings;
-    if (succeeded) {
+    if (verdict === null) {
+      // The receiver is up and refused that one event: no failure, nor a success to close on (its
+      // other events may still fail). A refused probe judged nothing: the next one goes at once.
+      if (inFlight && endpoint.circuit === 'half-open') {
+        endpoint.circuit = 'open';
+        endpoint.probeAt = now;
+      }
+      return null;
+    }
+    if (verdict) {
       const wasOpen = endpoint.circuit !== 'closed';
       endpoint.failures = 0;
       endpoint.circuit = 'closed';

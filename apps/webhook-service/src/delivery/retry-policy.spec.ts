@@ -2,6 +2,7 @@ import {
   MAX_ATTEMPTS,
   nextRetryDelayMs,
   parseRetryAfter,
+  receiverVerdict,
   SCHEDULE_SPAN_MINUTES,
   scheduledDelayMs,
 } from './retry-policy.js';
@@ -59,5 +60,28 @@ describe('retry policy (SPEC.md "Limits")', () => {
     expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeNull();
     expect(parseRetryAfter(null, now)).toBeNull();
+  });
+
+  it('judges the receiver by its answer: a refusal (a 4xx but 408, 429; a 3xx) is neither a success nor a failure', () => {
+    const verdicts = [null, 200, 204, 299, 301, 400, 401, 404, 408, 410, 422, 429, 499, 500, 503].map(
+      (status) => [status, receiverVerdict(status)],
+    );
+    expect(verdicts).toEqual([
+      [null, false], // no answer: a timeout, a refused connection
+      [200, true],
+      [204, true],
+      [299, true],
+      [301, null],
+      [400, null],
+      [401, null],
+      [404, null],
+      [408, false],
+      [410, null],
+      [422, null],
+      [429, false],
+      [499, null],
+      [500, false],
+      [503, false],
+    ]);
   });
 });

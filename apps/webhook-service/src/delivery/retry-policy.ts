@@ -45,6 +45,18 @@ export interface FailedAttempt {
 const TRANSIENT_4XX = new Set([408, 429]);
 
 /**
+ * What an attempt says about its endpoint's receiver, for the circuit breaker and `failing_since`
+ * (docs/webhook-fairness.md): true when it took the webhook (2xx); false when it is down or
+ * overwhelmed (no answer, a 5xx, 408, 429); null when it answered a refusal (another 4xx, a 3xx):
+ * it is up and chose not to take that event (README tells merchants to answer 4xx to events they do
+ * not want), so the attempt judges nothing.
+ */
+export function receiverVerdict(statusCode: number | null): boolean | null {
+  if (statusCode === null || statusCode >= 500 || TRANSIENT_4XX.has(statusCode)) return false;
+  return statusCode >= 200 && statusCode < 300 ? true : null;
+}
+
+/**
  * Milliseconds to wait before the next scheduled attempt, or null when the last one has been made
  * (the webhook has failed). A 429 doubles the wait and a `Retry-After` raises it to what the
  * receiver asked; neither ever shortens it, nor makes it longer than SPEC's cap of an hour.
