@@ -264,6 +264,30 @@ describe('fan-out and delivery', () => {
     expect((await h.rows(ATTEMPTS, [pending.id])).length).toBeLessThanOrEqual(count + 1); // at most the one in flight
   });
 
+  it('takes a 2xx whose body is slow or cut short as delivered: sent once, recorded with its status, the part of the body that came and why it stopped', async () => {
+    let unfinished: 'hold' | 'destroy' = 'hold';
+    receiver.answer = () => ({ status: 200, body: 'accepted, and then', unfinished });
+    await h.subscribe({ url: receiver.url });
+    // The body never ends (past WEBHOOK_TIMEOUT_MS, 1 s here), then a connection closed mid-body.
+    const slow = await deliveredWebhookOf(await h.publish('order.paid', 'card'));
+    unfinished = 'destroy';
+    const cut = await deliveredWebhookOf(await h.publish('order.paid', 'card'));
+
+    // Past a lease (2 s here) and many retry minutes (10 ms here): neither went out again.
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect([receiver.of(slow.id).length, receiver.of(cut.id).length]).toEqual([1, 1]);
+    const attempts = [...(await h.rows(ATTEMPTS, [slow.id])), ...(await h.rows(ATTEMPTS, [cut.id]))];
+    expect(attempts.map((a) => [a.status_code, a.succeeded, a.response_body, a.error])).toEqual([
+      [200, true, 'accepted, and then', "The answer's body did not end within 1000 ms"],
+      [200, true, 'accepted, and then', expect.stringMatching(/^The answer's body was cut: /)],
+    ]);
+    const listed = await h.request('GET', `/api/v1/webhooks/${slow.id}/attempts`);
+    expect(listed.body.data[0]).toMatchObject({
+      response: { statusCode: 200, content: 'accepted, and then' },
+      succeeded: true,
+    });
+  });
+
   it('records an answer holding a NUL byte (PostgreSQL refuses it) with U+FFFD in its place, and sends it once', async () => {
     receiver.answer = () => ({ status: 200, body: 'ok\u0000done' });
     await h.subscribe({ url: receiver.url });

@@ -18,6 +18,11 @@ export interface Answer {
   hold?: boolean;
   /** Answer only once this settles (a slow receiver the test lets go of). */
   after?: Promise<unknown>;
+  /**
+   * Send the status, headers and `body`, but never end the answer: `hold` keeps it open (until the
+   * client gives up), `destroy` closes the connection a moment later.
+   */
+  unfinished?: 'hold' | 'destroy';
 }
 
 /** A real HTTP receiver on 127.0.0.1: records every request and answers as the test says. */
@@ -64,7 +69,14 @@ export class Receiver {
         }
         const respond = () => {
           res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
-          res.end(answer.body ?? '');
+          if (!answer.unfinished) {
+            res.end(answer.body ?? '');
+            return;
+          }
+          res.write(answer.body ?? '');
+          receiver.held.add(res);
+          res.on('close', () => receiver.held.delete(res));
+          if (answer.unfinished === 'destroy') setTimeout(() => res.destroy(), 100);
         };
         if (answer.after) void answer.after.then(respond);
         else respond();

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { RefusedUrlError, UrlGuard } from './url-guard.js';
 
@@ -19,7 +19,7 @@ export interface OutboundResult {
   responseBody: string | null;
   /** `retry-after` of the answer, as sent. */
   retryAfter: string | null;
-  /** Why there was no answer. */
+  /** Why there was no answer, or why its body was not read to its end (the status still counts). */
   error: string | null;
   durationMs: number;
 }
@@ -54,25 +54,17 @@ export class WebhookHttpSender implements OnApplicationShutdown {
   async post(outbound: OutboundRequest): Promise<OutboundResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
+    let response: Dispatcher.ResponseData;
     try {
       // IP literals never reach the lookup: check them here.
       this.guard.checkLiteral(new URL(outbound.url).hostname);
-      const response = await request(outbound.url, {
+      response = await request(outbound.url, {
         method: 'POST',
         headers: outbound.headers,
         body: outbound.body,
         dispatcher: this.agent,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      const responseBody = await readCapped(response.body);
-      const retryAfter = response.headers['retry-after'];
-      return {
-        statusCode: response.statusCode,
-        responseBody,
-        retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
-        error: null,
-        durationMs: elapsed(),
-      };
     } catch (error) {
       return {
         statusCode: null,
@@ -82,21 +74,40 @@ export class WebhookHttpSender implements OnApplicationShutdown {
         durationMs: elapsed(),
       };
     }
+    // The status came: the receiver answered, whatever happens to the body. A 2xx whose body is cut
+    // or slow is a delivery (read as no answer, it was sent again and again).
+    const retryAfter = response.headers['retry-after'];
+    const { text, error } = await readCapped(response.body);
+    return {
+      statusCode: response.statusCode,
+      responseBody: text,
+      retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null,
+      error: error === null ? null : describeBodyFailure(error, this.timeoutMs),
+      durationMs: elapsed(),
+    };
   }
 }
 
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+/** Up to MAX_RESPONSE_BYTES of the body, and what stopped it being read to its end (what came is kept). */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+): Promise<{ text: string; error: unknown }> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= MAX_RESPONSE_BYTES) {
-      body.destroy();
-      break;
+  let error: unknown = null;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_RESPONSE_BYTES) {
+        body.destroy();
+        break;
+      }
     }
+  } catch (cut) {
+    error = cut;
   }
-  return storableText(Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES));
+  return { text: storableText(Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES)), error };
 }
 
 /**
@@ -108,6 +119,20 @@ function storableText(bytes: Buffer): string {
   return bytes.toString('utf8').replaceAll('\0', '\uFFFD');
 }
 
+/** Why an answer's body stopped before its end (its status and the part read are kept). */
+function describeBodyFailure(error: unknown, timeoutMs: number): string {
+  return isTimeout(error)
+    ? `The answer's body did not end within ${timeoutMs} ms`
+    : `The answer's body was cut: ${describeFailure(error, timeoutMs)}`;
+}
+
+function isTimeout(error: unknown): boolean {
+  const e = error as { name?: string; code?: string };
+  return (
+    e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT'
+  );
+}
+
 function describeFailure(error: unknown, timeoutMs: number): string {
   if (error instanceof RefusedUrlError) return `The receiver URL ${error.message}`;
   const e = error as {
@@ -116,8 +141,7 @@ function describeFailure(error: unknown, timeoutMs: number): string {
     message?: string;
     cause?: { code?: string; message?: string };
   };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT')
-    return `No answer within ${timeoutMs} ms`;
+  if (isTimeout(error)) return `No answer within ${timeoutMs} ms`;
   if (e.code === 'UND_ERR_CONNECT_TIMEOUT') return `Could not connect within ${timeoutMs} ms`;
   const code = e.code ?? e.cause?.code;
   const message = e.message ?? e.cause?.message ?? String(error);

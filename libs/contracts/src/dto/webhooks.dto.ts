@@ -231,7 +231,10 @@ export interface WebhookAttempt {
   succeeded: boolean;
   /** Time from sending to the end of the answer, in milliseconds. */
   durationMs: number;
-  /** Why there was no answer (timeout, connection error, refused address); null when answered. */
+  /**
+   * Why there was no answer (timeout, connection error, refused address), or why the answer's body
+   * stopped before its end (its status still counts); null when answered in full.
+   */
   error: string | null;
 }
 

@@ -178,7 +178,8 @@ export class WebhookAttemptSchema implements WebhookAttempt {
   @ApiProperty({ example: 84 })
   durationMs!: number;
   @ApiProperty({
-    description: 'Why there was no answer; null when answered',
+    description:
+      "Why there was no answer, or why the answer's body stopped before its end (its status still counts); null when answered in full",
     type: String,
     nullable: true,
     example: null,
