@@ -524,6 +524,12 @@ describe('fan-out and delivery', () => {
     expect(byOrder.body.data.every((w: { referenceIds: string[] }) => w.referenceIds.includes(orderId))).toBe(
       true,
     );
+    // The order id as a .NET client may send it: uppercase. Ids are stored lowercase.
+    const upper = await h.request('GET', `/api/v1/webhooks?referenceId=${orderId.toUpperCase()}`);
+    expect(upper.headers.get('x-total-item-count')).toBe('5');
+    expect(upper.body.data.map((w: { id: string }) => w.id)).toEqual(
+      byOrder.body.data.map((w: { id: string }) => w.id),
+    );
     const beyond = await h.request('GET', '/api/v1/webhooks', undefined, { 'x-page': '9' });
     expect(beyond.body.data).toEqual([]);
     expect(beyond.headers.get('x-total-item-count')).toBe('25');

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { PageRequest, WebhookAttempt, WebhookRecord } from '@byrd/contracts';
+import { isGuid, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
 import { ApiError, pageOf, type MerchantContext, type Page } from '@byrd/platform';
 import { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
@@ -21,7 +21,10 @@ export class ListWebhooks {
       .getRepository(WebhookRow)
       .createQueryBuilder('w')
       .where('w.merchant_id = :merchantId', { merchantId: merchant.merchantId });
-    if (referenceId) query.andWhere('w.reference_ids @> ARRAY[:referenceId]::text[]', { referenceId });
+    if (referenceId)
+      query.andWhere('w.reference_ids @> ARRAY[:referenceId]::text[]', {
+        referenceId: asStored(referenceId),
+      });
     const [rows, total] = await query
       .orderBy('w.created_at', 'DESC')
       .addOrderBy('w.id', 'DESC')
@@ -30,6 +33,15 @@ export class ListWebhooks {
       .getManyAndCount();
     return pageOf(page, rows.map(presentWebhook), total);
   }
+}
+
+/**
+ * A reference id as events store it: GUIDs are lowercase there, and a client may send one uppercase
+ * (as the API's GUID parameters accept). Anything else is matched as given.
+ */
+function asStored(referenceId: string): string {
+  const lower = referenceId.trim().toLowerCase();
+  return isGuid(lower) ? lower : referenceId;
 }
 
 /** The merchant's webhook or 404 (another merchant's id answers like a missing one); `id` is a GUID (GuidParam). */
