@@ -7,6 +7,7 @@ import { PaymentsHarness } from './harness.js';
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MASTER_CHALLENGE = '5555341244441115';
 const VISA_CHALLENGE = '4000000000003220';
+const TIMEOUT_CARD = '5201282999005515'; // authorised by the acquirer, its answer lost
 const BROWSER = {
   acceptHeader: 'text/html',
   javaEnabled: false,
@@ -376,11 +377,13 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     });
   });
 
-  it('reports a payment that timed out at the acquirer as paymentStatus Error', async () => {
-    const { body: payment } = await h.pay('5201282999005515');
+  it('keeps postAuth at 409 while a payment whose acquirer answer was lost awaits the recovery', async () => {
+    const { body: payment } = await h.pay(TIMEOUT_CARD);
     expect(payment.status).toBe('TemporaryFailed');
-    const result = await api(`/v2/${payment.threeDSecure.id}/postAuth`);
-    expect(result.body).toMatchObject({ status: 'Authorized', paymentStatus: 'Error', code: 'BYRD203' });
+    // Not "Error": the acquirer may well have charged (the recovery, a minute later here, decides).
+    const pending = await api(`/v2/${payment.threeDSecure.id}/postAuth`);
+    expect(pending.status).toBe(409);
+    expect(pending.body.code).toBe('BYRD201');
   });
 
   it('answers 404 for unknown or malformed ids, on the API and the pages', async () => {
@@ -555,5 +558,77 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     const etag = sdk.headers.get('etag')!;
     const again = await fetch(`${base}/sdk.js`, { headers: { 'if-none-match': etag } });
     expect(again.status).toBe(304);
+  });
+});
+
+/**
+ * An authorisation whose acquirer answer was lost (TemporaryFailed) is usually a charge: the recovery
+ * finds it at the acquirer and records Success. postAuth must not call it "Error" meanwhile, or the
+ * merchant's page offers the shopper a retry that charges twice: it answers 409 (the SDK polls every
+ * 2 s, 50 times) until the recovery has recorded the outcome.
+ */
+describe('3D Secure postAuth while the acquirer recovery settles a lost answer', () => {
+  let h: PaymentsHarness;
+
+  beforeAll(async () => {
+    h = await PaymentsHarness.start(
+      { ACQUIRER_TIMEOUT_MS: '1000', ACQUIRER_RECOVERY_AFTER_MS: '3000', ACQUIRER_RECOVERY_SWEEP_MS: '200' },
+      { publicBaseIsSelf: true },
+    );
+  });
+  afterAll(() => h?.stop());
+
+  const postAuth = async (id: string) => {
+    const answer = await h.request('POST', `/3ds/api/v2/${id}/postAuth`, {}, { 'x-api-key': '' });
+    return { status: answer.status, body: answer.status < 300 ? answer.body.data : answer.body };
+  };
+
+  /** Polls postAuth as the SDK does: 409 means "not yet". Returns the statuses seen and the answer. */
+  async function pollPostAuth(id: string) {
+    const seen: number[] = [];
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const answer = await postAuth(id);
+      if (seen.at(-1) !== answer.status) seen.push(answer.status);
+      if (answer.status !== 409) return { seen, answer };
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`postAuth of ${id} still 409 after 20 s`);
+  }
+
+  it('a frictionless payment: 409 until recovered, then paymentStatus Success', async () => {
+    const { body: payment } = await h.pay(TIMEOUT_CARD);
+    expect(payment.status).toBe('TemporaryFailed');
+    const { seen, answer } = await pollPostAuth(payment.threeDSecure.id);
+    expect(seen).toEqual([409, 200]);
+    expect(answer.body).toMatchObject({ status: 'Authorized', paymentStatus: 'Success', code: 'BYRD200' });
+    const transaction = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+    expect(transaction.body.status).toBe('Success');
+  });
+
+  it('a challenge payment (amount 10.01 times out): 409 after the code until recovered, then Success', async () => {
+    const { body: payment } = await h.pay(MASTER_CHALLENGE, { amount: '10.01' });
+    expect(payment.code).toBe('BYRD207');
+    const id = payment.threeDSecure.id;
+    await h.request('POST', `/3ds/api/v2/${id}/preAuth`, { browser: BROWSER }, { 'x-api-key': '' });
+    const auth = await h.request('POST', `/3ds/api/v1/${id}/auth`, {}, { 'x-api-key': '' });
+    const { challengeId } = auth.body.data;
+    const answered = await fetch(`${h.paymentsUrl}/3ds/acs/challenge/${challengeId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ threeDSServerTransID: id, otp: '1234', action: 'submit' }).toString(),
+    });
+    expect(answered.status).toBe(200);
+    const stored = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+    expect(stored.body.status).toBe('TemporaryFailed');
+
+    const { seen, answer } = await pollPostAuth(id);
+    expect(seen).toEqual([409, 200]);
+    expect(answer.body).toMatchObject({
+      status: 'Authorized',
+      transStatus: 'Y',
+      executePayment: true,
+      paymentStatus: 'Success',
+      code: 'BYRD200',
+    });
   });
 });

@@ -59,15 +59,21 @@ export class BrowserAuthentication {
 
   /**
    * The outcome, once there is one: 409 while the shopper has not answered the challenge, and while
-   * the payment it allowed is still at the acquirer (committed before the call: write-ahead), so
-   * the SDK keeps polling instead of reading an unsettled payment as failed.
+   * the payment it allowed is still at the acquirer (committed before the call: write-ahead) or its
+   * answer was lost (TemporaryFailed, acquirerPendingSince still set: the recovery settles it from
+   * what the acquirer recorded, usually Success). The SDK keeps polling instead of reading an
+   * unsettled payment as failed, so the merchant's page never offers a retry that charges twice.
    */
   async postAuth(id: string): Promise<ThreeDSPostAuthResponse> {
     const { session, transaction } = await this.sessions.current(id);
     if (session.status === 'Created') {
       throw Refusal.awaitingShopper('The shopper has not answered the 3DS challenge yet');
     }
-    if (transaction.status === 'Created' || transaction.status === 'Processing') {
+    if (
+      transaction.status === 'Created' ||
+      transaction.status === 'Processing' ||
+      transaction.acquirerPendingSince !== null
+    ) {
       throw Refusal.awaitingShopper('The payment is being processed');
     }
     return presentPostAuth(session, transaction);
