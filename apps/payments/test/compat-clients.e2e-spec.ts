@@ -1,5 +1,7 @@
 // The exact requests Paybyrd's public clients send, replayed against our payments service, checking
 // every field those clients read. Each case names the client and the file its shape comes from.
+import { DataSource } from 'typeorm';
+import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
 import { PaymentsHarness } from './harness.js';
 
 const CHALLENGE_CARD = '5555341244441115'; // Mastercard: ECI 02 once authenticated
@@ -38,20 +40,35 @@ describe('payments as the public clients call it', () => {
     expect(payment.body.code).toBe('BYRD207');
     const id = payment.body.threeDSecure.id as string;
 
-    // Browser.create() in src/shared/utils/Browser.ts: what the SDK reads off the browser.
+    // Browser.create() in src/shared/utils/Browser.ts: what the SDK reads off the browser, with its
+    // keys as it spells them (IBrowser: `timezoneOffset`).
     const preAuth = await sdkCall(`/v2/${id}/preAuth`, {
       browser: {
         javaEnabled: false,
         javascriptEnabled: true,
         language: 'pt-PT',
-        colorDepth: 24,
-        screenHeight: 900,
-        screenWidth: 1440,
-        timeZoneOffset: -60,
         userAgent: 'Mozilla/5.0',
+        screenWidth: 1440,
+        screenHeight: 900,
+        timezoneOffset: -60,
+        colorDepth: 24,
+        acceptHeader: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
       },
     });
     expect(preAuth.status).toBe(200);
+    // Kept for the issuer's risk analysis: every field, the time zone under our name.
+    const stored = await h.payments.get(DataSource).getRepository(ThreeDSSession).findOneByOrFail({ id });
+    expect(stored.browser).toEqual({
+      javaEnabled: false,
+      javascriptEnabled: true,
+      language: 'pt-PT',
+      userAgent: 'Mozilla/5.0',
+      screenWidth: 1440,
+      screenHeight: 900,
+      timeZone: -60,
+      colorDepth: 24,
+      acceptHeader: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    });
     expect(preAuth.headers.get('access-control-allow-origin')).toBe('*');
     // IFrameDirectoryServerService reads data.dsMethodUrl, data.processId, data.notificationUrl.
     expect(preAuth.json.data).toMatchObject({

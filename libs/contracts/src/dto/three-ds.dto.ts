@@ -2,7 +2,7 @@
 // /api/v2/{id}/postAuth) and of the EMV messages the SDK form-posts.
 import { IsBoolean, IsDefined, IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
-import { IsOneOf, NestedObject, ToBoolean, ToInteger } from '../decorators.js';
+import { FromAlias, IsOneOf, NestedObject, ToBoolean, ToInteger } from '../decorators.js';
 import type { ThreeDSecureStatus, TransactionStatus, TransStatus, VerificationMethod } from '../enums.js';
 
 /** Browser data the issuer's risk analysis uses (EMV "browser information"). */
@@ -49,8 +49,12 @@ export class BrowserInfoDto {
   @IsInt()
   screenWidth?: number;
 
-  /** `new Date().getTimezoneOffset()`, minutes. */
+  /**
+   * `new Date().getTimezoneOffset()`, minutes. The public 3DS SDK sends it as `timezoneOffset`
+   * (Browser.create()); stored as `timeZone` either way.
+   */
   @IsOptional()
+  @FromAlias('timezoneOffset')
   @ToInteger()
   @IsInt()
   timeZone?: number;
