@@ -8,6 +8,7 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MASTER_CHALLENGE = '5555341244441115';
 const VISA_CHALLENGE = '4000000000003220';
 const TIMEOUT_CARD = '5201282999005515'; // authorised by the acquirer, its answer lost
+const NOT_ENROLLED = '5505772716954642';
 const BROWSER = {
   acceptHeader: 'text/html',
   javaEnabled: false,
@@ -384,6 +385,23 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     const pending = await api(`/v2/${payment.threeDSecure.id}/postAuth`);
     expect(pending.status).toBe(409);
     expect(pending.body.code).toBe('BYRD201');
+  });
+
+  it('reports a not enrolled card to the SDK as transStatus Y (paid), the EMV U on the transaction', async () => {
+    const { body: payment } = await h.pay(NOT_ENROLLED);
+    expect(payment.status).toBe('Success');
+    const result = await api(`/v2/${payment.threeDSecure.id}/postAuth`);
+    expect(result.status).toBe(200);
+    // The public SDK's IPostAuthResponse: transStatus "Y" | "N", consistent with executePayment.
+    expect(result.body).toMatchObject({
+      status: 'NotEnrolled',
+      transStatus: 'Y',
+      transStatusReason: '13',
+      executePayment: true,
+      paymentStatus: 'Success',
+    });
+    const transaction = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
+    expect(transaction.body.threeDSecure).toMatchObject({ status: 'NotEnrolled', transStatus: 'U' });
   });
 
   it('answers 404 for unknown or malformed ids, on the API and the pages', async () => {

@@ -26,6 +26,28 @@ describe('postAuth presentation', () => {
     });
   });
 
+  it("answers the SDK's two-valued transStatus as executePayment: a not enrolled card (EMV U) is Y", () => {
+    const ended = (status: ThreeDSSession['status'], transStatus: ThreeDSSession['transStatus']) =>
+      ({ id: 'x', status, transStatus, transStatusReason: null }) as ThreeDSSession;
+    const answers = (
+      [
+        ['Authorized', 'Y'],
+        ['NotEnrolled', 'U'],
+        ['Unauthorized', 'N'],
+        ['Expired', 'N'],
+      ] as const
+    ).map(([status, emv]) => {
+      const { transStatus, executePayment } = presentPostAuth(ended(status, emv), transaction({}));
+      return [status, transStatus, executePayment];
+    });
+    expect(answers).toEqual([
+      ['Authorized', 'Y', true],
+      ['NotEnrolled', 'Y', true],
+      ['Unauthorized', 'N', false],
+      ['Expired', 'N', false],
+    ]);
+  });
+
   it('refuses to present a session that has not ended', () => {
     const open = { id: 'x', status: 'Created', transStatus: null } as ThreeDSSession;
     expect(() => presentPostAuth(open, transaction({}))).toThrow('has not ended');

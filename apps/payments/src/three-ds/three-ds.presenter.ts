@@ -36,11 +36,15 @@ export function presentPostAuth(session: ThreeDSSession, transaction: Transactio
   if (session.status === 'Created' || session.transStatus === null) {
     throw new Error(`3DS session ${session.id} has not ended`);
   }
+  // The card goes to the acquirer only for an authenticated (or not enrolled) shopper: PaymentAuthorizer.
+  const executePayment = session.status === 'Authorized' || session.status === 'NotEnrolled';
   return {
     transactionId: transaction.id,
     callbackUrl: transaction.redirectUrl ?? '',
     status: session.status,
-    transStatus: session.transStatus,
+    // The SDK's transStatus is two-valued ("Y" | "N"), read as "go on with the payment": a not
+    // enrolled card (EMV "U") is paid, so "Y". The EMV value stays on GET /transactions/{id}.
+    transStatus: executePayment ? 'Y' : 'N',
     transStatusReason: session.transStatusReason,
     authenticationData: {
       threeDsVersion: 'V2',
@@ -50,8 +54,7 @@ export function presentPostAuth(session: ThreeDSSession, transaction: Transactio
       verificationMethod: 'ThreeDSecure',
       protocolVersion: session.protocolVersion,
     },
-    // The card goes to the acquirer only for an authenticated (or not enrolled) shopper: PaymentAuthorizer.
-    executePayment: session.status === 'Authorized' || session.status === 'NotEnrolled',
+    executePayment,
     paymentStatus: paymentStatusOf(transaction.status),
     code: transaction.code,
     message: transaction.description,

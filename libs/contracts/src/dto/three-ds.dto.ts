@@ -208,9 +208,13 @@ export interface ThreeDSPostAuthResponse {
   callbackUrl: string;
   /** Authentication outcome. */
   status: Exclude<ThreeDSecureStatus, 'Created'>;
-  /** EMV transStatus. */
-  transStatus: TransStatus;
-  /** EMV transStatusReason, when given. */
+  /**
+   * Y when the payment went on to the acquirer (authenticated, or not enrolled), N otherwise: the
+   * public SDK's two values, consistent with `executePayment`. The EMV value (e.g. U for a card not
+   * enrolled) is on GET /api/v2/transactions/{id}.
+   */
+  transStatus: 'Y' | 'N';
+  /** EMV transStatusReason, when given (e.g. 13 for a card not enrolled). */
   transStatusReason: string | null;
   /** Authentication data. */
   authenticationData: ThreeDSAuthenticationData;

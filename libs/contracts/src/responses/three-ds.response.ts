@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ALL_RETURN_CODES, type ReturnCode } from '../codes.js';
-import { TRANS_STATUSES, VerificationMethod, type TransStatus } from '../enums.js';
+import { VerificationMethod } from '../enums.js';
 import type {
   ThreeDSAuthenticationData,
   ThreeDSAuthResponse,
@@ -79,9 +79,20 @@ export class ThreeDSPostAuthResponseSchema implements ThreeDSPostAuthResponse {
   callbackUrl!: string;
   @ApiProperty({ enum: ['Authorized', 'Unauthorized', 'Expired', 'NotEnrolled'], example: 'Authorized' })
   status!: ThreeDSPostAuthResponse['status'];
-  @ApiProperty({ enum: TRANS_STATUSES, example: 'Y' })
-  transStatus!: TransStatus;
-  @ApiProperty({ type: String, nullable: true, example: null })
+  @ApiProperty({
+    enum: ['Y', 'N'],
+    example: 'Y',
+    description:
+      'Y when the payment went on to the acquirer (authenticated, or card not enrolled), N otherwise: ' +
+      'as `executePayment`. The EMV transStatus (Y, N, U, ...) is on GET /api/v2/transactions/{id}.',
+  })
+  transStatus!: ThreeDSPostAuthResponse['transStatus'];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'EMV transStatusReason, when given (e.g. 13: card not enrolled)',
+  })
   transStatusReason!: string | null;
   @ApiProperty({ type: () => ThreeDSAuthenticationDataSchema })
   authenticationData!: ThreeDSAuthenticationData;

@@ -36,7 +36,7 @@ const TRANSIENT = [502, 503, 504];
  * @property {string} transactionId
  * @property {string} callbackUrl
  * @property {'Authorized' | 'Unauthorized' | 'Expired' | 'NotEnrolled'} status
- * @property {string} transStatus
+ * @property {'Y' | 'N'} transStatus Y when the payment went on (as executePayment)
  * @property {string | null} transStatusReason
  * @property {{ threeDsVersion: 'V2', aav: string | null, dsTransactionId: string | null, eci: string | null,
  *   verificationMethod: string, protocolVersion: string }} authenticationData
