@@ -250,7 +250,7 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     const id = payment.threeDSecure.id;
     const end = await answer(id, { otp: '9999', action: 'submit' });
     expect(decodeField(end.text, 'cres').transStatus).toBe('N');
-    expect(end.text).toContain('Payment not confirmed');
+    expect(end.text).toContain('Verification failed');
 
     const result = await api(`/v2/${id}/postAuth`);
     expect(result.body).toMatchObject({
@@ -385,6 +385,18 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     const pending = await api(`/v2/${payment.threeDSecure.id}/postAuth`);
     expect(pending.status).toBe(409);
     expect(pending.body.code).toBe('BYRD201');
+  });
+
+  it("says on the bank's page only that the verification is complete, not that the payment is", async () => {
+    // Authenticated, then declined by the acquirer (sandbox amount rules: up to 10.00 is denied).
+    const payment = await challengePayment(MASTER_CHALLENGE, { amount: '5.00' });
+    const id = payment.threeDSecure.id;
+    const end = await answer(id, { otp: '1234', action: 'submit' });
+    expect(decodeField(end.text, 'cres').transStatus).toBe('Y');
+    expect(end.text).toContain('Verification complete');
+    expect(end.text).not.toContain('Payment confirmed');
+    const result = await api(`/v2/${id}/postAuth`);
+    expect(result.body).toMatchObject({ status: 'Authorized', paymentStatus: 'Denied', code: 'BYRD205' });
   });
 
   it('reports a not enrolled card to the SDK as transStatus Y (paid), the EMV U on the transaction', async () => {

@@ -101,14 +101,17 @@ export function challengeStepPage(step: ChallengeView | ChallengeEnd): Page {
   return 'cres' in step ? challengeEndPage(step) : challengePage(step);
 }
 
-/** The outcome, then the CRes posted to the 3DS server's notification URL (EMV), which tells the SDK. */
+/**
+ * The outcome of the verification, then the CRes posted to the 3DS server's notification URL (EMV),
+ * which tells the SDK. The issuer's page speaks only for the verification: the acquirer may still
+ * decline the payment it allowed, and the shop shows that outcome.
+ */
 export function challengeEndPage(end: ChallengeEnd): Page {
+  const title = end.authenticated ? 'Verification complete' : 'Verification failed';
   return {
-    title: end.authenticated ? 'Payment confirmed' : 'Payment not confirmed',
+    title,
     body: html`<main>
-      <h1 class="${end.authenticated ? 'ok' : 'fail'}">
-        ${end.authenticated ? 'Payment confirmed' : 'Payment not confirmed'}
-      </h1>
+      <h1 class="${end.authenticated ? 'ok' : 'fail'}">${title}</h1>
       <p role="status">Returning to the shop…</p>
       <form id="cres" method="post" action="${end.notificationUrl}">
         <input type="hidden" name="cres" value="${end.cres}" />
