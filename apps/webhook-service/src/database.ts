@@ -15,6 +15,7 @@ import { SettingsIdempotencyKey1765000000000 } from './migrations/1765000000000-
 import { IdempotencyAnswersWithoutSecrets1765100000000 } from './migrations/1765100000000-idempotency-answers-without-secrets.js';
 import { EndpointFailingSince1765500000000 } from './migrations/1765500000000-endpoint-failing-since.js';
 import { ResendIdempotencyKey1765600000000 } from './migrations/1765600000000-resend-idempotency-key.js';
+import { EndpointTriedAt1765700000000 } from './migrations/1765700000000-endpoint-tried-at.js';
 
 export const WEBHOOK_ENTITIES = [
   WebhookSettingsRow,
@@ -34,4 +35,5 @@ export const WEBHOOK_MIGRATIONS = [
   IdempotencyAnswersWithoutSecrets1765100000000,
   EndpointFailingSince1765500000000,
   ResendIdempotencyKey1765600000000,
+  EndpointTriedAt1765700000000,
 ];

@@ -32,26 +32,39 @@ describe('webhooks held back past their schedule', () => {
   async function insert(
     settingsId: string,
     dueInMs: number,
-    extra: { leasedForMs?: number; ageMs?: number } = {},
+    extra: { leasedForMs?: number; ageMs?: number; attempts?: number } = {},
   ) {
     const id = randomUUID();
     await h.rows(
       `INSERT INTO webhooks (id, merchant_id, settings_id, event_id, event, payment_method, content,
          occurred_at, status, attempt_count, next_attempt_at, lease_until, created_at)
-       VALUES ($1, $2, $3, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}', now(), 'pending', 4,
+       VALUES ($1, $2, $3, gen_random_uuid(), 'order.paid', 'card', '{"orderId":"x"}', now(), 'pending', $7,
          now() + $4::int * interval '1 millisecond',
          CASE WHEN $5::int IS NULL THEN NULL ELSE now() + $5::int * interval '1 millisecond' END,
          now() - $6::int * interval '1 millisecond')`,
-      [id, h.merchant.merchantId, settingsId, dueInMs, extra.leasedForMs ?? null, extra.ageMs ?? SPAN_MS * 2],
+      [
+        id,
+        h.merchant.merchantId,
+        settingsId,
+        dueInMs,
+        extra.leasedForMs ?? null,
+        extra.ageMs ?? SPAN_MS * 2,
+        extra.attempts ?? 4,
+      ],
     );
     return id;
   }
 
-  /** The receiver has failed every attempt since `msAgo` (as the attempts' recorder writes it). */
-  const failingFor = (settingsId: string, msAgo: number) =>
+  /**
+   * The receiver has failed every attempt since `msAgo`, the last one `triedMsAgo` (as the attempts'
+   * recorder and EndpointObservations write it); by default it is being tried now.
+   */
+  const failingFor = (settingsId: string, msAgo: number, triedMsAgo: number | null = 0) =>
     h.rows(
-      `UPDATE webhook_settings SET failing_since = now() - $2::int * interval '1 millisecond' WHERE id = $1`,
-      [settingsId, msAgo],
+      `UPDATE webhook_settings SET failing_since = now() - $2::int * interval '1 millisecond',
+         tried_at = now() - $3::int * interval '1 millisecond'
+       WHERE id = $1`,
+      [settingsId, msAgo, triedMsAgo],
     );
 
   it('fails what waited longer than the schedule lasts, batch by batch and endpoint by endpoint, and nothing else', async () => {
@@ -93,6 +106,68 @@ describe('webhooks held back past their schedule', () => {
     expect((await h.rows(`SELECT count(*)::int AS n FROM webhook_attempts`))[0].n).toBe(0);
     const metrics = await fetch(`${h.baseUrl}/metrics`).then((r) => r.text());
     expect(metrics).toMatch(/^webhook_deliveries_total\{outcome="failed"\} 4$/m);
+  });
+
+  it('fails nothing nobody is trying: the delivery replicas down for longer than the schedule', async () => {
+    // The receiver had failed for two "days" when delivery stopped, a "day" ago: nothing has been
+    // tried since, so webhooks that came due meanwhile (no attempt yet) and older ones are kept.
+    const down = await h.subscribe({ url: `${receiver.url}?down` });
+    const neverTried = await h.subscribe({ url: `${receiver.url}?never` });
+    await failingFor(down.id, SPAN_MS * 3, SPAN_MS + 2_000);
+    await failingFor(neverTried.id, SPAN_MS * 3, null);
+    const kept = [
+      await insert(down.id, -SPAN_MS - 1_000, { attempts: 0 }), // came during the outage
+      await insert(down.id, -SPAN_MS - 1_000), // attempted before it
+      await insert(neverTried.id, -SPAN_MS - 1_000, { attempts: 0 }),
+    ];
+    expect(await h.app.get(ExpireHeldWebhooks).execute()).toBe(0);
+    const rows = await h.rows(`SELECT status, attempt_count FROM webhooks WHERE id = ANY ($1)`, [kept]);
+    expect(rows.map((row) => row.status)).toEqual(['pending', 'pending', 'pending']);
+  });
+
+  it('starts the failing streak again at the first attempt after nobody tried the endpoint for a while', async () => {
+    const delivering = await WebhookHarness.start({ WEBHOOK_RETRY_UNIT_MS: '50' });
+    const down = await Receiver.start();
+    try {
+      down.answer = () => ({ status: 500, body: 'down' });
+      const setting = await delivering.subscribe({ url: down.url });
+      const twoDays = 2 * 86_400_000;
+      const endpoint = async () =>
+        (
+          await delivering.rows<{ failing_since: Date; tried_at: Date }>(
+            `SELECT failing_since, tried_at FROM webhook_settings WHERE id = $1`,
+            [setting.id],
+          )
+        )[0];
+      // Failing for two days, last tried a day ago (the replicas were down since).
+      await delivering.rows(
+        `UPDATE webhook_settings SET failing_since = now() - interval '2 days', tried_at = now() - interval '1 day'
+         WHERE id = $1`,
+        [setting.id],
+      );
+      const before = Date.now();
+      await delivering.publish('order.paid');
+      await down.waitFor((received) => received.length >= 1, 15_000, 'a failed attempt');
+      await delivering.waitForRow(
+        `SELECT tried_at FROM webhook_settings WHERE id = $1`,
+        [setting.id],
+        ([row]) => row.tried_at.getTime() >= before - 1_000,
+      );
+      // The day nobody tried says nothing: the streak starts at this attempt.
+      expect((await endpoint()).failing_since.getTime()).toBeGreaterThanOrEqual(before - 1_000);
+
+      // Tried all along (probes of an open circuit): the streak is kept as it is.
+      await delivering.rows(
+        `UPDATE webhook_settings SET failing_since = now() - interval '2 days', tried_at = now() WHERE id = $1`,
+        [setting.id],
+      );
+      const attempts = down.received.length;
+      await down.waitFor((received) => received.length >= attempts + 3, 15_000, 'more failed attempts');
+      expect((await endpoint()).failing_since.getTime()).toBeLessThan(Date.now() - twoDays + 60_000);
+    } finally {
+      await down.stop();
+      await delivering.stop();
+    }
   });
 
   it('records when an endpoint starts failing and forgets it at its first success', async () => {

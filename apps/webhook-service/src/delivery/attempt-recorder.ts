@@ -5,6 +5,7 @@ import {
   type DeliveryJob,
   type ScheduledOutcome,
 } from './delivery.repository.js';
+import { EndpointObservations } from './endpoint-observations.js';
 
 interface PendingRecord {
   job: DeliveryJob;
@@ -21,7 +22,8 @@ const MAX_BATCH = 200;
  * what finishes while it runs is written next, together: at low load every record is written at
  * once, under load one statement and one commit serve many deliveries. A record's promise settles
  * when its commit is done, so a delivery's slot is freed only once its outcome is durable. If a
- * batch fails, its records are written one by one, so one bad record cannot fail the others.
+ * batch fails, its records are written one by one, so one bad record cannot fail the others. The
+ * endpoints of what was written are noted as tried (EndpointObservations).
  */
 @Injectable()
 export class AttemptRecorder {
@@ -29,7 +31,10 @@ export class AttemptRecorder {
   private pending: PendingRecord[] = [];
   private writing = false;
 
-  constructor(private readonly deliveries: DeliveryRepository) {}
+  constructor(
+    private readonly deliveries: DeliveryRepository,
+    private readonly observations: EndpointObservations,
+  ) {}
 
   /** Resolves with whether the webhook was moved (false: its lease had been lost). */
   record(job: DeliveryJob, attempt: AttemptRecord, outcome: ScheduledOutcome): Promise<boolean> {
@@ -49,21 +54,34 @@ export class AttemptRecorder {
   }
 
   private async write(batch: PendingRecord[]): Promise<void> {
+    await this.observations.tried((await this.writeRecords(batch)).map(triedAt));
+  }
+
+  /** Writes the batch, resolving each record; answers those written. */
+  private async writeRecords(batch: PendingRecord[]): Promise<PendingRecord[]> {
     if (batch.length > 1) {
       try {
         const moved = await this.deliveries.recordScheduledBatch(batch);
         for (const record of batch) record.resolve(moved.has(record.job.webhookId));
-        return;
+        return batch;
       } catch (error) {
         this.logger.warn(`Recording ${batch.length} attempts together failed (${String(error)}); one by one`);
       }
     }
+    const written: PendingRecord[] = [];
     for (const record of batch) {
       try {
         record.resolve(await this.deliveries.recordScheduled(record.job, record.attempt, record.outcome));
+        written.push(record);
       } catch (error) {
         record.reject(error);
       }
     }
+    return written;
   }
 }
+
+const triedAt = (record: PendingRecord) => ({
+  settingsId: record.job.settingsId,
+  at: record.attempt.startedAt,
+});

@@ -3,15 +3,19 @@ import { DataSource } from 'typeorm';
 import { PeriodicSweep } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { CLAIMABLE, PENDING_ENDPOINTS_CTE } from '../delivery/delivery.repository.js';
+import { observationGapMs } from '../delivery/endpoint-observations.js';
 import { SCHEDULE_SPAN_MINUTES } from '../delivery/retry-policy.js';
 import { WebhookMetrics } from '../metrics/webhook-metrics.js';
 
 /**
  * One batch per endpoint whose receiver has been failing for longer than the whole retry schedule
- * lasts ($1 ms): its webhooks due for that long that no worker holds, failed. An endpoint that
- * answers, or that nobody has tried (delivery stopped, a backlog still draining), keeps them all.
- * Each endpoint's oldest due rows are read through webhooks_endpoint_due_idx, so the cost is the
- * endpoints and the batch, not the rows stored; SKIP LOCKED keeps it out of any claim's way.
+ * lasts ($1 ms), tried all that time and still being tried ($3 ms, the observation gap): its webhooks
+ * due for that long that no worker holds, failed. An endpoint that answers, or that nobody is trying
+ * now (delivery stopped: `tried_at` is old), or was not trying for part of that time (the streak
+ * started again after the gap, EndpointObservations), keeps them all, as does a backlog still
+ * draining at a receiver that answers. Each endpoint's oldest due rows are read through
+ * webhooks_endpoint_due_idx, so the cost is the endpoints and the batch, not the rows stored; SKIP
+ * LOCKED keeps it out of any claim's way.
  */
 const EXPIRE_HELD_SQL = `
   WITH RECURSIVE ${PENDING_ENDPOINTS_CTE}
@@ -22,6 +26,7 @@ const EXPIRE_HELD_SQL = `
     SELECT h.id FROM endpoints e
     JOIN webhook_settings s
       ON s.id = e.settings_id AND s.failing_since < now() - $1::bigint * interval '1 millisecond'
+        AND s.tried_at > now() - $3::bigint * interval '1 millisecond'
     CROSS JOIN LATERAL (
       SELECT id FROM webhooks
       WHERE settings_id = e.settings_id AND ${CLAIMABLE}
@@ -36,10 +41,11 @@ const EXPIRE_HELD_SQL = `
  * at most every 20 cool-downs), so a receiver that never comes back would keep them pending for
  * ever. This sweep gives them the outcome their schedule would have had: a webhook that has waited
  * for its next attempt longer than the whole schedule lasts (1 275 retry minutes, about 21 hours),
- * while every attempt at its endpoint failed (`failing_since`, written with the attempts), fails
- * without another attempt. A webhook following its schedule, even one stretched by a receiver's
- * Retry-After, is never due that long; one that waited because no worker ran (delivery stopped or
- * scaled to zero) or behind a long backlog at a receiver that answers is kept, to be delivered.
+ * while its endpoint was tried and every attempt there failed (`failing_since`, written with the
+ * attempts, and `tried_at`), fails without another attempt. A webhook following its schedule, even
+ * one stretched by a receiver's Retry-After, is never due that long; one that waited because no
+ * worker ran (delivery stopped or scaled to zero, now or for a while since it became due), or behind
+ * a long backlog at a receiver that answers, is kept, to be delivered.
  * Runs at the retention sweep's interval.
  */
 @Injectable()
@@ -67,6 +73,7 @@ export class ExpireHeldWebhooks extends PeriodicSweep {
       const [rows] = await this.dataSource.query<[{ settings_id: string }[], number]>(EXPIRE_HELD_SQL, [
         spanMs,
         this.config.WEBHOOK_RETENTION_BATCH,
+        observationGapMs(this.config),
       ]);
       for (const row of rows) bySetting.set(row.settings_id, (bySetting.get(row.settings_id) ?? 0) + 1);
       total += rows.length;
