@@ -307,7 +307,7 @@ describe('fan-out and delivery', () => {
     expect(await h.rows(ATTEMPTS, [webhook.id])).toHaveLength(2);
   });
 
-  it('sends nothing more for a deleted setting: a webhook its event left after the delete is canceled, a resend dropped', async () => {
+  it('sends nothing more for a deleted setting: a webhook its event left after the delete is canceled, a resend refused', async () => {
     const settings = await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');
     const delivered = await deliveredWebhookOf(event);
@@ -322,8 +322,19 @@ describe('fan-out and delivery', () => {
        RETURNING id`,
       [h.merchant.merchantId, settings.id],
     );
-    // Its history stays readable, and a resend of it may be asked.
-    expect((await h.request('POST', '/api/v1/webhooks/resend', { ids: [delivered.id] })).status).toBe(202);
+    // Its history stays readable, but a resend of it is answered as not found, as nothing would be
+    // sent: not to the deleted setting's URL, nor to another one (its secret is no longer in use).
+    expect((await h.request('GET', `/api/v1/webhooks/${delivered.id}/attempts`)).status).toBe(200);
+    for (const elsewhere of [{}, { url: `${receiver.url}?elsewhere` }])
+      expect(
+        await h.request('POST', '/api/v1/webhooks/resend', { ids: [delivered.id], ...elsewhere }),
+      ).toMatchObject({ status: 202, body: { data: { resent: [], notFound: [delivered.id] } } });
+    expect(await h.rows(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [delivered.id])).toEqual([]);
+    // The same race for a resend: one asked before the delete committed is dropped when claimed.
+    await h.rows(
+      `INSERT INTO webhook_resends (id, webhook_id, settings_id, url) VALUES (gen_random_uuid(), $1, $2, NULL)`,
+      [delivered.id, settings.id],
+    );
 
     await h.waitForRow(
       `SELECT * FROM webhooks WHERE id = $1`,

@@ -106,11 +106,13 @@ export class ResendWebhooks {
 type Queued = { resent: string[]; settingsIds: string[] };
 
 /**
- * Queues a resend of each of `ids` that is a webhook of the merchant; answers those found. The
- * webhooks are locked (FOR KEY SHARE, in id order) before their resends are written: one the
- * retention sweep is deleting is waited for and then not found, as if it had never been there (its
- * resend would fail the foreign key); one locked here the sweep passes over, and keeps while its
- * resend is queued (purge-webhooks.usecase.ts).
+ * Queues a resend of each of `ids` that is a webhook of the merchant with a live setting; answers
+ * those found. The webhooks are locked (FOR KEY SHARE, in id order) before their resends are
+ * written: one the retention sweep is deleting is waited for and then not found, as if it had never
+ * been there (its resend would fail the foreign key); one locked here the sweep passes over, and
+ * keeps while its resend is queued (purge-webhooks.usecase.ts). A deleted setting's webhooks are not
+ * found: its resends would be dropped unsent (CLAIM_RESENDS_SQL), and its secret and credentials are
+ * no longer the merchant's to use, whatever `url` says.
  */
 async function queue(
   manager: EntityManager,
@@ -120,10 +122,10 @@ async function queue(
 ): Promise<Queued> {
   const rows = await manager.query<{ webhook_id: string; settings_id: string }[]>(
     `WITH found AS (
-       SELECT w.id, w.settings_id FROM webhooks w
-       WHERE w.merchant_id = $1 AND w.id = ANY ($2::uuid[])
+       SELECT w.id, w.settings_id FROM webhooks w JOIN webhook_settings s ON s.id = w.settings_id
+       WHERE w.merchant_id = $1 AND w.id = ANY ($2::uuid[]) AND s.deleted_at IS NULL
        ORDER BY w.id
-       FOR KEY SHARE
+       FOR KEY SHARE OF w
      )
      INSERT INTO webhook_resends (id, webhook_id, settings_id, url)
      SELECT gen_random_uuid(), id, settings_id, $3 FROM found
