@@ -22,4 +22,16 @@ describe('webhook-service configuration', () => {
       expect(start).toThrow('WEBHOOK_SETTINGS_MAX_PER_MERCHANT is invalid');
     },
   );
+
+  it('caps queued resends at 1 000 per merchant unless told otherwise, and refuses a cap that is no number', () => {
+    expect(loadConfig(webhookConfigSchema, ENV).WEBHOOK_RESENDS_MAX_PER_MERCHANT).toBe(1_000);
+    expect(
+      loadConfig(webhookConfigSchema, { ...ENV, WEBHOOK_RESENDS_MAX_PER_MERCHANT: '5' })
+        .WEBHOOK_RESENDS_MAX_PER_MERCHANT,
+    ).toBe(5);
+    for (const value of ['0', 'lots', '2.5'])
+      expect(() =>
+        loadConfig(webhookConfigSchema, { ...ENV, WEBHOOK_RESENDS_MAX_PER_MERCHANT: value }),
+      ).toThrow('WEBHOOK_RESENDS_MAX_PER_MERCHANT is invalid');
+  });
 });

@@ -116,6 +116,14 @@ export const webhookConfigSchema = baseConfigSchema
      * make every batch holding its events slow for everyone.
      */
     WEBHOOK_SETTINGS_MAX_PER_MERCHANT: z.coerce.number().int().min(1).max(10_000).default(100),
+    /**
+     * Most resends one merchant may have queued (asked, not yet sent); a resend request that would
+     * queue more is refused whole (429 BYRD206 with Retry-After) until some have gone out. Each
+     * resend is a signed POST the platform makes, to any URL the merchant names, and keeps its
+     * webhook from the retention sweep while queued: without a cap a loop of requests would turn the
+     * platform into a request flood and grow the table without bound.
+     */
+    WEBHOOK_RESENDS_MAX_PER_MERCHANT: z.coerce.number().int().min(1).max(100_000).default(1_000),
   })
   .refine((c) => c.WEBHOOK_LEASE_MS > c.WEBHOOK_TIMEOUT_MS, {
     path: ['WEBHOOK_LEASE_MS'],

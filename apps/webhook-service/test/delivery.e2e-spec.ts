@@ -565,7 +565,10 @@ describe('fan-out and delivery', () => {
     // Attempts page the same way.
     const id = all.body.data[0].id;
     await h.waitForRow(`SELECT * FROM webhooks WHERE id = $1`, [id], ([w]) => w.status === 'succeeded');
+    // One resend after the other: a second asked while the first waits would not be queued.
     await h.request('POST', '/api/v1/webhooks/resend', { ids: [id] });
+    await h.waitForRow(ATTEMPTS, [id], (rows) => rows.length === 2);
+    await h.waitForRow(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [id], (rows) => !rows.length);
     await h.request('POST', '/api/v1/webhooks/resend', { ids: [id] });
     await h.waitForRow(ATTEMPTS, [id], (rows) => rows.length === 3);
     const attempts = await h.request('GET', `/api/v1/webhooks/${id}/attempts`, undefined, {

@@ -118,8 +118,15 @@ export class WebhooksController {
   @ApiOperation({
     summary:
       'Send webhooks once more (one extra attempt each, outside the retry schedule), optionally to another URL',
+    description:
+      "Webhooks unknown, another merchant's, or of a deleted setting are answered in `notFound` and not sent. " +
+      'A webhook whose resend to the same URL is still waiting (or being sent) is answered in `resent` and ' +
+      'not queued again. A merchant may have a limited number of resends waiting (1000 by default): a ' +
+      'request that would pass it is refused whole with 429 BYRD206 and Retry-After, queueing nothing.',
   })
   @ApiAcceptedResponse({ type: ResendWebhooksAnswer })
+  // BYRD206: the merchant's queued resends would pass WEBHOOK_RESENDS_MAX_PER_MERCHANT.
+  @ApiErrors({ 429: ['BYRD206'] })
   resend(
     @CurrentMerchant() merchant: MerchantContext,
     @Req() request: AuthenticatedRequest,
