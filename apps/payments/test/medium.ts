@@ -119,7 +119,7 @@ export class PaymentsMedium {
   ): Transaction {
     const now = new Date();
     return newPayment({
-      payer: { merchantId, mode: 'sandbox', order: null, initiatedFrom: 'Server' },
+      payer: { merchantId, mode: 'sandbox', order: null, initiatedFrom: 'Server', orderRef: null },
       request: { currency: 'EUR' },
       isoAmount,
       paymentMethod: 'card',

@@ -21,8 +21,14 @@ describe('payments written together (medium)', () => {
   const payment = (i: number) => {
     const now = new Date(Date.now() - i * 1000);
     const transaction = newPayment({
-      payer: { merchantId: `merchant-${i}`, mode: 'sandbox', order: null, initiatedFrom: 'Server' },
-      request: { currency: i % 2 ? 'EUR' : 'JPY', orderRef: `ref "${i}" \\ {a,b}` },
+      payer: {
+        merchantId: `merchant-${i}`,
+        mode: 'sandbox',
+        order: null,
+        initiatedFrom: 'Server',
+        orderRef: `ref "${i}" \\ {a,b}`,
+      },
+      request: { currency: i % 2 ? 'EUR' : 'JPY' },
       isoAmount: 1000 + i,
       paymentMethod: 'card',
       isPreAuth: i % 3 === 0,

@@ -163,7 +163,7 @@ export class CreateAsyncPayment {
   private newTransaction(
     type: AsyncPaymentType,
     request: CreatePaymentRequest,
-    { merchantId, mode, order, initiatedFrom }: Payer,
+    payer: Payer,
     isoAmount: number,
     requestId: string,
     idempotencyKey?: string,
@@ -171,9 +171,10 @@ export class CreateAsyncPayment {
     const now = new Date();
     // The shopper cannot pay after the order stops accepting payments.
     const lifetimeEnd = now.getTime() + this.provider.lifetimeMs(type);
+    const { order } = payer;
     const expiresAt = new Date(order ? Math.min(lifetimeEnd, Date.parse(order.expiresAt)) : lifetimeEnd);
     const transaction = newPayment({
-      payer: { merchantId, mode, order, initiatedFrom },
+      payer,
       request,
       isoAmount,
       paymentMethod: type,

@@ -5,7 +5,7 @@ import type { Payer } from './payer.js';
 
 export interface NewPaymentFields {
   payer: Payer;
-  request: Pick<CreatePaymentRequest, 'orderRef' | 'currency' | 'redirectUrl'>;
+  request: Pick<CreatePaymentRequest, 'currency' | 'redirectUrl'>;
   isoAmount: number;
   paymentMethod: PaymentMethod;
   isPreAuth: boolean;
@@ -25,7 +25,7 @@ export function newPayment(fields: NewPaymentFields): Transaction {
     merchantId: payer.merchantId,
     merchantMode: payer.mode,
     orderId: payer.order?.orderId ?? null,
-    orderRef: request.orderRef ?? payer.order?.orderRef ?? null,
+    orderRef: payer.orderRef,
     operationType: fields.isPreAuth ? 'PreAuth' : 'Payment',
     sourceTransactionId: null,
     paymentMethod: fields.paymentMethod,

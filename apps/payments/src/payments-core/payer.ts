@@ -31,6 +31,8 @@ export interface Payer {
   mode: MerchantMode;
   order: OrderSummary | null;
   initiatedFrom: InitiatedFrom;
+  /** The reference the payment carries (`assertOrderRefOf`: always its order's for a shopper). */
+  orderRef: string | null;
 }
 
 /**
@@ -47,7 +49,7 @@ export class PayerResolver {
 
   async resolve(
     actor: PaymentActor,
-    request: Pick<CreatePaymentRequest, 'orderId' | 'redirectUrl'>,
+    request: Pick<CreatePaymentRequest, 'orderId' | 'redirectUrl' | 'orderRef'>,
   ): Promise<Payer> {
     let order: OrderSummary | null = null;
     let initiatedFrom: InitiatedFrom = 'Server';
@@ -55,6 +57,7 @@ export class PayerResolver {
       if (!request.orderId)
         throw ApiError.invalidField('orderId', 'is required when paying with a checkoutKey');
       order = await this.orderOfCheckoutKey(request.orderId, actor.checkoutKey);
+      assertOrderRefOf(order, request.orderRef);
       if (request.redirectUrl) await this.assertReturnAllowed(order, request.redirectUrl);
       initiatedFrom = 'HostedForm';
     } else if (request.orderId) {
@@ -68,7 +71,8 @@ export class PayerResolver {
     if (order?.paymentLocked) await this.refuseWhileLocked(order);
     const merchantId = 'merchant' in actor ? actor.merchant.merchantId : order!.merchantId;
     const mode = 'merchant' in actor ? actor.merchant.mode : (order!.merchantMode ?? 'sandbox');
-    return { merchantId, mode, order, initiatedFrom };
+    const orderRef = request.orderRef ?? order?.orderRef ?? null;
+    return { merchantId, mode, order, initiatedFrom, orderRef };
   }
 
   /**
@@ -170,6 +174,20 @@ export class PayerResolver {
   /** The order a checkout key opens, whatever its state (404 when it opens none). */
   orderOfCheckoutKey(orderId: string, checkoutKey: string): Promise<OrderSummary> {
     return this.rpc.call('rpc.orders.get', { orderId, checkoutKey });
+  }
+}
+
+/**
+ * A shopper's payment carries its order's orderRef, or none other: merchants match payments to their
+ * orders by it (webhooks, `GET /api/v2/transactions?orderRef=`), so the checkout key of a cheap order
+ * must not label its payment with another order's reference (which a shop would then mark paid).
+ */
+function assertOrderRefOf(order: OrderSummary, orderRef: string | undefined): void {
+  if (orderRef != null && orderRef !== order.orderRef) {
+    throw ApiError.invalidField(
+      'orderRef',
+      "is the order's; a payment with the order's checkoutKey cannot change it (leave it out)",
+    );
   }
 }
 

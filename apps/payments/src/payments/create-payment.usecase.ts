@@ -98,7 +98,8 @@ export class CreatePayment {
       );
     }
     const payer = await this.payer.resolve(actor, request);
-    // What the shopper may not change: the order's methods and pre-authorisation (and amount, below).
+    // What the shopper may not change: the order's methods and pre-authorisation (amount below;
+    // orderRef and redirectUrl in `resolve`).
     if ('checkoutKey' in actor) assertOrderAccepts(payer.order, 'card');
     const isPreAuth = preAuthOf(actor, request, payer.order);
     const now = new Date();

@@ -58,7 +58,7 @@ export class PaymentsController {
       'Create a payment: card (BYRD207 with a 3DS redirect when the shopper must authenticate), or multibanco / mbway (BYRD201 Processing until the shopper pays)',
     description:
       CHECKOUT_KEY_LIMITS +
-      " Its `redirectUrl` must be on the origin of the order's redirectUrl or one of the merchant's checkout origins (else 400 BYRD900); left out, the order's is used.",
+      " Its `redirectUrl` must be on the origin of the order's redirectUrl or one of the merchant's checkout origins (else 400 BYRD900); left out, the order's is used. Its `orderRef` and `isPreAuth` are the order's: a body sending others is refused with 400 BYRD900.",
   })
   @ApiCreatedResponse({
     type: PaymentResponseSchema,

@@ -50,6 +50,7 @@ export class VerifyCard {
         mode: request.merchantMode,
         order: null,
         initiatedFrom: 'Server',
+        orderRef: null,
       },
       request: { currency: VERIFICATION_CURRENCY, redirectUrl: request.redirectUrl ?? undefined },
       isoAmount: 0,

@@ -94,7 +94,10 @@ export class CreatePaymentRequest {
   @IsCurrencyCode()
   currency: string;
 
-  /** Caller's reference. */
+  /**
+   * Caller's reference; left out, the order's (`orderId`). With `?checkoutKey=` it is always the
+   * order's: another is refused (400).
+   */
   @IsOptional()
   @IsString()
   @MaxLength(255)
