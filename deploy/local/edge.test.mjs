@@ -69,6 +69,24 @@ test('routes a prefix and everything below it to its service with the path uncha
   assert.match(echoed.requestId, /^[0-9a-f-]{36}$/, 'a request id is added when the client sent none');
 });
 
+test('passes a browser preflight (OPTIONS, query and all) through to the service, which answers it', async () => {
+  // payments answers the preflight of its ?checkoutKey= routes itself: the edge must not eat it.
+  const response = await fetch(`${edge.url}/api/v2/orders/abc/pay?checkoutKey=k`, {
+    method: 'OPTIONS',
+    headers: {
+      origin: 'https://shop.example.com',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type,idempotency-key',
+    },
+  });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), {
+    method: 'OPTIONS',
+    url: '/api/v2/orders/abc/pay?checkoutKey=k',
+    requestId: response.headers.get('x-request-id'),
+  });
+});
+
 test('matches prefixes only at path-segment boundaries and answers unknown paths 404 BYRD901', async () => {
   const response = await fetch(`${edge.url}/api/v2/ordersX`);
   assert.equal(response.status, 404);

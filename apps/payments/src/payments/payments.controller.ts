@@ -38,7 +38,7 @@ const PAYMENT_REFUSALS: ErrorCodes = {
 
 /** The OpenAPI description of the routes a browser may call with `?checkoutKey=`. */
 const CHECKOUT_KEY_LIMITS =
-  "With `?checkoutKey=` (a browser paying that order, no API key) each call counts as a payment attempt, as on the hosted form: RATE_LIMIT_PAYMENTS_MAX per client address and RATE_LIMIT_ORDER_PAYMENTS_MAX per order per RATE_LIMIT_WINDOW_MS, beyond which it is refused with 429 BYRD206 and Retry-After before anything is done. Calls with the merchant's x-api-key are not limited this way.";
+  "With `?checkoutKey=` (a browser paying that order, no API key) each call counts as a payment attempt, as on the hosted form: RATE_LIMIT_PAYMENTS_MAX per client address and RATE_LIMIT_ORDER_PAYMENTS_MAX per order per RATE_LIMIT_WINDOW_MS, beyond which it is refused with 429 BYRD206 and Retry-After before anything is done. Calls with the merchant's x-api-key are not limited this way. A page on any origin may call it so (CORS: the preflight is answered, `access-control-allow-origin: *`, content-type, idempotency-key and the other headers asked for except x-api-key, no credentials); a request with x-api-key gets no CORS header, as a merchant's secret key must never be used from a browser.";
 
 @ApiTags('payments')
 @Controller('api/v2/payment')

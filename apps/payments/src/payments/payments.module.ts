@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { PaymentsCoreModule } from '../payments-core/payments-core.module.js';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
@@ -9,6 +9,7 @@ import { THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds-server/thre
 import { SandboxThreeDSProvider } from '../three-ds-server/sandbox-three-ds.provider.js';
 import { MeasuredThreeDSProvider } from '../three-ds-server/measured-three-ds.provider.js';
 import { PaymentsController } from './payments.controller.js';
+import { CheckoutBrowserAccessMiddleware } from './checkout-browser-access.middleware.js';
 import { CreatePayment } from './create-payment.usecase.js';
 import { CardCharge } from './card-charge.js';
 import { PayPayment } from './pay-payment.usecase.js';
@@ -68,4 +69,14 @@ import { AsyncPaymentsModule } from '../async/async-payments.module.js';
     CreatePayment,
   ],
 })
-export class PaymentsModule {}
+export class PaymentsModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    // The routes a browser may call with ?checkoutKey= (the middleware acts on those requests only).
+    consumer
+      .apply(CheckoutBrowserAccessMiddleware)
+      .forRoutes(
+        { path: 'api/v2/payment', method: RequestMethod.ALL },
+        { path: 'api/v2/payment/:transactionId/pay', method: RequestMethod.ALL },
+      );
+  }
+}
