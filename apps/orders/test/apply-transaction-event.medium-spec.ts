@@ -226,9 +226,12 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect((await reload(order)).status).toBe('paid');
   });
 
-  /** A successful release of `isoAmount` of `preAuthId`, as payments announces it. */
-  const release = (order: Order, preAuthId: string, isoAmount: number) =>
-    deliver(order, 'transaction.preauth.canceled', {
+  /**
+   * A successful release of `isoAmount` of `preAuthId`, as payments announces it: the pre-auth's
+   * cancellation once nothing is held, else its success (it still holds the rest).
+   */
+  const release = (order: Order, preAuthId: string, isoAmount: number, fully = isoAmount === 2500) =>
+    deliver(order, fully ? 'transaction.preauth.canceled' : 'transaction.preauth.success', {
       operationType: 'Release',
       status: 'Success',
       isoAmount,
@@ -246,7 +249,7 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect(await reload(order)).toMatchObject({ status: 'pending', paymentLockId: preAuthId });
     expect((await transactionsOf(order)).find((t) => t.transactionId === preAuthId)?.status).toBe('Success');
 
-    await release(order, preAuthId, 1500);
+    await release(order, preAuthId, 1500, true);
     expect(await reload(order)).toMatchObject({ status: 'created', paymentLockId: null });
     expect((await transactionsOf(order)).find((t) => t.transactionId === preAuthId)?.status).toBe('Canceled');
     expect(await eventsOf(order)).toEqual(['order.pending']);
@@ -407,6 +410,38 @@ describe('ApplyTransactionEvent (medium)', () => {
     await deliver(order, 'transaction.payment.success', { transactionId: attempt });
     expect(await reload(order)).toMatchObject({ status: 'paid', paymentId: attempt });
     expect(await eventsOf(order)).toEqual(['order.pending', 'order.temporaryfailed', 'order.paid']);
+  });
+
+  it('announces no order.temporaryfailed when a refund of a paid order times out; its success follows', async () => {
+    // A refund whose acquirer answer was lost may have given the money back: payments announces it
+    // pending and settles it later. The order was paid and stays so; nothing failed "during payment".
+    const order = await openOrder();
+    const paymentId = await deliver(order, 'transaction.payment.success');
+    const refund = { sourceTransactionId: paymentId, isoAmount: 1000 };
+    const refundId = await deliver(order, 'transaction.refund.pending', {
+      ...refund,
+      status: 'TemporaryFailed',
+    });
+
+    expect((await reload(order)).status).toBe('paid');
+    expect(await eventsOf(order)).toEqual(['order.paid']);
+
+    await deliver(order, 'transaction.refund.success', { ...refund, transactionId: refundId });
+    expect(await eventsOf(order)).toEqual(['order.paid', 'order.partialrefunded']);
+  });
+
+  it('announces no order.temporaryfailed when a release of a pre-authorisation times out', async () => {
+    const preAuthId = randomUUID();
+    const order = await openOrder({ paymentLockId: preAuthId, paymentLockedAt: new Date() });
+    await deliver(order, 'transaction.preauth.success', { transactionId: preAuthId });
+    await deliver(order, 'transaction.preauth.pending', {
+      operationType: 'Release',
+      status: 'TemporaryFailed',
+      sourceTransactionId: preAuthId,
+    });
+
+    expect(await reload(order)).toMatchObject({ status: 'pending', paymentLockId: preAuthId });
+    expect(await eventsOf(order)).toEqual(['order.pending']);
   });
 
   it('moves a created order to pending when the payment holding it times out at the acquirer', async () => {

@@ -305,6 +305,40 @@ describe('acquirer calls cut off are recovered', () => {
     );
   });
 
+  it('a refund that timed out is announced pending, never as an error; its paid order hears no order.temporaryfailed', async () => {
+    // Told "error", a merchant would refund again under a new key: twice the money back.
+    const orderEvents = await h.env.collect('order.>');
+    try {
+      const { body: order } = await h.createOrder({ amount: '100.00' });
+      const paid = await h.pay(FRICTIONLESS, { amount: '100.00', orderId: order.orderId });
+      expect(paid.body.status).toBe('Success');
+      await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+
+      const refund = await h.request('POST', `/api/v2/refund/${paid.body.transactionId}`, {
+        amount: '30.01', // the sandbox times refunds of 30.01 out (the acquirer did refund)
+      });
+      expect(refund.body).toMatchObject({ status: 'TemporaryFailed', code: 'BYRD203' });
+      const refundId: string = refund.body.transactionId;
+
+      await events.waitFor(
+        (e) => e.type === 'transaction.refund.success' && (e.data as any).transactionId === refundId,
+        RECOVERY_AFTER_MS + 10_000,
+      );
+      expect(ofTransaction('transaction.refund.pending', refundId)).toHaveLength(1);
+      expect(ofTransaction('transaction.refund.error', refundId)).toHaveLength(0);
+      const ofOrder = (e: { envelope: { data: unknown } }) =>
+        (e.envelope.data as { orderId?: string }).orderId === order.orderId;
+      await orderEvents.waitFor(
+        (e) => e.type === 'order.partialrefunded' && (e.data as any).orderId === order.orderId,
+      );
+      const types = orderEvents.events.filter(ofOrder).map((e) => e.envelope.type);
+      expect(types).toContain('order.paid');
+      expect(types).not.toContain('order.temporaryfailed');
+    } finally {
+      await orderEvents.stop();
+    }
+  });
+
   it('a request that never reached the acquirer is voided there, so it can never charge late', async () => {
     // What a crash right after the write-ahead commit leaves: a row in flight the acquirer never saw.
     const paid = await h.pay(FRICTIONLESS);

@@ -139,6 +139,36 @@ describe('operations', () => {
     expect((await h.request('POST', `/api/v2/release/${id}`, {})).status).toBe(422);
   });
 
+  it('announces a partial release as the pre-auth still holding the rest; only the release of the rest cancels it', async () => {
+    const { body: order } = await h.createOrder({ amount: '100.00' });
+    const id = await preAuth('100.00', order.orderId);
+    await h.waitForOrder(order.orderId, (o) => o.status === 'pending');
+    const ofRelease = (releaseId: string) =>
+      events.events
+        .filter((e) => (e.envelope.data as any).transactionId === releaseId)
+        .map((e) => e.envelope.type);
+
+    const part = await h.request('POST', `/api/v2/release/${id}`, { amount: '40.00' });
+    expect(part.body).toMatchObject({ status: 'Success', sourceTransaction: { remainingAmount: '60.00' } });
+    await events.waitFor(
+      (e) =>
+        e.type === 'transaction.preauth.success' && (e.data as any).transactionId === part.body.transactionId,
+    );
+    expect(ofRelease(part.body.transactionId)).toEqual(['transaction.preauth.success']);
+    // The order still holds 60.00 of the shopper's money and may capture it.
+    expect((await h.getOrder(order.orderId)).body.status).toBe('pending');
+
+    const rest = await h.request('POST', `/api/v2/release/${id}`, {});
+    expect(rest.body).toMatchObject({ status: 'Success', amount: '60.00' });
+    await events.waitFor(
+      (e) =>
+        e.type === 'transaction.preauth.canceled' &&
+        (e.data as any).transactionId === rest.body.transactionId,
+    );
+    expect(ofRelease(rest.body.transactionId)).toEqual(['transaction.preauth.canceled']);
+    await h.waitForOrder(order.orderId, (o) => o.status === 'created');
+  });
+
   it('refuses: capture of a denied pre-auth, release after capture, capture beyond the hold, refund of a pre-auth never captured', async () => {
     const { body: deniedPreAuth } = await h.pay('4000000000000002', { isPreAuth: true });
     expect((await h.request('POST', `/api/v2/capture/${deniedPreAuth.transactionId}`, {})).status).toBe(422);

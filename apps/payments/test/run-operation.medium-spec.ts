@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, ErrorKind, OutboxMessage } from '@byrd/platform';
+import { acquirerResult } from '../src/acquirer/acquirer.js';
 import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
 import { ChargebackRepository } from '../src/chargebacks/chargeback.repository.js';
 import type { FollowUpOperation } from '../src/operations/operation-rules.js';
@@ -120,6 +121,19 @@ describe('RunOperation (medium)', () => {
       });
     });
 
+    it("announces a partial release as the pre-authorisation's success, the release of the rest as its cancellation", async () => {
+      // The pre-auth still holds the rest after a partial release: merchants (and the hosted form)
+      // must not hear that it was canceled.
+      const preAuth = await settled('PreAuth', 5000);
+      const part = await execute('Release', preAuth.id, 2000);
+      expect(part).toMatchObject({ status: 'Success', sourceTransaction: { isoRemainingAmount: 3000 } });
+      expect(await eventsOf(part.transactionId)).toEqual(['transaction.preauth.success']);
+
+      const rest = await execute('Release', preAuth.id);
+      expect(rest).toMatchObject({ status: 'Success', isoAmount: 3000 });
+      expect(await eventsOf(rest.transactionId)).toEqual(['transaction.preauth.canceled']);
+    });
+
     it('refuses to release a captured pre-authorisation', async () => {
       const preAuth = await settled('PreAuth', 5000, { capturedIsoAmount: 3000 });
       expect(await refusal(execute('Release', preAuth.id))).toMatchObject({
@@ -230,6 +244,38 @@ describe('RunOperation (medium)', () => {
       acquirer.answer('Release');
       expect(await first).toMatchObject({ status: 'Success' });
       expect(orderLock.unlocked).toEqual([preAuth.id]);
+    });
+  });
+
+  describe('an operation whose acquirer answer was lost (TemporaryFailed)', () => {
+    /** What the recovery does once the acquirer says what it recorded. */
+    const recover = async (transactionId: string) =>
+      run.finish(await medium.reload(transactionId), acquirerResult('Success'));
+
+    it('announces a refund that timed out as pending, never as an error, then its success', async () => {
+      // A merchant told "error" would refund again under a new key: twice the money back.
+      const payment = await settled('Payment', 10_000);
+      const refund = await execute('Refund', payment.id, 3001); // the sandbox times out at 30.01
+      expect(refund).toMatchObject({ status: 'TemporaryFailed', code: 'BYRD203' });
+      expect(await eventsOf(refund.transactionId)).toEqual(['transaction.refund.pending']);
+
+      await recover(refund.transactionId);
+      expect(await eventsOf(refund.transactionId)).toEqual([
+        'transaction.refund.pending',
+        'transaction.refund.success',
+      ]);
+    });
+
+    it('announces a capture that timed out as pending, then its success', async () => {
+      const preAuth = await settled('PreAuth', 10_000);
+      const capture = await execute('Capture', preAuth.id, 2001); // the sandbox times out at 20.01
+      expect(capture).toMatchObject({ status: 'TemporaryFailed' });
+      expect(await eventsOf(capture.transactionId)).toEqual(['transaction.capture.pending']);
+      await recover(capture.transactionId);
+      expect(await eventsOf(capture.transactionId)).toEqual([
+        'transaction.capture.pending',
+        'transaction.capture.success',
+      ]);
     });
   });
 

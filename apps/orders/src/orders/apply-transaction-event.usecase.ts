@@ -114,8 +114,11 @@ export class ApplyTransactionEvent {
     const refundedBefore =
       newlyPaid && operationType !== 'Refund' ? partialEvent('Refund', order, all) : null;
     if (refundedBefore) await this.events.record(manager, order, refundedBefore, envelope.paymentMethod);
-    // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing.
-    if (merged === 'TemporaryFailed' && status === 'TemporaryFailed')
+    // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing. Only a
+    // payment attempt's: a capture, refund or release timing out is no failure "during payment" (the
+    // order may be paid already), and is settled later like any of them.
+    const paying = operationType === 'Payment' || operationType === 'PreAuth';
+    if (paying && merged === 'TemporaryFailed' && status === 'TemporaryFailed')
       await this.events.record(manager, order, OrderEvents.TemporaryFailed, envelope.paymentMethod);
   }
 }

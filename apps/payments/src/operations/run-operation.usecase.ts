@@ -145,9 +145,10 @@ export class RunOperation {
       if (status !== 'Success' && status !== 'TemporaryFailed') {
         await this.moveBalances(manager, operation, money, -transaction.isoAmount);
       }
-      await this.events.record(manager, transaction);
+      // Only a release that leaves the pre-auth holding nothing is announced as its cancellation.
       const released =
         operation === 'Release' && status === 'Success' && (await this.fullyReleased(manager, source));
+      await this.events.record(manager, transaction, undefined, { fullyReleased: released });
       return { source, released };
     });
     this.events.flush();

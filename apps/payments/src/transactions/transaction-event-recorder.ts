@@ -4,6 +4,7 @@ import {
   createEnvelope,
   toDecimalAmount,
   transactionEventNameOf,
+  type ReleaseFacts,
   type TransactionEventContent,
 } from '@byrd/contracts';
 import { Outbox, type RowToInsert } from '@byrd/platform';
@@ -16,15 +17,17 @@ export class TransactionEventRecorder {
 
   /**
    * Card verifications (the vault's) are not announced: they move no money and no order. `extras`
-   * go to internal consumers only (TransactionEventContent).
+   * go to internal consumers only (TransactionEventContent). A successful release is announced by
+   * whether it left its pre-authorisation holding nothing (`release`; by default it did not).
    */
   async record(
     manager: EntityManager,
     transaction: Transaction,
     extras?: Pick<TransactionEventContent, 'refundedAtOnce'>,
+    release?: ReleaseFacts,
   ): Promise<void> {
     if (transaction.operationType === 'Verification') return;
-    const envelope = this.envelopeOf(transaction);
+    const envelope = this.envelopeOf(transaction, release);
     if (extras) Object.assign(envelope.data, extras);
     await this.outbox.append(manager, envelope);
   }
@@ -34,9 +37,9 @@ export class TransactionEventRecorder {
     return this.outbox.row(this.envelopeOf(transaction));
   }
 
-  envelopeOf(transaction: Transaction) {
+  envelopeOf(transaction: Transaction, release?: ReleaseFacts) {
     const operationType = publicOperationType(transaction);
-    return createEnvelope(transactionEventNameOf(operationType, transaction.status), {
+    return createEnvelope(transactionEventNameOf(operationType, transaction.status, release), {
       merchantId: transaction.merchantId,
       paymentMethod: transaction.paymentMethod,
       referenceIds: [transaction.orderId, transaction.id, transaction.sourceTransactionId].filter(

@@ -209,8 +209,6 @@ async function cancelInHostedForm(order: OrderResponse): Promise<void> {
   }
 }
 
-const NO_PENDING_OPERATION =
-  'captures and refunds in the sandbox are decided at once (success, failed or error); nothing in the public API leaves one pending';
 const NO_CANCELED_OPERATION =
   'nothing in the public API cancels a capture or a refund once asked (a release cancels the pre-authorisation: transaction.preauth.canceled)';
 
@@ -364,7 +362,8 @@ export const FLOWS: Record<EventName, Flow | Untriggerable> = {
       return { steps, about: { transactionId: release.transactionId } };
     },
   },
-  'transaction.capture.pending': { untriggerable: NO_PENDING_OPERATION },
+  // A timed-out capture or refund (its outcome unknown until the recovery settles it) is pending.
+  'transaction.capture.pending': captureFlow('20.01', 'TemporaryFailed'),
   'transaction.capture.success': captureFlow('40.00', 'Success'),
   'transaction.capture.failed': captureFlow('15.00', 'Denied'),
   'transaction.capture.error': captureFlow('20.02', 'Error'),
@@ -411,7 +410,7 @@ export const FLOWS: Record<EventName, Flow | Untriggerable> = {
       };
     },
   },
-  'transaction.refund.pending': { untriggerable: NO_PENDING_OPERATION },
+  'transaction.refund.pending': refundFlow('30.01', 'TemporaryFailed'),
   'transaction.refund.success': refundFlow('40.00', 'Success'),
   'transaction.refund.failed': refundFlow('15.00', 'Denied'),
   'transaction.refund.error': refundFlow('30.02', 'Error'),

@@ -11,11 +11,26 @@ describe('transaction event map', () => {
     }
   });
 
-  it('announces a release as the end of its pre-authorisation', () => {
-    expect(transactionEventNameOf('Release', 'Success')).toBe('transaction.preauth.canceled');
+  it('announces a release as the end of its pre-authorisation only once it holds nothing', () => {
+    expect(transactionEventNameOf('Release', 'Success', { fullyReleased: true })).toBe(
+      'transaction.preauth.canceled',
+    );
+    // A partial release: the pre-authorisation still holds the rest.
+    expect(transactionEventNameOf('Release', 'Success', { fullyReleased: false })).toBe(
+      'transaction.preauth.success',
+    );
+    expect(transactionEventNameOf('Release', 'Denied')).toBe('transaction.preauth.failed');
     expect(transactionEventNameOf('Release', 'Error')).toBe('transaction.preauth.error');
-    expect(transactionEventNameOf('Refund', 'TemporaryFailed')).toBe('transaction.refund.error');
+    expect(transactionEventNameOf('Release', 'TemporaryFailed')).toBe('transaction.preauth.pending');
     expect(transactionEventNameOf('Payment', 'PendingMerchantAction')).toBe('transaction.payment.pending');
+  });
+
+  it('announces a capture or refund whose outcome is unknown (timed out) as pending, a payment as an error', () => {
+    expect(transactionEventNameOf('Refund', 'TemporaryFailed')).toBe('transaction.refund.pending');
+    expect(transactionEventNameOf('Capture', 'TemporaryFailed')).toBe('transaction.capture.pending');
+    expect(transactionEventNameOf('Refund', 'Error')).toBe('transaction.refund.error');
+    expect(transactionEventNameOf('Payment', 'TemporaryFailed')).toBe('transaction.payment.error');
+    expect(transactionEventNameOf('PreAuth', 'TemporaryFailed')).toBe('transaction.preauth.error');
   });
 
   it('reads back from each name the operation and a status that is announced as that name', () => {

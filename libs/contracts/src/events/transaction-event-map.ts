@@ -28,6 +28,17 @@ const OUTCOME_OF_STATUS: Record<TransactionStatus, TransactionEventOutcome> = {
   Canceled: 'canceled',
 };
 
+/**
+ * The same for a capture, refund or release. One that timed out at the acquirer (TemporaryFailed) is
+ * not an error: its money may have moved, and the recovery settles it from what the acquirer holds
+ * (often a success). Announced as an error, a merchant would ask again under a new key and refund
+ * twice; so it is pending until settled.
+ */
+const OUTCOME_OF_FOLLOW_UP_STATUS: Record<TransactionStatus, TransactionEventOutcome> = {
+  ...OUTCOME_OF_STATUS,
+  TemporaryFailed: 'pending',
+};
+
 /** The operation a family's events announce (a family is never a release's own). */
 const OPERATION_OF_KIND = Object.fromEntries(
   Object.entries(KIND_OF_OPERATION).map(([operation, kind]) => [kind, operation]),
@@ -42,18 +53,37 @@ const STATUS_OF_OUTCOME: Record<TransactionEventOutcome, TransactionStatus> = {
   canceled: 'Canceled',
 };
 
+/** What a release's event says beyond its status. */
+export interface ReleaseFacts {
+  /** The release left its pre-authorisation holding nothing (released to the last cent, settled). */
+  fullyReleased: boolean;
+}
+
 /**
- * The event announcing a transaction of this (public) operation in this status. A release ends a
- * pre-authorisation, so it is announced as transaction.preauth.canceled (or .error when it failed).
+ * The event announcing a transaction of this (public) operation in this status. A release is
+ * announced in its pre-authorisation's family: transaction.preauth.canceled once the pre-auth holds
+ * nothing any more; a partial one as transaction.preauth.success (the pre-auth still holds the rest);
+ * one declined (or canceled: it released nothing) as .failed, failed as .error, and one whose
+ * outcome is not known yet as .pending.
  */
 export function transactionEventNameOf(
   operationType: OperationType,
   status: TransactionStatus,
+  release: ReleaseFacts = { fullyReleased: false },
 ): TransactionEventName {
   if (operationType === 'Release') {
-    return transactionEventName('preauth', status === 'Success' ? 'canceled' : 'error');
+    if (status === 'Success')
+      return transactionEventName('preauth', release.fullyReleased ? 'canceled' : 'success');
+    return transactionEventName(
+      'preauth',
+      status === 'Canceled' ? 'failed' : OUTCOME_OF_FOLLOW_UP_STATUS[status],
+    );
   }
-  return transactionEventName(KIND_OF_OPERATION[operationType], OUTCOME_OF_STATUS[status]);
+  const outcomes =
+    operationType === 'Capture' || operationType === 'Refund'
+      ? OUTCOME_OF_FOLLOW_UP_STATUS
+      : OUTCOME_OF_STATUS;
+  return transactionEventName(KIND_OF_OPERATION[operationType], outcomes[status]);
 }
 
 /**
