@@ -262,3 +262,42 @@ describe('operations', () => {
     ).toBe(404);
   });
 });
+
+/** Operations racing one another at a slow acquirer (every answer held for a while). */
+describe('operations while another is at the acquirer', () => {
+  let h: PaymentsHarness;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    h = await PaymentsHarness.start({ SANDBOX_ACQUIRER_DELAY_MS: '1500' });
+    db = h.payments.get(DataSource);
+  });
+  afterAll(() => h?.stop());
+
+  it('a release while a capture is at the acquirer is refused as retryable; once the capture is denied, the same key releases', async () => {
+    const { body: preAuth } = await h.pay('4242424242424242', { amount: '100.00', isPreAuth: true });
+    expect(preAuth.status).toBe('Success');
+    const id = preAuth.transactionId as string;
+    // The sandbox denies captures of 20.00 and below: this one will give its 15.00 back.
+    const capture = h.request('POST', `/api/v2/capture/${id}`, { amount: '15.00' });
+    for (;;) {
+      const inFlight = await db.query(
+        `SELECT 1 FROM transactions WHERE source_transaction_id = $1 AND acquirer_pending_since IS NOT NULL`,
+        [id],
+      );
+      if (inFlight.length > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+
+    const key = { 'idempotency-key': `release-${id}` };
+    const refused = await h.request('POST', `/api/v2/release/${id}`, {}, key);
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('BYRD205');
+    expect(refused.headers.get('retry-after')).toBe('5');
+
+    expect((await capture).body).toMatchObject({ status: 'Denied' });
+    const released = await h.request('POST', `/api/v2/release/${id}`, {}, key);
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({ status: 'Success', amount: '100.00' });
+  });
+});

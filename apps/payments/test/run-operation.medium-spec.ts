@@ -245,6 +245,42 @@ describe('RunOperation (medium)', () => {
       expect(await first).toMatchObject({ status: 'Success' });
       expect(orderLock.unlocked).toEqual([preAuth.id]);
     });
+
+    it('refuses a capture while a release of all of it is at the acquirer as retryable, not final', async () => {
+      // The release may yet be declined and hand the money back: a final refusal kept under the
+      // capture's idempotency-key would refuse its retry for good.
+      const { acquirer, gated } = gatedRun();
+      const preAuth = await settled('PreAuth', 5000);
+      acquirer.gate('Release');
+      const releaseAtAcquirer = acquirer.reached('Release');
+      const release = gated.execute(merchant(), 'Release', preAuth.id, {}, randomUUID());
+      await releaseAtAcquirer;
+
+      expect(await refusal(execute('Capture', preAuth.id, 2500))).toMatchObject({
+        code: 'BYRD205',
+        retryAfter: 5,
+      });
+      acquirer.answer('Release');
+      expect(await release).toMatchObject({ status: 'Success' });
+      // Settled: now the refusal is final.
+      const settledRefusal = await refusal(execute('Capture', preAuth.id, 2500));
+      expect(settledRefusal).toMatchObject({ code: 'BYRD205' });
+      expect(settledRefusal.retryAfter).toBeUndefined();
+    });
+
+    it('refuses a release while a capture is at the acquirer as retryable; once it is denied, releases', async () => {
+      const { acquirer, gated } = gatedRun();
+      const preAuth = await settled('PreAuth', 5000);
+      acquirer.gate('Capture');
+      const captureAtAcquirer = acquirer.reached('Capture');
+      const capture = gated.execute(merchant(), 'Capture', preAuth.id, { isoAmount: 1500 }, randomUUID());
+      await captureAtAcquirer;
+
+      expect(await refusal(execute('Release', preAuth.id))).toMatchObject({ code: 'BYRD205', retryAfter: 5 });
+      acquirer.answer('Capture'); // the sandbox denies captures of 20.00 and below
+      expect(await capture).toMatchObject({ status: 'Denied' });
+      expect(await execute('Release', preAuth.id)).toMatchObject({ status: 'Success', isoAmount: 5000 });
+    });
   });
 
   describe('an operation whose acquirer answer was lost (TemporaryFailed)', () => {

@@ -1,17 +1,19 @@
-import { Refusal } from '@byrd/platform';
+import { Refusal, type ApiError } from '@byrd/platform';
 import { heldOf, refundableOf } from '../transactions/balances.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 
 export type FollowUpOperation = 'Capture' | 'Refund' | 'Release';
 
 /**
- * Minor units of a refund's money still at stake elsewhere: chargebacks open or lost on it, and for
- * a pre-authorisation, its captures still in flight (`refundableOf`).
+ * Minor units of an operation's money still at stake elsewhere: chargebacks open or lost on it (for a
+ * refund), and for a pre-authorisation, its captures and releases still at the acquirer.
  */
 export interface Unavailable {
   chargedBack: ChargedBack;
   /** Of the root when it is a pre-authorisation (`refundableOf` ignores it on anything else). */
   capturesInFlight: number;
+  /** Of the pre-authorisation a capture or release is asked of (0 for a refund). */
+  releasesInFlight?: number;
 }
 
 /**
@@ -36,7 +38,7 @@ export function checkOperation(
   source: Transaction,
   root: Transaction,
   requested: number | undefined,
-  { chargedBack, capturesInFlight }: Unavailable = {
+  { chargedBack, capturesInFlight, releasesInFlight = 0 }: Unavailable = {
     chargedBack: { source: 0, root: 0 },
     capturesInFlight: 0,
   },
@@ -46,25 +48,32 @@ export function checkOperation(
       `Transaction ${source.id} is ${source.status}; only a successful transaction can be ${pastTense(operation)}`,
     );
   }
+  // What captures and releases still at the acquirer reserved may come back (a decline), so a
+  // refusal for lack of it is not final: retryable, and not kept under the idempotency-key.
+  const inFlight = capturesInFlight + releasesInFlight;
   switch (operation) {
     case 'Capture': {
       if (source.operationType !== 'PreAuth')
         throw Refusal.notAllowed('Only a pre-authorisation can be captured');
       const held = heldOf(source);
+      if (held === 0 && inFlight > 0) throw stillInFlight('capture');
       if (held === 0)
         throw Refusal.notAllowed(
           'Nothing is left to capture: the pre-authorisation was fully captured or released',
         );
-      return within(requested ?? held, held, 'capture');
+      return within(requested ?? held, held, inFlight, 'capture');
     }
     case 'Release': {
       if (source.operationType !== 'PreAuth')
         throw Refusal.notAllowed('Only a pre-authorisation can be released');
+      if (source.capturedIsoAmount > 0 && source.capturedIsoAmount === capturesInFlight)
+        throw stillInFlight('release');
       if (source.capturedIsoAmount > 0)
         throw Refusal.notAllowed('A captured pre-authorisation cannot be released; refund it instead');
       const held = heldOf(source);
+      if (held === 0 && inFlight > 0) throw stillInFlight('release');
       if (held === 0) throw Refusal.notAllowed('The pre-authorisation was already released');
-      return within(requested ?? held, held, 'release');
+      return within(requested ?? held, held, inFlight, 'release');
     }
     case 'Refund': {
       if (source.operationType === 'Refund' || source.operationType === 'Release') {
@@ -97,10 +106,17 @@ export function checkOperation(
   }
 }
 
-function within(amount: number, limit: number, verb: string): number {
+function within(amount: number, limit: number, inFlight: number, verb: string): number {
+  if (amount > limit && amount <= limit + inFlight) throw stillInFlight(verb);
   if (amount > limit)
     throw Refusal.notAllowed(`Cannot ${verb} more than the ${limit} minor units still held`);
   return amount;
+}
+
+function stillInFlight(verb: string): ApiError {
+  return Refusal.notAllowedYet(
+    `A capture or release of this pre-authorisation is still waiting for the acquirer; ${verb} once it is settled`,
+  );
 }
 
 function pastTense(operation: FollowUpOperation): string {

@@ -23,6 +23,8 @@ import { TransactionRepository, type LockedMoney } from '../transactions/transac
 import { heldOf, refundableOf } from '../transactions/balances.js';
 import { checkOperation, type FollowUpOperation, type Unavailable } from './operation-rules.js';
 
+const NOT_CHARGED_BACK = { source: 0, root: 0 };
+
 /**
  * Capture, refund and release, write-ahead, and never an outside call under a lock:
  * 1. one DB transaction locks the money's root transaction (payment or pre-auth) first, then the
@@ -58,15 +60,10 @@ export class RunOperation {
       const money = await this.lockMoney(manager, merchant.merchantId, sourceId);
       const { source, root } = money;
       const requested = this.requestedAmount(request, source.currency);
+      const unavailable = await this.unavailable(manager, operation, money);
       const earlier = await this.earlierOperation(manager, operation, source, requested, idempotencyKey);
       if (earlier) return { earlier, source };
-      const amount = checkOperation(
-        operation,
-        source,
-        root,
-        requested,
-        operation === 'Refund' ? await this.unavailable(manager, money) : undefined,
-      );
+      const amount = checkOperation(operation, source, root, requested, unavailable);
       const now = new Date();
       const transaction = manager.create(Transaction, {
         ...source,
@@ -206,8 +203,24 @@ export class RunOperation {
     return money;
   }
 
-  /** What of the money a refund would return is still at stake elsewhere (see Unavailable). */
-  private async unavailable(manager: EntityManager, { source, root }: LockedMoney): Promise<Unavailable> {
+  /**
+   * What of the money an operation would move is still at stake elsewhere (see Unavailable): for a
+   * refund, chargebacks and the root's captures in flight; for a capture or release of a
+   * pre-authorisation, its captures and releases in flight.
+   */
+  private async unavailable(
+    manager: EntityManager,
+    operation: FollowUpOperation,
+    { source, root }: LockedMoney,
+  ): Promise<Unavailable> {
+    if (operation !== 'Refund') {
+      if (source.operationType !== 'PreAuth') return { chargedBack: NOT_CHARGED_BACK, capturesInFlight: 0 };
+      return {
+        chargedBack: NOT_CHARGED_BACK,
+        capturesInFlight: await this.transactions.inFlightOf(manager, source.id, 'Capture'),
+        releasesInFlight: await this.transactions.inFlightOf(manager, source.id, 'Release'),
+      };
+    }
     const onSource = await this.chargebacks.openOrLostOn(manager, source.merchantId, source.id);
     const onRoot =
       root === source ? onSource : await this.chargebacks.openOrLostOn(manager, root.merchantId, root.id);
