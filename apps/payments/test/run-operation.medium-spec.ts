@@ -335,6 +335,34 @@ describe('RunOperation (medium)', () => {
       expect(await refusal(execute('Refund', preAuth.id, 3100))).toMatchObject({ code: 'BYRD231' });
     });
 
+    it("answers a capture's refund with what is really left: the pre-authorisation's own refunds count", async () => {
+      // 200.00 captured in two captures; 120.00 refunded on the pre-auth itself leaves 80.00 for both.
+      const preAuth = await settled('PreAuth', 20_000, { capturedIsoAmount: 20_000 });
+      const capture = await medium.capturedEarlier(preAuth, 10_000);
+      await medium.capturedEarlier(preAuth, 10_000);
+      await execute('Refund', preAuth.id, 12_000);
+
+      const first = await execute('Refund', capture.id, 3500);
+      expect(first).toMatchObject({
+        status: 'Success',
+        sourceTransaction: { isoRefundedAmount: 3500, isoRemainingAmount: 4500, remainingAmount: '45.00' },
+      });
+      // The remainder advertised can be refunded (not the 65.00 the capture alone would allow).
+      expect(await execute('Refund', capture.id, first.sourceTransaction.isoRemainingAmount)).toMatchObject({
+        status: 'Success',
+        sourceTransaction: { isoRemainingAmount: 0 },
+      });
+    });
+
+    it('answers a refund of a pre-authorisation with what is left without its captures in flight', async () => {
+      const preAuth = await settled('PreAuth', 20_000, { capturedIsoAmount: 15_000 });
+      await medium.capturedEarlier(preAuth, 10_000);
+      await medium.captureInFlight(preAuth, 5000);
+      const refund = await execute('Refund', preAuth.id, 4000);
+      expect(refund.sourceTransaction.isoRemainingAmount).toBe(6000);
+      expect(await execute('Refund', preAuth.id, 6000)).toMatchObject({ status: 'Success' });
+    });
+
     it('refunds of a pre-authorisation only what its settled captures took, not captures in flight', async () => {
       // A capture reserves its amount before the acquirer answers; should it then fail (or be voided
       // by the recovery), that money was never taken, so refunding it would pay out money never had.

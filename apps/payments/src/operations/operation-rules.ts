@@ -79,10 +79,7 @@ export function checkOperation(
       if (source.operationType === 'Refund' || source.operationType === 'Release') {
         throw Refusal.notAllowed('Only a payment, a capture or a captured pre-authorisation can be refunded');
       }
-      const refundable = Math.min(
-        refundableOf(source, capturesInFlight) - chargedBack.source,
-        refundableOf(root, capturesInFlight) - chargedBack.root,
-      );
+      const refundable = refundableNow(source, root, { chargedBack, capturesInFlight });
       if (source.operationType === 'PreAuth' && source.capturedIsoAmount === 0) {
         throw Refusal.notAllowed('Nothing was captured on this pre-authorisation; release it instead');
       }
@@ -104,6 +101,22 @@ export function checkOperation(
       return amount;
     }
   }
+}
+
+/**
+ * What can be refunded of `source` now (may be 0 or less): both its own balance and its root's must
+ * allow it (a capture's refunds count on its pre-auth, and the pre-auth's own on neither capture),
+ * less what chargebacks hold and captures in flight have not yet taken.
+ */
+export function refundableNow(
+  source: Transaction,
+  root: Transaction,
+  { chargedBack, capturesInFlight }: Unavailable,
+): number {
+  return Math.min(
+    refundableOf(source, capturesInFlight) - chargedBack.source,
+    refundableOf(root, capturesInFlight) - chargedBack.root,
+  );
 }
 
 function within(amount: number, limit: number, inFlight: number, verb: string): number {

@@ -20,8 +20,13 @@ import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { TransactionRepository, type LockedMoney } from '../transactions/transaction.repository.js';
-import { heldOf, refundableOf } from '../transactions/balances.js';
-import { checkOperation, type FollowUpOperation, type Unavailable } from './operation-rules.js';
+import { heldOf } from '../transactions/balances.js';
+import {
+  checkOperation,
+  refundableNow,
+  type FollowUpOperation,
+  type Unavailable,
+} from './operation-rules.js';
 
 const NOT_CHARGED_BACK = { source: 0, root: 0 };
 
@@ -62,7 +67,7 @@ export class RunOperation {
       const requested = this.requestedAmount(request, source.currency);
       const unavailable = await this.unavailable(manager, operation, money);
       const earlier = await this.earlierOperation(manager, operation, source, requested, idempotencyKey);
-      if (earlier) return { earlier, source };
+      if (earlier) return { earlier, source, refundable: refundableNow(source, root, unavailable) };
       const amount = checkOperation(operation, source, root, requested, unavailable);
       const now = new Date();
       const transaction = manager.create(Transaction, {
@@ -90,10 +95,17 @@ export class RunOperation {
       markInFlight(transaction, now);
       await this.transactions.insert(manager, transaction);
       await this.moveBalances(manager, operation, money, amount);
-      return { earlier: null, transaction, reserved: source };
+      // What is left to refund once this refund holds its amount (others may be in flight too).
+      return {
+        earlier: null,
+        transaction,
+        reserved: source,
+        refundable: refundableNow(source, root, unavailable),
+      };
     });
-    if (started.earlier) return presentOperation(operation, started.earlier, started.source);
-    const { transaction, reserved } = started;
+    if (started.earlier)
+      return presentOperation(operation, started.earlier, started.source, started.refundable);
+    const { transaction, reserved, refundable } = started;
 
     const result = await withTimeout(
       this.acquirer.followUp({
@@ -109,7 +121,12 @@ export class RunOperation {
     const source = await this.finish(transaction, result);
     // The balances as this operation left them (later ones on the same payment may be in flight).
     const holdsAmount = transaction.status === 'Success' || transaction.status === 'TemporaryFailed';
-    return presentOperation(operation, transaction, holdsAmount ? reserved : source);
+    return presentOperation(
+      operation,
+      transaction,
+      holdsAmount ? reserved : source,
+      holdsAmount ? refundable : refundable + transaction.isoAmount,
+    );
   }
 
   /**
@@ -271,11 +288,14 @@ function presentOperation<O extends FollowUpOperation>(
   operation: O,
   transaction: Transaction,
   source: Transaction,
+  refundable: number,
 ): OperationResponses[O];
+/** `refundable`: what a refund's source has left to refund (`refundableNow`), for a refund's answer. */
 function presentOperation(
   operation: FollowUpOperation,
   transaction: Transaction,
   source: Transaction,
+  refundable: number,
 ): OperationResponses[FollowUpOperation] {
   const money = (iso: number) => toDecimalAmount(iso, source.currency);
   const base: OperationResponseBase = {
@@ -311,16 +331,18 @@ function presentOperation(
           isoRemainingAmount: heldOf(source),
         },
       } satisfies ReleaseResponse;
-    case 'Refund':
+    case 'Refund': {
+      const remaining = Math.max(0, refundable);
       return {
         ...base,
         sourceTransaction: {
           ...original,
           refundedAmount: money(source.refundedIsoAmount),
           isoRefundedAmount: source.refundedIsoAmount,
-          remainingAmount: money(refundableOf(source)),
-          isoRemainingAmount: refundableOf(source),
+          remainingAmount: money(remaining),
+          isoRemainingAmount: remaining,
         },
       } satisfies RefundResponse;
+    }
   }
 }
