@@ -54,7 +54,7 @@ export class AttemptRecorder {
   }
 
   private async write(batch: PendingRecord[]): Promise<void> {
-    await this.observations.tried((await this.writeRecords(batch)).map(triedAt));
+    this.observations.tried((await this.writeRecords(batch)).map(triedAt));
   }
 
   /** Writes the batch, resolving each record; answers those written. */

@@ -43,11 +43,20 @@ const NOTE_TRIED_SQL = `
  * When each endpoint's scheduled attempts were last seen (`webhook_settings.tried_at`), so that
  * ExpireHeldWebhooks fails webhooks only at an endpoint that has been tried, and has failed, all the
  * time they waited: never those nobody tried (docs/webhook-fairness.md).
+ *
+ * Off the delivery path: `tried` only notes in memory, and one write at a time sends what is new. An
+ * endpoint this process noted less than a quarter of the gap ago is not sent again, so a busy
+ * endpoint costs one statement per quarter gap per process, not one per batch of attempts.
  */
 @Injectable()
 export class EndpointObservations {
   private readonly logger = new Logger(EndpointObservations.name);
   private readonly gapMs: number;
+  /** Per endpoint, the last attempt this process wrote as `tried_at` (ms). */
+  private readonly written = new Map<string, number>();
+  /** Per endpoint, the first and last attempt not written yet. */
+  private readonly unwritten = new Map<string, { first: number; last: number }>();
+  private writing: Promise<void> | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -56,16 +65,41 @@ export class EndpointObservations {
     this.gapMs = observationGapMs(config);
   }
 
-  /** Notes the attempts recorded; a failure is logged, never the attempts' (they are committed). */
-  async tried(attempts: { settingsId: string; at: Date }[]): Promise<void> {
-    if (attempts.length === 0) return;
+  /** Notes the attempts recorded; written in the background (a failure is logged and tried again). */
+  tried(attempts: { settingsId: string; at: Date }[]): void {
+    for (const { settingsId, at } of attempts) {
+      const time = at.getTime();
+      const written = this.written.get(settingsId);
+      if (written !== undefined && time - written < this.gapMs / 4) continue;
+      const noted = this.unwritten.get(settingsId);
+      this.unwritten.set(settingsId, {
+        first: Math.min(noted?.first ?? time, time),
+        last: Math.max(noted?.last ?? time, time),
+      });
+    }
+    if (this.unwritten.size > 0 && !this.writing) this.writing = this.writeNoted();
+  }
+
+  private async writeNoted(): Promise<void> {
     try {
-      await this.dataSource.query(NOTE_TRIED_SQL, [
-        JSON.stringify(attempts.map((a) => ({ settings_id: a.settingsId, at: a.at.toISOString() }))),
-        this.gapMs,
-      ]);
-    } catch (error) {
-      this.logger.warn(`Noting when endpoints were tried failed: ${String(error)}`);
+      while (this.unwritten.size > 0) {
+        const batch = [...this.unwritten];
+        this.unwritten.clear();
+        const rows = batch.flatMap(([settingsId, { first, last }]) => [
+          { settings_id: settingsId, at: new Date(first).toISOString() },
+          { settings_id: settingsId, at: new Date(last).toISOString() },
+        ]);
+        try {
+          await this.dataSource.query(NOTE_TRIED_SQL, [JSON.stringify(rows), this.gapMs]);
+          for (const [settingsId, { last }] of batch) this.written.set(settingsId, last);
+        } catch (error) {
+          // Left unwritten: the next attempts at these endpoints bring them back.
+          this.logger.warn(`Noting when endpoints were tried failed: ${String(error)}`);
+          return;
+        }
+      }
+    } finally {
+      this.writing = null;
     }
   }
 }
