@@ -1,7 +1,7 @@
 import { createServer, connect, type Server } from 'node:net';
 import pg from 'pg';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { dropDatabase, runMigrations } from '@byrd/platform';
+import { dropDatabase, ensureDatabase, runMigrations } from '@byrd/platform';
 import { createTestDatabase, newRunId, PrivatePostgresServer } from '@byrd/platform/testing';
 import { TcpRelay } from './tcp-relay.js';
 
@@ -26,6 +26,23 @@ describe('runMigrations', () => {
   afterEach(() => dropDatabase(url));
 
   const options = () => ({ url, entities: [], migrations: [AddColumnToOutbox1900000000000] });
+
+  it('creates a missing database when two migrators start at once on a fresh install', async () => {
+    // Both find it missing and both CREATE DATABASE: the loser gets 42P04 or, when both inserted
+    // at once, 23505 (pg_database_datname_index). Either means it exists now.
+    for (let round = 0; round < 10; round++) {
+      const fresh = new URL(url);
+      fresh.pathname = `${fresh.pathname}_fresh${round}`;
+      try {
+        await Promise.all([ensureDatabase(fresh.toString()), ensureDatabase(fresh.toString())]);
+        const client = new pg.Client({ connectionString: fresh.toString() });
+        await client.connect();
+        await client.end();
+      } finally {
+        await dropDatabase(fresh.toString());
+      }
+    }
+  });
 
   it('applies each migration once when several migrators start at once', async () => {
     const runs = await Promise.all([

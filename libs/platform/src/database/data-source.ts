@@ -170,7 +170,9 @@ export async function ensureDatabase(url: string): Promise<void> {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount === 0) {
       await client.query(`CREATE DATABASE "${name}"`).catch((error: { code?: string }) => {
-        if (error.code !== '42P04') throw error; // created concurrently
+        // Created concurrently (two migrators on a fresh install): PostgreSQL answers 42P04 when the
+        // other one committed first, 23505 (pg_database_datname_index) when both inserted at once.
+        if (error.code !== '42P04' && error.code !== '23505') throw error;
       });
     }
   } finally {
