@@ -255,6 +255,19 @@ describe('orders over HTTP', () => {
       }
     });
 
+    it('refuses a deeply nested body sent with a key with 400 BYRD900, as it does without one', async () => {
+      // The key's hash of the body is taken before the validation pipe; JSON.stringify overflows
+      // the stack on a few thousand levels (a 12 KB body).
+      const depth = 6_000;
+      const nested = `{"amount":"10.00","currency":"EUR","metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+      for (const headers of [{}, { 'idempotency-key': randomUUID() }]) {
+        const answer = await h.request('POST', '/api/v2/orders', nested, headers);
+        expect(answer.status).toBe(400);
+        expect(answer.body).toMatchObject({ code: 'BYRD900', description: 'Invalid input' });
+        expect(JSON.stringify(answer.body)).not.toMatch(/at .*\.(js|ts):\d+|call stack/);
+      }
+    });
+
     it('forgets a key after 24 hours', async () => {
       const key = randomUUID();
       const first = await h.createOrder({ amount: '10.00' }, { 'idempotency-key': key });

@@ -10,12 +10,14 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { unstorableInputFields } from '@byrd/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource, MoreThan, type EntityManager, type FindOperator } from 'typeorm';
 import { columnsOf, GroupCommit } from '../database/group-commit.js';
 import { queryPrepared, queryReplanned } from '../database/prepared.js';
 import { lockInTransaction } from '../database/transaction-lock.js';
 import { ApiError } from '../errors/api-error.js';
+import { invalidFields } from '../errors/validation.js';
 import { Refusal } from '../errors/refusals.js';
 import type { ErrorBody } from '../errors/error-body.js';
 import type { AuthenticatedRequest } from '../auth/api-key.guard.js';
@@ -259,6 +261,11 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     // body may hold a card, and a hash of a card and its CVV keyed by anything stored beside it
     // could be brute-forced (PCI DSS 3.5: keyed hashes only). As the guard reads the key (trimmed,
     // any case), so a retry writing it otherwise is the same request.
+    // The body is hashed before the validation pipe runs: what the pipe would refuse (nesting past
+    // MAX_INPUT_DEPTH, which JSON.stringify overflows the stack on from a few thousand levels, or
+    // text the database cannot store) is refused here with the pipe's own 400.
+    const unstorable = unstorableInputFields(request.body);
+    if (unstorable.length) throw invalidFields(unstorable);
     const callerSecret = String(request.merchant ? request.headers['x-api-key'] : checkoutKey)
       .trim()
       .toLowerCase();

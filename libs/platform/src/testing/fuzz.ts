@@ -388,6 +388,11 @@ function requestOf(
       fc.constant('none'),
       fc.constant('spoiled'),
     ),
+    // Now and then an idempotency-key: its guard reads the body before the validation pipe does.
+    idempotencyKey: fc.oneof(
+      { weight: 3, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.uuid() },
+    ),
   });
   return fc.tuple(pathArb, queryArb, bodyArb, headerArb).map(([segments, query, body, h]) => {
     let i = 0;
@@ -398,6 +403,7 @@ function requestOf(
       for (const [k, v] of Object.entries(options.headers ?? {}))
         headers[k] = h.auth === 'real' ? v : `${v.slice(0, -1)}0`;
     if (body !== undefined && h.contentType) headers['content-type'] = h.contentType;
+    if (h.idempotencyKey !== undefined) headers['idempotency-key'] = h.idempotencyKey;
     return { method: method.toUpperCase(), path: path + search, headers, body, operation: name };
   });
 }
