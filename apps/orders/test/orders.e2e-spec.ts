@@ -260,7 +260,7 @@ describe('orders over HTTP', () => {
       // the stack on a few thousand levels (a 12 KB body).
       const depth = 6_000;
       const nested = `{"amount":"10.00","currency":"EUR","metadata":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
-      for (const headers of [{}, { 'idempotency-key': randomUUID() }]) {
+      for (const headers of [{}, { 'idempotency-key': randomUUID() }] as Record<string, string>[]) {
         const answer = await h.request('POST', '/api/v2/orders', nested, headers);
         expect(answer.status).toBe(400);
         expect(answer.body).toMatchObject({ code: 'BYRD900', description: 'Invalid input' });
