@@ -188,6 +188,8 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
       if (orders) {
         const trusted = orders.spec.template.spec.containers[0].env.find((e) => e.name === 'RPC_TRUSTED_CALLERS');
         assert.ok(trusted?.valueFrom.secretKeyRef, 'orders: RPC_TRUSTED_CALLERS (it locks orders for payments only) from a Secret');
+        const key = orders.spec.template.spec.containers[0].env.find((e) => e.name === 'RPC_SIGNING_KEY');
+        assert.ok(key?.valueFrom.secretKeyRef, 'orders: RPC_SIGNING_KEY (payments believes only its signed answers) from a Secret');
       }
       const vault = named(docs, 'Deployment', deployments.find((d) => component(d) === 'gateway-tokens')?.metadata.name);
       if (vault) {

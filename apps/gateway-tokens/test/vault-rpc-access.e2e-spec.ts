@@ -1,5 +1,11 @@
 import { RpcSubjects, type DetokenizeRpcRequest } from '@byrd/contracts';
-import { generateRpcKeyPair, parseTrustedCallers, RpcIdentity, parseSigningKey } from '@byrd/platform';
+import {
+  generateRpcKeyPair,
+  parseTrustedCallers,
+  RpcIdentity,
+  parseSigningKey,
+  rpcRequestIdOf,
+} from '@byrd/platform';
 import { futureExpiry } from '@byrd/platform/testing';
 import { TokensHarness } from './harness.js';
 
@@ -35,15 +41,25 @@ describe("who may call the vault's card subjects", () => {
 
   /** An identity signing as `name` with `privateKey`, trusting the vault's answers. */
   function identity(name: string, privateKey: string): RpcIdentity {
-    return new RpcIdentity(name, parseSigningKey(privateKey), parseTrustedCallers(''));
+    return new RpcIdentity(
+      name,
+      parseSigningKey(privateKey),
+      parseTrustedCallers(`gateway-tokens:${h.env.rpcKeyPair('gateway-tokens').publicKey}`),
+    );
   }
 
   it('answers payments, with the card encrypted to it', async () => {
     const payments = identity('payments', h.env.rpcKeyPair('payments').privateKey);
-    const reply = await send(await payments.sign(RpcSubjects.TokensDetokenize, request));
+    const signed = await payments.sign(RpcSubjects.TokensDetokenize, request);
+    const reply = await send(signed);
     expect(reply.json).toEqual({ jwe: expect.any(String) });
     expect(reply.text).not.toContain(VISA);
-    expect(await payments.open(reply.json)).toEqual({
+    const expected = {
+      subject: RpcSubjects.TokensDetokenize,
+      server: 'gateway-tokens',
+      requestId: rpcRequestIdOf(signed),
+    };
+    expect(await payments.open(reply.json, expected)).toEqual({
       ok: true,
       data: expect.objectContaining({ tokenId: request.tokenId, number: VISA, brand: 'VISA' }),
     });
@@ -100,12 +116,16 @@ describe("who may call the vault's card subjects", () => {
         JSON.stringify(signed),
         { timeout: 5_000 },
       );
-      return { text: reply.string(), json: reply.json<any>() };
+      return { text: reply.string(), json: reply.json<any>(), requestId: rpcRequestIdOf(signed) };
     };
     const payments = identity('payments', h.env.rpcKeyPair('payments').privateKey);
     const answer = await create(payments);
     expect(answer.text).not.toContain('5448280000000007');
-    const saved = await payments.open<{ tokenId: string }>(answer.json);
+    const saved = await payments.open<{ tokenId: string }>(answer.json, {
+      subject: RpcSubjects.TokensCreate,
+      server: 'gateway-tokens',
+      requestId: answer.requestId,
+    });
     expect(saved).toEqual({
       ok: true,
       data: expect.objectContaining({ customReference: 'shopper-7', maskedCardNumber: '544828******0007' }),

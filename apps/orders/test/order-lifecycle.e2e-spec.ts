@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventCollector } from '@byrd/platform/testing';
-import { Rpc, RpcIdentity } from '@byrd/platform';
+import { Rpc } from '@byrd/platform';
 import { DataSource } from 'typeorm';
 import { ExpireOrders } from '../src/orders/expire-orders.usecase.js';
 import { OrdersHarness } from './harness.js';
@@ -22,12 +22,7 @@ describe('order lifecycle', () => {
       .filter((e) => (e.envelope.data as { orderId: string }).orderId === orderId)
       .map((e) => e.envelope.type);
   /** This run's Rpc of `service`, signing as it. */
-  const as = (service: string) =>
-    new Rpc(
-      h.env.nats,
-      service,
-      RpcIdentity.fromConfig(service, { RPC_SIGNING_KEY: h.env.rpcKeyPair(service).privateKey }),
-    );
+  const as = (service: string) => new Rpc(h.env.nats, service, h.env.rpcIdentity(service));
 
   it('pending → paid with paymentId and transactionId, announced once even when the outcome arrives twice', async () => {
     const { body: order } = await h.createOrder();

@@ -43,7 +43,8 @@ export type RpcSubject = (typeof RpcSubjects)[keyof typeof RpcSubjects];
 
 /**
  * Subjects that carry card data, and the only services that may call each. Their requests are
- * signed by the caller and their replies encrypted to it (platform RpcIdentity).
+ * signed by the caller and their replies signed by the serving service (RPC_SERVED_BY) and
+ * encrypted to the caller (platform RpcIdentity).
  */
 export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = Object.freeze({
   'rpc.tokens.detokenize': ['payments'],
@@ -55,6 +56,22 @@ export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = O
   // An order named by its merchant, not by its checkout key: that proves nothing unless the caller does.
   'rpc.orders.getForMerchant': ['payments'],
   'rpc.orders.unlockPayment': ['payments'],
+});
+
+/**
+ * The service that serves each authenticated subject (RPC_CALLERS): it signs its replies, and its
+ * callers take a reply only when signed by one of its keys in their RPC_TRUSTED_CALLERS. NATS hands
+ * a request to every plain subscriber of the subject too, and a request keeps the first reply, so
+ * an unsigned one could come from any client of the broker.
+ */
+export const RPC_SERVED_BY: { readonly [S in RpcSubject]?: string } = Object.freeze({
+  'rpc.tokens.detokenize': 'gateway-tokens',
+  'rpc.tokens.create': 'gateway-tokens',
+  'rpc.payments.verifyCard': 'payments',
+  'rpc.payments.create': 'payments',
+  'rpc.orders.lockPayment': 'orders',
+  'rpc.orders.getForMerchant': 'orders',
+  'rpc.orders.unlockPayment': 'orders',
 });
 
 /**

@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createPublicKey, randomUUID } from 'node:crypto';
 import type { RpcSubject } from '@byrd/contracts';
+import { decodeJwt, type JWK } from 'jose';
 import {
   ErrorKind,
   NatsContext,
@@ -36,7 +37,7 @@ describe('Rpc with a paused replica', () => {
       service,
       RpcIdentity.fromConfig(service, {
         RPC_SIGNING_KEY: env.rpcKeyPair(service).privateKey,
-        RPC_TRUSTED_CALLERS: `payments:${env.rpcKeyPair('payments').publicKey}`,
+        RPC_TRUSTED_CALLERS: env.rpcTrustedCallers(),
       }),
     );
     started.push(rpc);
@@ -300,6 +301,59 @@ describe('Rpc with a paused replica', () => {
       { code: 'BYRD205', retryAfter: undefined, transient: true },
       { code: 'BYRD205', retryAfter: undefined, transient: false },
     ]);
+  });
+
+  it('never takes an answer another client of the broker sends before the serving service', async () => {
+    const subject = 'rpc.orders.lockPayment';
+    // orders answers after 200 ms; a plain subscriber of the subject (no queue group: NATS hands it
+    // every request too) answers at once, in clear and sealed to the reply key the request names.
+    rpcOf('orders').serve(subject, async ({ transactionId }) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return { lockedBy: transactionId } as never;
+    });
+    const forger = RpcIdentity.fromConfig('orders', {});
+    let forged = 0;
+    const fake = env.nats.nc.subscribe(env.nats.subject(subject), {
+      callback: (_error, message) => {
+        forged++;
+        const { jws } = message.json<{ jws: string }>();
+        const { rk } = decodeJwt<{ rk: JWK }>(jws);
+        const replyKey = createPublicKey({ key: { kty: rk.kty, crv: rk.crv, x: rk.x }, format: 'jwk' });
+        const fakeReply = { ok: true, data: { lockedBy: 'forged' } } as const;
+        if (forged % 2 === 1) {
+          message.respond(JSON.stringify(fakeReply));
+          return;
+        }
+        void forger
+          .seal(fakeReply, { caller: 'payments', requestId: 'x', replyKey }, subject)
+          .then((sealed) => message.respond(JSON.stringify(sealed)));
+      },
+    });
+    await env.nats.nc.flush();
+    try {
+      const caller = rpcOf('payments');
+      for (const transactionId of ['tx-in-clear', 'tx-sealed']) {
+        const answer = await caller
+          .call(subject, { orderId: randomUUID(), merchantId: 'merchant', transactionId }, 2_000)
+          .then(
+            (data) => data,
+            (error: unknown) => error as ApiError,
+          );
+        // The genuine answer, or a failed call: never the forged lock.
+        expect(answer).not.toMatchObject({ lockedBy: 'forged' });
+        if (!('lockedBy' in answer)) {
+          expect(answer).toMatchObject({
+            kind: ErrorKind.Internal,
+            message: `${subject} could not be called`,
+          });
+        } else {
+          expect(answer).toEqual({ lockedBy: transactionId });
+        }
+      }
+    } finally {
+      fake.unsubscribe();
+    }
+    expect(forged).toBeGreaterThanOrEqual(2);
   });
 
   it('does not repeat a subject that must not run twice (a cancel): the call fails', async () => {

@@ -191,8 +191,11 @@ export async function runCli(
   }
 }
 
-/** Services that take part in the authenticated RPC subjects (RPC_CALLERS), callers and servers. */
-const RPC_SERVICES = ['payments', 'gateway-tokens', 'hosted-form-bff'];
+/**
+ * Services that take part in the authenticated RPC subjects (RPC_CALLERS): callers sign requests,
+ * servers (orders too) sign replies.
+ */
+const RPC_SERVICES = ['orders', 'payments', 'gateway-tokens', 'hosted-form-bff'];
 
 function keygen(services: string[], out: Out): number {
   const names = services.length > 0 ? services : RPC_SERVICES;

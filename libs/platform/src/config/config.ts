@@ -112,8 +112,9 @@ export const baseConfigSchema = z.object({
   /**
    * This service's Ed25519 private key (base64 PKCS#8 DER) signing its calls to the authenticated
    * RPC subjects (card data: rpc.tokens.*, rpc.payments.verifyCard), and opening the requests that
-   * carry a card sent to it (rpc.payments.create, rpc.tokens.create). Needed by callers and by
-   * payments and gateway-tokens.
+   * carry a card sent to it (rpc.payments.create, rpc.tokens.create), and signing its replies on the
+   * subjects it serves (its callers believe no unsigned one). Needed by callers and by every serving
+   * service: orders, payments and gateway-tokens.
    */
   RPC_SIGNING_KEY: z
     .string()
@@ -122,8 +123,8 @@ export const baseConfigSchema = z.object({
       message: 'must be a base64 Ed25519 private key (PKCS#8 DER)',
     }),
   /**
-   * `service:base64-public-key,...`: whose signed RPC requests this service believes, and the keys
-   * it seals its card-carrying requests to (the serving service's entries).
+   * `service:base64-public-key,...`: whose signed RPC requests and replies this service believes,
+   * and the keys it seals its card-carrying requests to (the serving service's entries).
    */
   RPC_TRUSTED_CALLERS: z
     .string()

@@ -1,4 +1,6 @@
-import { generateRpcKeyPair, RpcIdentity } from './rpc-identity.js';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { exportJWK, SignJWT } from 'jose';
+import { generateRpcKeyPair, parseSigningKey, rpcRequestIdOf, RpcIdentity } from './rpc-identity.js';
 
 /** A key rotation of an RPC caller: the server trusts its old and new keys side by side. */
 describe('RpcIdentity trusted callers', () => {
@@ -81,3 +83,82 @@ function readableTextOf(message: string): string {
   const runs = message.match(/[A-Za-z0-9_-]{16,}/g) ?? [];
   return [message, ...runs.map((run) => Buffer.from(run, 'base64url').toString('utf8'))].join('\n');
 }
+
+/** Replies of authenticated subjects: signed by the serving service for one request. */
+describe('RpcIdentity signed replies', () => {
+  const [payments, orders, stranger] = [generateRpcKeyPair(), generateRpcKeyPair(), generateRpcKeyPair()];
+  const subject = 'rpc.orders.lockPayment';
+  const trusted = `payments:${payments.publicKey},orders:${orders.publicKey}`;
+  const identity = (service: string, signingKey: string) =>
+    RpcIdentity.fromConfig(service, { RPC_SIGNING_KEY: signingKey, RPC_TRUSTED_CALLERS: trusted });
+  const caller = identity('payments', payments.privateKey);
+
+  async function served(server: RpcIdentity) {
+    const signed = await caller.sign(subject, { orderId: 'o-1' });
+    const request = await identity('orders', orders.privateKey).verify(subject, signed, ['payments']);
+    const reply = await server.seal({ ok: true, data: { lockedBy: 'tx-1' } }, request, subject);
+    return { reply, expected: { subject, server: 'orders', requestId: rpcRequestIdOf(signed) } };
+  }
+
+  it('takes the reply the serving service signed for this request', async () => {
+    const { reply, expected } = await served(identity('orders', orders.privateKey));
+    await expect(caller.open(reply, expected)).resolves.toEqual({ ok: true, data: { lockedBy: 'tx-1' } });
+  });
+
+  it('refuses a reply sealed to the reply key by anyone else, unsigned or signed by another key', async () => {
+    // The reply key is in clear in the request: any client of the broker can seal to it.
+    for (const forger of [
+      RpcIdentity.fromConfig('orders', {}),
+      identity('orders', stranger.privateKey),
+      identity('payments', payments.privateKey),
+    ]) {
+      const { reply, expected } = await served(forger);
+      await expect(caller.open(reply, expected)).rejects.toThrow(/not signed/);
+    }
+  });
+
+  it('refuses a genuine reply to another request (a replayed one)', async () => {
+    const { reply } = await served(identity('orders', orders.privateKey));
+    const other = { subject, server: 'orders', requestId: 'another-request' };
+    await expect(caller.open(reply, other)).rejects.toThrow(/another request/);
+  });
+});
+
+/** A caller's clock a little ahead of the server's must not make every call of it fail. */
+describe('RpcIdentity clock tolerance', () => {
+  const payments = generateRpcKeyPair();
+  const subject = 'rpc.orders.lockPayment';
+  const server = RpcIdentity.fromConfig('orders', { RPC_TRUSTED_CALLERS: `payments:${payments.publicKey}` });
+  const signedAt = async (offsetS: number, lifetimeS = 30) => {
+    const now = Math.floor(Date.now() / 1000) + offsetS;
+    const jws = await new SignJWT({ req: {}, rk: await exportJWK(generateKeyPairSync('x25519').publicKey) })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuer('payments')
+      .setAudience(subject)
+      .setIssuedAt(now)
+      .setExpirationTime(now + lifetimeS)
+      .setJti(randomUUID())
+      .sign(parseSigningKey(payments.privateKey));
+    return { jws };
+  };
+
+  it('accepts a request signed by a clock 10 s ahead', async () => {
+    await expect(server.verify(subject, await signedAt(10), ['payments'])).resolves.toMatchObject({
+      caller: 'payments',
+    });
+  });
+
+  it('refuses one signed 2 minutes ahead, one signed long ago, and one signed to live long', async () => {
+    for (const [offset, lifetime] of [
+      [120, 30],
+      [-60, 30],
+      [0, 3_600],
+    ]) {
+      await expect(
+        server.verify(subject, await signedAt(offset, lifetime), ['payments']),
+      ).rejects.toMatchObject({
+        code: 'BYRD403',
+      });
+    }
+  });
+});

@@ -25,6 +25,12 @@ import { Refusal } from '../errors/refusals.js';
 /** A signed request stays valid this long (clock skew included): long enough for a queue, short for a replay. */
 const REQUEST_LIFETIME_S = 30;
 const CLOCK_TOLERANCE_S = 5;
+/**
+ * How far ahead of the server's clock a caller's may be. Its exp and jti already bound a request,
+ * so a caller a few seconds ahead (an NTP step, a VM resumed) is no risk; refusing it made every
+ * call of that service fail.
+ */
+const FUTURE_ISSUE_TOLERANCE_S = 60;
 
 /** What an authenticated subject carries instead of the bare request. */
 export interface SignedRpcRequest {
@@ -43,14 +49,31 @@ export interface SealedRpcRequest {
 
 /** What an authenticated subject answers: the reply encrypted to the caller's reply key. */
 export interface SealedRpcReply {
-  /** Compact JWE (ECDH-ES, X25519, A256GCM). */
+  /** Compact JWE (ECDH-ES, X25519, A256GCM) of a SignedRpcReply. */
   jwe: string;
+}
+
+/**
+ * The reply, and beside it the same reply signed by the serving service (EdDSA JWS of `{ rep, rid }`,
+ * issuer the server, audience the caller, subject the RPC subject, `rid` the request's jti). The
+ * caller believes `rep` only; the clear fields keep callers of the release before signed replies
+ * working while a rolling upgrade reaches them.
+ */
+export type SignedRpcReply<T> = RpcReply<T> & { jws?: string };
+
+/** What a caller expects of a reply: who must have signed it, for which of its requests. */
+export interface ExpectedRpcReply {
+  subject: string;
+  server: string;
+  requestId: string;
 }
 
 export interface VerifiedRpcRequest<T> {
   caller: string;
   request: T;
   replyKey: KeyObject;
+  /** The request's jti: its reply names it, so the reply cannot answer another request. */
+  requestId: string;
 }
 
 /** An Ed25519 key pair as the RPC_* variables hold it: base64 DER (PKCS#8 private, SPKI public). */
@@ -172,19 +195,20 @@ export class RpcIdentity {
   ): Promise<VerifiedRpcRequest<T>> {
     const jws = await this.signedOf(subject, envelope);
     if (typeof jws !== 'string') throw Refusal.forbidden(`${subject} takes signed requests only`);
-    let payload: { req?: T; rk?: JWK; jti?: string; exp?: number; iss?: string } | undefined;
+    let payload: { req?: T; rk?: JWK; jti?: string; exp?: number; iat?: number; iss?: string } | undefined;
     const issuer = issuerOf(jws);
     let refusal = new Error(`caller ${String(issuer)} is not trusted`);
     // Each key trusted for the issuer in turn: more than one only while its key is being rotated.
     for (const key of (issuer !== undefined && this.trusted.get(issuer)) || []) {
       try {
-        ({ payload } = await jwtVerify(jws, key, {
+        const verified = await jwtVerify<NonNullable<typeof payload>>(jws, key, {
           algorithms: ['EdDSA'],
           audience: subject,
           clockTolerance: CLOCK_TOLERANCE_S,
-          maxTokenAge: REQUEST_LIFETIME_S + CLOCK_TOLERANCE_S,
           requiredClaims: ['iss', 'jti', 'exp', 'iat'],
-        }));
+        });
+        checkIssuedAt(verified.payload);
+        payload = verified.payload;
         break;
       } catch (error) {
         refusal = error as Error;
@@ -199,19 +223,73 @@ export class RpcIdentity {
     if (!payload.rk) throw Refusal.forbidden(`${subject}: the request names no reply key`);
     const replyKey = replyKeyOf(payload.rk);
     if (!replyKey) throw Refusal.forbidden(`${subject}: the request's reply key is not an X25519 public key`);
-    return { caller, request: payload.req as T, replyKey };
+    return { caller, request: payload.req as T, replyKey, requestId: payload.jti! };
   }
 
-  async seal(reply: RpcReply<unknown>, replyKey: KeyObject): Promise<SealedRpcReply> {
-    const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(reply)))
+  /** Whether this service can sign (its requests, and its replies on the subjects it serves). */
+  get canSign(): boolean {
+    return this.signingKey !== null;
+  }
+
+  /**
+   * The reply to a verified request, signed by this service for that request (when it has a key:
+   * without one its callers refuse the reply) and encrypted to the caller's reply key.
+   */
+  async seal(
+    reply: RpcReply<unknown>,
+    request: Pick<VerifiedRpcRequest<unknown>, 'caller' | 'replyKey' | 'requestId'>,
+    subject: string,
+  ): Promise<SealedRpcReply> {
+    const signed: SignedRpcReply<unknown> = { ...reply };
+    if (this.signingKey) {
+      signed.jws = await new SignJWT({ rep: reply, rid: request.requestId })
+        .setProtectedHeader({ alg: 'EdDSA' })
+        .setIssuer(this.serviceName)
+        .setAudience(request.caller)
+        .setSubject(subject)
+        .setIssuedAt()
+        .sign(this.signingKey);
+    }
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(signed)))
       .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM' })
-      .encrypt(replyKey);
+      .encrypt(request.replyKey);
     return { jwe };
   }
 
-  async open<T>(sealed: SealedRpcReply): Promise<RpcReply<T>> {
-    const { plaintext } = await compactDecrypt(sealed.jwe, this.replyKeys.privateKey);
-    return JSON.parse(new TextDecoder().decode(plaintext)) as RpcReply<T>;
+  /**
+   * Opens a reply sealed to this service and takes it only when `expected.server` signed it for
+   * this very request: anyone may seal to the reply key (it is in clear in an unsealed request),
+   * and any client of the broker may answer a request.
+   */
+  async open<T>(sealed: SealedRpcReply, expected: ExpectedRpcReply): Promise<RpcReply<T>> {
+    let signed: SignedRpcReply<T>;
+    try {
+      const { plaintext } = await compactDecrypt(sealed.jwe, this.replyKeys.privateKey);
+      signed = JSON.parse(new TextDecoder().decode(plaintext)) as SignedRpcReply<T>;
+    } catch {
+      throw new Error(`${expected.subject}: the reply is not sealed to this service`);
+    }
+    if (typeof signed.jws !== 'string') {
+      throw new Error(`${expected.subject}: the reply is not signed (by ${expected.server})`);
+    }
+    let refusal = new Error(`${expected.server} is not in RPC_TRUSTED_CALLERS`);
+    for (const key of this.trusted.get(expected.server) ?? []) {
+      try {
+        const { payload } = await jwtVerify<{ rep?: RpcReply<T>; rid?: string }>(signed.jws, key, {
+          algorithms: ['EdDSA'],
+          issuer: expected.server,
+          audience: this.serviceName,
+          subject: expected.subject,
+        });
+        if (payload.rid !== expected.requestId || !payload.rep) throw new Error('it answers another request');
+        return payload.rep;
+      } catch (error) {
+        refusal = error as Error;
+      }
+    }
+    throw new Error(
+      `${expected.subject}: the reply is not signed by ${expected.server} (${refusal.message})`,
+    );
   }
 
   /** The compact JWS an envelope carries, opened first when it came sealed to this service. */
@@ -258,6 +336,23 @@ export class RpcIdentity {
     if (this.seen.has(jti)) throw Refusal.forbidden('this request was already served (replay)');
     this.seen.set(jti, (expiresAtS + CLOCK_TOLERANCE_S) * 1000);
   }
+}
+
+/** The id (jti) of a request this service signed: its reply must name it. */
+export function rpcRequestIdOf(signed: SignedRpcRequest): string {
+  return decodeJwt(signed.jws).jti!;
+}
+
+/**
+ * A request lives REQUEST_LIFETIME_S from its signing, by the caller's clock: refused when signed
+ * for longer, too long ago, or further ahead of this clock than FUTURE_ISSUE_TOLERANCE_S.
+ */
+function checkIssuedAt({ iat, exp }: { iat?: number; exp?: number }): void {
+  const now = Math.floor(Date.now() / 1000);
+  if (exp! - iat! > REQUEST_LIFETIME_S)
+    throw new Error(`it is signed for longer than ${REQUEST_LIFETIME_S} s`);
+  if (now - iat! > REQUEST_LIFETIME_S + CLOCK_TOLERANCE_S) throw new Error('"iat" is too far in the past');
+  if (iat! - now > FUTURE_ISSUE_TOLERANCE_S) throw new Error('"iat" is too far in the future');
 }
 
 /** The issuer a compact JWS names, unverified (it picks the keys to verify it with). */

@@ -4,6 +4,7 @@ import {
   RPC_CALLERS,
   RPC_REPEATABLE,
   RPC_SEALED_REQUESTS,
+  RPC_SERVED_BY,
   rpcError,
   type RpcContracts,
   type RpcReply,
@@ -14,7 +15,7 @@ import { ApiError, ErrorKind, kindOfCode } from '../errors/api-error.js';
 import { toApiError } from '../errors/error-body.js';
 import type { NatsContext } from '../messaging/nats.js';
 import { NATS_CONTEXT, RPC_IDENTITY, SERVICE_NAME } from '../messaging/tokens.js';
-import type { RpcIdentity, SealedRpcReply } from './rpc-identity.js';
+import { rpcRequestIdOf, type RpcIdentity, type SealedRpcReply } from './rpc-identity.js';
 import {
   contextFromHeaders,
   inSpan,
@@ -48,13 +49,23 @@ const USUAL_WEIGHT = 0.2;
 const MAX_REPEAT_TOKENS = 10;
 const REPEAT_TOKENS_PER_ANSWER = 0.1;
 
-type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>> | SealedRpcReply;
+type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>>;
+
+/** A request as sent, and on an authenticated subject the id its reply must name. */
+interface Sent {
+  body: unknown;
+  requestId?: string;
+}
+
+/** A reply refused: not signed by the service serving the subject (another client of the broker). */
+class UnauthenticatedReply extends Error {}
 
 /**
  * Request/reply between services on `rpc.<service>.<verb>` subjects (never a stream's subjects).
  * Handlers answer with a tagged reply, so domain errors cross the wire with their code. Subjects
  * listed in RPC_CALLERS are authenticated: requests are signed by the caller's RpcIdentity, only
- * the listed services are served, and replies are encrypted to the caller.
+ * the listed services are served, and replies are signed by the serving service (RPC_SERVED_BY) for
+ * that request and encrypted to the caller.
  */
 @Injectable()
 export class Rpc implements BeforeApplicationShutdown {
@@ -78,6 +89,11 @@ export class Rpc implements BeforeApplicationShutdown {
     handler: (request: RpcRequestOf<S>, caller: string | null) => Promise<RpcResponseOf<S>>,
   ): void {
     const allowedCallers: readonly string[] | undefined = RPC_CALLERS[subject];
+    if (allowedCallers && !this.identity.canSign) {
+      this.logger.error(
+        `${subject}: ${this.serviceName} has no RPC_SIGNING_KEY, so its callers refuse every answer`,
+      );
+    }
     const subscription = this.nats.nc.subscribe(this.nats.subject(subject), {
       queue: this.serviceName,
       callback: (error, message) => {
@@ -99,7 +115,7 @@ export class Rpc implements BeforeApplicationShutdown {
                 (result): RpcReply<RpcResponseOf<S>> => ({ ok: true, data: result }),
                 (failure: unknown) => this.errorReply(subject, failure, span),
               );
-              reply = await this.identity.seal(data, signed.replyKey);
+              reply = await this.identity.seal(data, signed, subject);
             } else {
               reply = { ok: true, data: await handler(message.json<RpcRequestOf<S>>(), null) };
             }
@@ -130,15 +146,14 @@ export class Rpc implements BeforeApplicationShutdown {
     request: RpcRequestOf<S>,
     timeoutMs = DEFAULT_TIMEOUT_MS,
   ): Promise<RpcResponseOf<S>> {
-    let answer = RPC_REPEATABLE.has(subject)
+    const answer = RPC_REPEATABLE.has(subject)
       ? await this.askRepeatedly(subject, request, timeoutMs)
       : await this.ask(subject, await this.signed(subject, request), timeoutMs).catch((error: unknown) => {
-          throw this.unanswered(subject, error);
+          throw this.failed(subject, error);
         });
     const stats = this.statsOf(subject);
     stats.answered++;
     addRepeatTokens(stats, REPEAT_TOKENS_PER_ANSWER);
-    if ('jwe' in answer) answer = await this.identity.open<RpcResponseOf<S>>(answer);
     if (answer.ok) return answer.data;
     const { code, message, errors, retryAfter, transient } = answer.error;
     // The callee refused this service itself (its key not trusted there, clocks apart): never the
@@ -189,7 +204,7 @@ export class Rpc implements BeforeApplicationShutdown {
             void send(repeatAfterMs * 2);
           }, repeatAfterMs);
         }
-        let body: unknown;
+        let body: Sent;
         try {
           // Signed anew for each try: a served side accepts a signed request once.
           body = await this.signed(subject, request);
@@ -209,8 +224,12 @@ export class Rpc implements BeforeApplicationShutdown {
           open--;
           // A try that timed out leaves the call to the others, open or to come; any other failure
           // (nobody serves the subject) ends it, unless a try taken by a replica is still open.
-          const othersMayAnswer = open > 0 || (error instanceof TimeoutError && nextTry !== undefined);
-          if (!othersMayAnswer) finish(() => reject(this.unanswered(subject, error)));
+          // A forged reply (it beat the server's to this try) leaves the call to the others too.
+          const othersMayAnswer =
+            open > 0 ||
+            ((error instanceof TimeoutError || error instanceof UnauthenticatedReply) &&
+              nextTry !== undefined);
+          if (!othersMayAnswer) finish(() => reject(this.failed(subject, error)));
         }
       };
       void send(Math.max(MIN_REPEAT_AFTER_MS, REPEAT_AFTER_USUAL_TIMES * (stats.usualAnswerMs ?? 0)));
@@ -221,11 +240,14 @@ export class Rpc implements BeforeApplicationShutdown {
    * The request as sent: signed by this service when the subject is authenticated, and sealed to
    * the serving service when it carries a card.
    */
-  private async signed<S extends RpcSubject>(subject: S, request: RpcRequestOf<S>): Promise<unknown> {
-    if (RPC_CALLERS[subject] === undefined) return request;
+  private async signed<S extends RpcSubject>(subject: S, request: RpcRequestOf<S>): Promise<Sent> {
+    if (RPC_CALLERS[subject] === undefined) return { body: request };
     const signed = await this.identity.sign(subject, request);
     const server = RPC_SEALED_REQUESTS[subject];
-    return server === undefined ? signed : this.identity.sealFor(server, signed);
+    return {
+      body: server === undefined ? signed : await this.identity.sealFor(server, signed),
+      requestId: rpcRequestIdOf(signed),
+    };
   }
 
   private statsOf(subject: RpcSubject): RpcSubjectStats {
@@ -243,6 +265,15 @@ export class Rpc implements BeforeApplicationShutdown {
     return stats;
   }
 
+  /** A call that got no answer, or only answers its server did not sign. */
+  private failed(subject: RpcSubject, error: unknown): ApiError {
+    if (!(error instanceof UnauthenticatedReply)) return this.unanswered(subject, error);
+    // Another client of the broker answered first (or the server has no RPC_SIGNING_KEY, or its key
+    // is not in this service's RPC_TRUSTED_CALLERS): nothing in the reply is believed.
+    this.logger.error(`${subject}: reply refused: ${error.message}`);
+    return new ApiError(ErrorKind.Internal, `${subject} could not be called`, { cause: error });
+  }
+
   /**
    * A call that got no answer (timed out, or nobody serves the subject): 503 with Retry-After to the
    * caller, who may retry (with the same idempotency-key); NATS's own words go to the logs only.
@@ -258,14 +289,27 @@ export class Rpc implements BeforeApplicationShutdown {
     });
   }
 
-  /** One request (as sent: signed or plain) and its reply. */
-  private async ask<S extends RpcSubject>(subject: S, body: unknown, timeoutMs: number): Promise<Answer<S>> {
-    const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(body), {
+  /** One request (as sent: signed or plain) and its reply, authenticated on a signed subject. */
+  private async ask<S extends RpcSubject>(subject: S, sent: Sent, timeoutMs: number): Promise<Answer<S>> {
+    const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(sent.body), {
       timeout: timeoutMs,
       // The caller's trace context: the served side's span joins its trace.
       headers: natsTraceHeaders(),
     });
-    return message.json<Answer<S>>();
+    const answer = message.json<Answer<S> | SealedRpcReply>();
+    if (sent.requestId === undefined) return answer as Answer<S>;
+    const expected = { subject, server: RPC_SERVED_BY[subject]!, requestId: sent.requestId };
+    if ('jwe' in answer) {
+      return this.identity.open<RpcResponseOf<S>>(answer, expected).catch((error: Error) => {
+        throw new UnauthenticatedReply(error.message);
+      });
+    }
+    // A refusal in clear is taken (a caller its server does not trust gets no sealed answer): it
+    // can only deny. Anything else in clear may come from any subscriber of the subject.
+    if (answer.ok !== false) {
+      throw new UnauthenticatedReply(`${subject}: an answer in clear, not signed by ${expected.server}`);
+    }
+    return answer;
   }
 
   private errorReply(subject: string, failure: unknown, span: Span): RpcReply<never> {
