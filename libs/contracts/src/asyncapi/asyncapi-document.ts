@@ -305,10 +305,27 @@ function sealedReply(reply: Schema): Schema {
       jwe: {
         type: 'string',
         description:
-          "Compact JWE (ECDH-ES, A256GCM) to the request's reply key; its plaintext is in x-jwe-plaintext.",
+          "Compact JWE (ECDH-ES, A256GCM) to the request's reply key; its plaintext is in x-jwe-plaintext, " +
+          'with beside it `jws`: the same reply signed by the serving service (x-jws-payload). The caller ' +
+          'believes only the signed one.',
       },
     },
     'x-jwe-plaintext': reply,
+    'x-jws-payload': {
+      type: 'object',
+      description:
+        'EdDSA JWS by the serving service: iss its name, aud the caller, sub the subject, `rid` the ' +
+        "request's jti, `rep` the reply.",
+      required: ['iss', 'aud', 'sub', 'iat', 'rid', 'rep'],
+      properties: {
+        iss: { type: 'string' },
+        aud: { type: 'string' },
+        sub: { type: 'string' },
+        iat: { type: 'integer' },
+        rid: { type: 'string' },
+        rep: reply,
+      },
+    },
   };
   return {
     oneOf: [
@@ -348,6 +365,7 @@ function describeDocument(): string {
       '(never a stream subject); a service serves them in a queue group named after itself. Every reply is ' +
       '`{ ok: true, data }` or `{ ok: false, error: { code, message, errors? } }`. Subjects that carry card ' +
       'data or decide over money take signed requests from the services allowed to call them and answer ' +
-      'encrypted to the caller. These subjects are internal: no merchant sees them.',
+      'signed by the serving service for that request and encrypted to the caller. These subjects are ' +
+      'internal: no merchant sees them.',
   ].join('\n\n');
 }
