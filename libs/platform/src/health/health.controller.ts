@@ -85,7 +85,8 @@ export class HealthController implements OnModuleDestroy {
       withTimeout(this.nats.nc.rtt(), 'NATS'),
     ]);
     const [databaseUp, nats] = checks.map((c) => (c.status === 'fulfilled' ? 'up' : 'down'));
-    const database = databaseUp === 'up' && this.poolSaturated() ? 'busy' : databaseUp;
+    // A service without a database (the hosted form's BFF) has no pool to look at.
+    const database = this.dataSource && databaseUp === 'up' && this.poolSaturated() ? 'busy' : databaseUp;
     const now = Date.now();
     this.natsAwaySince = nats === 'up' ? null : (this.natsAwaySince ?? now);
     const natsGone =
