@@ -201,6 +201,24 @@ describe('card payments over HTTP', () => {
     }
   });
 
+  it('reads the query template sent with empty values (?orderRef=x&orderId=&pageNumber=&pageSize=) as those left out', async () => {
+    const orderRef = `template-${randomUUID()}`;
+    await h.pay('4242424242424242', { orderRef });
+    await h.pay('4242424242424242', { orderRef });
+    const plain = await h.request('GET', `/api/v2/transactions?orderRef=${orderRef}`);
+    expect(plain.body.pagination.totalAvailable).toBe(2);
+    const template = await h.request(
+      'GET',
+      `/api/v2/transactions?orderRef=${orderRef}&orderId=&pageNumber=&pageSize=`,
+    );
+    expect(template.status).toBe(200);
+    expect(template.body).toEqual(plain.body);
+    // With neither filter filled in, the list still asks for one (not every transaction at once).
+    const none = await h.request('GET', '/api/v2/transactions?orderRef=&orderId=');
+    expect(none.status).toBe(400);
+    expect(none.body.errors[0].message).toContain('orderId or orderRef is required');
+  });
+
   /** A browser's payment of a new order created without its card, and its `/pay` path. */
   async function checkoutPaymentToPay() {
     const { body: order } = await h.createOrder();

@@ -1,6 +1,6 @@
 import { IsOptional, Max, Min, IsInt } from 'class-validator';
 import { describe, type ReturnCode } from '../codes.js';
-import { ToInteger } from '../decorators.js';
+import { EmptyIsAbsent, ToInteger } from '../decorators.js';
 import type { ActionType } from '../enums.js';
 
 /** One invalid field of a rejected request. */
@@ -125,7 +125,8 @@ export interface ListEnvelope<T> {
 
 /** Query paging of the gateway lists (`?pageNumber=&pageSize=`); numeric strings accepted. */
 export class PageQuery {
-  /** 1-based page, default 1; at most 2^53 - 1 (a larger number is not exact, and its offset not an SQL integer). */
+  /** 1-based page, default 1 (also when empty); at most 2^53 - 1 (a larger number is not exact, and its offset not an SQL integer). */
+  @EmptyIsAbsent()
   @IsOptional()
   @ToInteger()
   @IsInt()
@@ -133,7 +134,8 @@ export class PageQuery {
   @Max(Number.MAX_SAFE_INTEGER)
   pageNumber?: number;
 
-  /** Page size, default 20, at most 100. */
+  /** Page size, default 20 (also when empty), at most 100. */
+  @EmptyIsAbsent()
   @IsOptional()
   @ToInteger()
   @IsInt()

@@ -1,6 +1,6 @@
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { ReturnCode } from '../codes.js';
-import { IsGuid } from '../decorators.js';
+import { EmptyIsAbsent, IsGuid } from '../decorators.js';
 import type {
   CardBrand,
   InitiatedFrom,
@@ -88,15 +88,17 @@ export interface TransactionResponse {
   updatedAt: string;
 }
 
-/** `GET /api/v2/transactions?orderRef=&orderId=` query. */
+/** `GET /api/v2/transactions?orderRef=&orderId=` query; an empty value (the template sent as is) is no filter. */
 export class ListTransactionsQuery extends PageQuery {
   /** Only transactions with this reference. */
+  @EmptyIsAbsent()
   @IsOptional()
   @IsString()
   @MaxLength(255)
   orderRef?: string;
 
   /** Only transactions of this order. */
+  @EmptyIsAbsent()
   @IsOptional()
   @IsGuid()
   orderId?: string;
