@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, connect, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
@@ -15,39 +14,9 @@ import {
   runMigrations,
 } from '@byrd/platform';
 import { TestEnvironment } from '@byrd/platform/testing';
-import { TcpRelay } from './tcp-relay.js';
+import { SilentableRelay } from './tcp-relay.js';
 
 const STATEMENT_TIMEOUT_MS = 400;
-
-/**
- * A TCP relay to PostgreSQL that can go silent: it keeps every connection open but passes nothing
- * either way, as a server that vanished behind a failover or a partition does (no reset, no FIN).
- */
-class SilentableRelay extends TcpRelay {
-  silent = false;
-  private constructor(server: Server) {
-    super(server);
-  }
-
-  static async start(target: URL): Promise<SilentableRelay> {
-    const server = createServer();
-    const relay = new SilentableRelay(server);
-    server.on('connection', (client) => {
-      const upstream = connect(Number(target.port || 5432), target.hostname);
-      for (const [from, to] of [
-        [client, upstream],
-        [upstream, client],
-      ] as const) {
-        relay.sockets.add(from);
-        from.on('data', (chunk) => relay.silent || to.write(chunk));
-        from.on('close', () => to.destroy());
-        from.on('error', () => to.destroy());
-      }
-    });
-    await TcpRelay.listening(server);
-    return relay;
-  }
-}
 
 /** Rejection of a promise, timed (or a failure if it resolved). */
 async function rejectionOf(promise: Promise<unknown>): Promise<{ error: Error; ms: number }> {

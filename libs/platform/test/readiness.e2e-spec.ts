@@ -1,4 +1,3 @@
-import { createServer, connect, type Server } from 'node:net';
 import { DataSource } from 'typeorm';
 import {
   baseConfigSchema,
@@ -9,34 +8,7 @@ import {
   type StatelessConfig,
 } from '@byrd/platform';
 import { TestEnvironment } from '@byrd/platform/testing';
-import { TcpRelay } from './tcp-relay.js';
-
-/** A relay to PostgreSQL that can go silent (a server vanished behind a failover or a partition). */
-class SilentableRelay extends TcpRelay {
-  silent = false;
-  private constructor(server: Server) {
-    super(server);
-  }
-
-  static async start(target: URL): Promise<SilentableRelay> {
-    const server = createServer();
-    const relay = new SilentableRelay(server);
-    server.on('connection', (client) => {
-      const upstream = connect(Number(target.port || 5432), target.hostname);
-      for (const [from, to] of [
-        [client, upstream],
-        [upstream, client],
-      ] as const) {
-        relay.sockets.add(from);
-        from.on('data', (chunk) => relay.silent || to.write(chunk));
-        from.on('close', () => to.destroy());
-        from.on('error', () => to.destroy());
-      }
-    });
-    await TcpRelay.listening(server);
-    return relay;
-  }
-}
+import { SilentableRelay } from './tcp-relay.js';
 
 const POOL_SIZE = 4;
 
