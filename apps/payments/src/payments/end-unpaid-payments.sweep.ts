@@ -9,7 +9,7 @@ import { TransactionEventRecorder } from '../transactions/transaction-event-reco
 const BATCH_SIZE = 100;
 
 /** A two-step card payment still waiting for its card (`/pay`): what PayPayment accepts. */
-export const UNPAID = {
+const UNPAID = {
   status: 'Created' as const,
   paymentMethod: 'card' as const,
   maskedCardNumber: IsNull(),

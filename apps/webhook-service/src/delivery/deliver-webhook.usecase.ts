@@ -128,8 +128,8 @@ export class DeliverWebhook {
         }
       : await this.sender.post({ url: job.url, headers: deliveryHeaders(job, body, startedAt), body });
     if (job.secretsError) this.logger.error(`Webhook ${job.webhookId}: ${job.secretsError}`);
-    const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const verdict = receiverVerdict(result.statusCode);
+    const succeeded = verdict === true; // a 2xx
     if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
     if (!succeeded)
       span.setStatus({
