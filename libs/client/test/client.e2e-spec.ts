@@ -197,7 +197,7 @@ describe('@byrd/client against the running platform', () => {
       card: card(ACQUIRER_TIMEOUT),
     });
     expect(payment).toMatchObject({ code: 'BYRD203', status: 'TemporaryFailed' });
-    // Payments' recovery asks the acquirer after ACQUIRER_RECOVERY_AFTER_MS (8 s here): it approved.
+    // Payments' recovery asks the acquirer after ACQUIRER_RECOVERY_AFTER_MS (4 s here): it approved.
     const settled = await byrd.transactions.waitForOutcome(payment.transactionId, { intervalMs: 250 });
     expect(settled).toMatchObject({ transactionId: payment.transactionId, status: 'Success' });
   });

@@ -40,9 +40,10 @@ const SERVICE_ENV: Record<Service, Record<string, string>> = {
   'api-docs': { UPSTREAM_URL_TEMPLATE: 'http://127.0.0.1:{port}' },
   payments: {
     CARD_SEAL_KEY: key(),
-    // The recovery of a payment whose acquirer answer was lost, in seconds (default 60 s).
-    ACQUIRER_TIMEOUT_MS: '5000',
-    ACQUIRER_RECOVERY_AFTER_MS: '8000',
+    // The recovery of a payment whose acquirer answer was lost, in seconds (default 60 s): the
+    // sandbox answers that card at once, so a test waiting for the outcome waits this long.
+    ACQUIRER_TIMEOUT_MS: '2000',
+    ACQUIRER_RECOVERY_AFTER_MS: '4000',
     ACQUIRER_RECOVERY_SWEEP_MS: '250',
   },
   'gateway-tokens': { VAULT_KEKS: `k1:${key()}`, VAULT_FINGERPRINT_KEY: key() },

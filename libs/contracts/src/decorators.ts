@@ -245,10 +245,14 @@ export function IsCssColor(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
-/** An absolute http(s) URL of at most 2048 characters; `localhost` allowed for sandbox use. */
+/**
+ * An absolute http(s) URL of at most 2048 characters; `localhost` allowed for sandbox use. No card
+ * number in it (a return address `?c=4111...`): it is stored, logged and sent on like any text.
+ */
 export function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
   return composeDecorators(
     MaxLength(2048, options),
+    NoCardNumber(options),
     IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, options),
   );
 }

@@ -100,6 +100,27 @@ export function isAsyncPaymentType(value: unknown): value is AsyncPaymentType {
   return isOneOf(ASYNC_PAYMENT_TYPES, value);
 }
 
+/** Multibanco and MB WAY run on the Portuguese SIBS network, which settles in euros only. */
+export const ASYNC_PAYMENT_CURRENCY = 'EUR';
+
+/**
+ * Whether a payment of `type` can be made in `currency`: payments refuses the others, so the
+ * hosted form does not offer them.
+ */
+export function paymentTypeTakesCurrency(type: PaymentType, currency: string): boolean {
+  return !isAsyncPaymentType(type) || currency === ASYNC_PAYMENT_CURRENCY;
+}
+
+/**
+ * Whether a payment of `type` can only pre-authorise (hold the money until captured): cards can;
+ * Multibanco and MB WAY settle in full when the shopper pays. An order asking for a
+ * pre-authorisation (`cardOptions.isPreAuth`) is refused the others, and the hosted form does not
+ * offer them for it.
+ */
+export function paymentTypePreAuthorises(type: PaymentType): boolean {
+  return !isAsyncPaymentType(type);
+}
+
 /** `Type` of a token request: only card tokens exist. */
 export const TokenType = { Card: 'Card' } as const;
 export type TokenType = ValueOf<typeof TokenType>;

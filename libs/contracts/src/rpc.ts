@@ -32,8 +32,12 @@ export const RpcSubjects = {
   TokensCreate: 'rpc.tokens.create',
   /** Payments → tokens: the card behind a token (payments only). */
   TokensDetokenize: 'rpc.tokens.detokenize',
+  /** Payments → tokens: a token's 3DS verification succeeded; the card it verified becomes the token's. */
+  TokensVerified: 'rpc.tokens.verified',
   /** Tokens → payments: verify a new token's card with 3DS (its shopper is redirected). */
   PaymentsVerifyCard: 'rpc.payments.verifyCard',
+  /** Tokens → payments: which 3DS verifications of these tokens succeeded (before a card never verified is forgotten). */
+  PaymentsTokenVerifications: 'rpc.payments.tokenVerifications',
   /** Hosted form BFF → payments: the shopper pays the order (card data). */
   PaymentsCreate: 'rpc.payments.create',
   /** Hosted form BFF → payments: a payment of the order, as the page follows it. */
@@ -49,7 +53,11 @@ export type RpcSubject = (typeof RpcSubjects)[keyof typeof RpcSubjects];
 export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = Object.freeze({
   'rpc.tokens.detokenize': ['payments'],
   'rpc.tokens.create': ['payments'],
+  // Only payments knows a verification succeeded: anyone else could make an unverified card chargeable.
+  'rpc.tokens.verified': ['payments'],
   'rpc.payments.verifyCard': ['gateway-tokens'],
+  // Its answer decides whether the vault keeps a card: a forged one could make it forget a verified card.
+  'rpc.payments.tokenVerifications': ['gateway-tokens'],
   'rpc.payments.create': ['hosted-form-bff'],
   // Whoever may lock or unlock an order decides whether it can be charged twice.
   'rpc.orders.lockPayment': ['payments'],
@@ -59,20 +67,36 @@ export const RPC_CALLERS: { readonly [S in RpcSubject]?: readonly string[] } = O
 });
 
 /**
- * The service that serves each authenticated subject (RPC_CALLERS): it signs its replies, and its
- * callers take a reply only when signed by one of its keys in their RPC_TRUSTED_CALLERS. NATS hands
- * a request to every plain subscriber of the subject too, and a request keeps the first reply, so
- * an unsigned one could come from any client of the broker.
+ * The service that serves each subject: it signs its replies, and its callers take a reply only when
+ * signed by one of its keys in their RPC_TRUSTED_CALLERS, for that very request (platform Rpc). NATS
+ * hands a request to every plain subscriber of the subject too, so an unsigned reply could come from
+ * any client of the broker; the caller skips it and waits for the signed one. On the subjects not in
+ * RPC_CALLERS (requests unsigned) the reply stays in clear, signed for the request's id (a header)
+ * and bytes: a forged order summary could make payments charge another amount, a forged payment
+ * send a shopper to another page.
  */
 export const RPC_SERVED_BY: { readonly [S in RpcSubject]?: string } = Object.freeze({
+  'rpc.orders.get': 'orders',
+  'rpc.orders.cancel': 'orders',
+  'rpc.orders.embedding': 'orders',
+  'rpc.payments.get': 'payments',
   'rpc.tokens.detokenize': 'gateway-tokens',
   'rpc.tokens.create': 'gateway-tokens',
+  'rpc.tokens.verified': 'gateway-tokens',
   'rpc.payments.verifyCard': 'payments',
+  'rpc.payments.tokenVerifications': 'payments',
   'rpc.payments.create': 'payments',
   'rpc.orders.lockPayment': 'orders',
   'rpc.orders.getForMerchant': 'orders',
   'rpc.orders.unlockPayment': 'orders',
 });
+
+/**
+ * The NATS headers a caller names a request of a subject not in RPC_CALLERS with (its requests are
+ * not signed), so the serving service signs its reply, in clear, for it: a fresh id, and the caller.
+ */
+export const RPC_REQUEST_ID_HEADER = 'Byrd-Rpc-Request-Id';
+export const RPC_CALLER_HEADER = 'Byrd-Rpc-Caller';
 
 /**
  * Authenticated subjects whose requests carry a card (number, CVV), and the service that serves
@@ -99,7 +123,10 @@ export const RPC_REPEATABLE: ReadonlySet<RpcSubject> = new Set<RpcSubject>([
   'rpc.orders.lockPayment',
   'rpc.orders.unlockPayment',
   'rpc.tokens.detokenize',
+  // Taking a verified card into its token again finds it there already: a no-op.
+  'rpc.tokens.verified',
   'rpc.payments.get',
+  'rpc.payments.tokenVerifications',
 ]);
 
 /** Error reply of an RPC. */
@@ -246,6 +273,11 @@ export interface TokenCreateRpcRequest {
 export interface DetokenizeRpcRequest {
   merchantId: string;
   tokenId: string;
+  /**
+   * The card a re-tokenization staged under this verification, for the verification itself to
+   * authenticate; the token's own card when none is staged under it (the default).
+   */
+  verificationId?: string;
 }
 
 /** `rpc.tokens.detokenize` reply data: the clear card number, for authorisation only. */
@@ -261,6 +293,25 @@ export interface DetokenizedCard {
    * null when the merchant tokenized with 3DS data of its own.
    */
   verificationId: string | null;
+  /**
+   * The verification of a card a re-tokenization of this token staged (a renewed expiry, ...): it
+   * becomes the token's card only once that verification succeeded (`rpc.tokens.verified`); null
+   * when none waits.
+   */
+  stagedVerificationId: string | null;
+}
+
+/** `rpc.tokens.verified` request: this 3DS verification of the token succeeded. */
+export interface TokenVerifiedRpcRequest {
+  merchantId: string;
+  tokenId: string;
+  verificationId: string;
+}
+
+/** `rpc.tokens.verified` reply data. */
+export interface TokenVerifiedResult {
+  /** False when nothing waited under that verification (taken already, or another one staged since). */
+  promoted: boolean;
 }
 
 /** `rpc.payments.verifyCard` request: authenticate the shopper of a new token's card. */
@@ -285,6 +336,17 @@ export interface CardVerificationStarted {
   actionUrl: string;
 }
 
+/** `rpc.payments.tokenVerifications` request: the merchant's tokens the vault asks about. */
+export interface TokenVerificationsRequest {
+  merchantId: string;
+  tokenIds: string[];
+}
+
+/** `rpc.payments.tokenVerifications` reply data: every succeeded 3DS verification of those tokens. */
+export interface TokenVerifications {
+  succeeded: { tokenId: string; verificationId: string }[];
+}
+
 /**
  * `rpc.payments.create` request: the hosted form pays an order, authorised by its checkout key.
  * Amount and currency are the order's; the payment is `initiatedFrom: HostedForm`.
@@ -304,6 +366,14 @@ export interface CheckoutPaymentRpcRequest {
   saveCard: boolean;
   /** The browser request's id, for the logs. */
   requestId?: string;
+  /**
+   * The page's key for this payment attempt (its `idempotency-key` header, 1 to 255 characters),
+   * scoped by the checkout key: a Multibanco or MB WAY attempt sent again with it (its answer was
+   * lost, a double click) answers the payment it made, as it stands, instead of making another
+   * (one reference, one MB WAY request), unless that one ended without money. Card payments are
+   * held to one at a time by the order's payment lock instead.
+   */
+  idempotencyKey?: string;
 }
 
 /** `rpc.payments.get` request: one payment of the order, authorised by its checkout key. */
@@ -323,7 +393,9 @@ export interface RpcContracts {
   'rpc.orders.unlockPayment': { request: OrderPaymentLockRequest; response: OrderPaymentLock };
   'rpc.tokens.create': { request: TokenCreateRpcRequest; response: TokenResponse };
   'rpc.tokens.detokenize': { request: DetokenizeRpcRequest; response: DetokenizedCard };
+  'rpc.tokens.verified': { request: TokenVerifiedRpcRequest; response: TokenVerifiedResult };
   'rpc.payments.verifyCard': { request: VerifyCardRpcRequest; response: CardVerificationStarted };
+  'rpc.payments.tokenVerifications': { request: TokenVerificationsRequest; response: TokenVerifications };
   'rpc.payments.create': { request: CheckoutPaymentRpcRequest; response: CheckoutPaymentView };
   'rpc.payments.get': { request: CheckoutPaymentLookup; response: CheckoutPaymentView };
 }

@@ -154,12 +154,19 @@ describe('dead-letters replay by real CLI processes', () => {
     return counts;
   }
 
-  /** Waits until every letter's event was handled, lets any second delivery arrive, then checks once each. */
+  /**
+   * Waits until every letter's event was handled and the consumer has settled every message the
+   * stream holds (none left to deliver, none waiting for its ack: a second copy would be among them),
+   * then checks once each.
+   */
   async function expectHandledOnceEach(letters: Letter[]): Promise<void> {
     await until('every replayed event to be handled', async () =>
       [...(await handled(letters)).values()].every((n) => n >= 1),
     );
-    await sleep(300);
+    await until('the consumer to settle every message in the stream', async () => {
+      const { num_pending, num_ack_pending } = await env.nats.jsm.consumers.info(env.streamName, durable);
+      return num_pending === 0 && num_ack_pending === 0;
+    });
     const twice = [...(await handled(letters))].filter(([, n]) => n !== 1);
     expect(twice).toEqual([]);
   }

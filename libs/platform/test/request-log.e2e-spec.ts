@@ -133,6 +133,23 @@ describe('request log lines', () => {
     expect(ofRequest[1]).toMatchObject({ res: { statusCode: 500 } });
   });
 
+  it('replaces a request id holding a card number by a new one, in the answer and every line', async () => {
+    const pan = '4111111111111111';
+    for (const sent of [pan, `order-${pan}`, '4111-1111-1111-1111']) {
+      const answer = await callHttp(url, 'GET', '/probe/fail', undefined, { 'x-request-id': sent });
+      expect(answer.status).toBe(500);
+      const id = answer.headers.get('x-request-id')!;
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(JSON.stringify(answer.body)).not.toContain(pan);
+      expect(lines().filter((line) => line.req?.id === id).length).toBeGreaterThan(0);
+    }
+    expect(written.join('')).not.toMatch(/4111-?1111-?1111-?1111/);
+    // A GUID, whose dash-joined groups can read as a card number, is kept.
+    const guid = '2a8c4b5e-4917-8329-8173-1f0a2b3c4d5e';
+    const kept = await callHttp(url, 'POST', '/probe/work', {}, { 'x-request-id': guid });
+    expect(kept.headers.get('x-request-id')).toBe(guid);
+  });
+
   it('writes no line for health probes', async () => {
     expect(
       (await callHttp(url, 'GET', '/health/live', undefined, { 'x-request-id': 'probe-health' })).status,

@@ -9,7 +9,14 @@ import {
   type EventFamily,
   type EventName,
 } from '../events/catalogue.js';
-import { RPC_CALLERS, RPC_SEALED_REQUESTS, RpcSubjects, type RpcSubject } from '../rpc.js';
+import {
+  RPC_CALLER_HEADER,
+  RPC_CALLERS,
+  RPC_REQUEST_ID_HEADER,
+  RPC_SEALED_REQUESTS,
+  RpcSubjects,
+  type RpcSubject,
+} from '../rpc.js';
 import { exampleEnvelope } from './examples.js';
 import { CONTENT_SCHEMA_NAMES, generatePayloadSchemas, type Schema } from './payload-schemas.js';
 
@@ -59,6 +66,21 @@ const RPC_SERVERS: Record<string, Service> = {
   orders: 'orders',
   payments: 'payments',
   tokens: 'gateway-tokens',
+};
+
+/** NATS headers a caller names an unsigned request with, for the reply signed in clear it expects. */
+const REQUEST_NAMING_HEADERS: Schema = {
+  type: 'object',
+  properties: {
+    [RPC_REQUEST_ID_HEADER]: {
+      type: 'string',
+      description: 'A fresh id for this request (each try its own).',
+    },
+    [RPC_CALLER_HEADER]: {
+      type: 'string',
+      description: "The caller's service name (the signed reply's aud).",
+    },
+  },
 };
 
 /** Callers of the subjects RPC_CALLERS leaves open (it lists the authenticated ones and their callers). */
@@ -136,6 +158,7 @@ export function buildAsyncApiDocument(version: string): Document {
       name: requestName,
       title: `${subject} request`,
       contentType: 'application/json',
+      ...(signed ? {} : { headers: REQUEST_NAMING_HEADERS }),
       payload: !signed
         ? request
         : RPC_SEALED_REQUESTS[subject]
@@ -146,7 +169,7 @@ export function buildAsyncApiDocument(version: string): Document {
       name: replyName,
       title: `${subject} reply`,
       contentType: 'application/json',
-      payload: signed ? sealedReply(reply) : reply,
+      payload: signed ? sealedReply(reply) : replySignedInClear(reply),
     };
     channels[subject] = {
       address: subject,
@@ -328,13 +351,35 @@ function sealedReply(reply: Schema): Schema {
     },
   };
   return {
-    oneOf: [
-      sealed,
-      {
-        description: 'A refused caller (bad signature, not allowed, replay) gets the error in clear.',
-        ...refusal(reply),
-      },
-    ],
+    oneOf: [sealed, signedRefusal(refusal(reply))],
+  };
+}
+
+/** A refusal in clear of a request the server could not verify, signed for that request when it can be read. */
+function signedRefusal(branch: Schema): Schema {
+  return {
+    ...branch,
+    description:
+      'A refused caller (bad signature, not allowed, replay) gets the error in clear, with beside it ' +
+      "`jws` when the server could read the request's iss and jti (never for a replay): EdDSA JWS by the " +
+      'serving service, iss its name, aud the caller, sub the subject, `rid` the jti, `rh` the SHA-256 ' +
+      "(base64url) of the request's exact bytes, `rep` the refusal. The caller takes a refusal without it " +
+      'only when nothing signed came by its timeout.',
+    properties: { ...branch.properties, jws: { type: 'string' } },
+  };
+}
+
+/** The reply of a subject whose requests are not signed: in clear, signed beside it for the request. */
+function replySignedInClear(reply: Schema): Schema {
+  return {
+    allOf: [reply],
+    type: 'object',
+    properties: { jws: { type: 'string' } },
+    description:
+      'When the request named itself (headers), `jws` beside the reply: EdDSA JWS by the serving ' +
+      'service, iss its name, aud the caller, sub the subject, `rid` the Byrd-Rpc-Request-Id, `rh` the ' +
+      "SHA-256 (base64url) of the request's exact bytes, `rep` the reply. The caller believes only `rep`, " +
+      'and skips any reply without it (another client of the broker may answer first).',
   };
 }
 

@@ -52,7 +52,10 @@ export interface CheckoutOrderView {
    * the merchant's checkout origins (`PUT /api/v2/checkout-origins`).
    */
   allowedOrigins: string[];
-  /** Methods this form can take for the order, in display order (never empty for a payable order). */
+  /**
+   * Methods this form can take and payments accepts for the order (Multibanco and MB WAY: EUR
+   * only), in display order; empty when none can pay it.
+   */
   paymentMethods: PaymentMethod[];
   /** Whether the "save my card" checkbox is offered (`paymentOptions.tokenOptions.customReference`). */
   saveCardOffered: boolean;
@@ -116,6 +119,12 @@ export interface CheckoutPaymentView {
   brand: CardBrand | null;
   /** Card payments that need 3DS: hand `id` and `requestId` to the SDK. */
   threeDSecure: { id: string; status: ThreeDSecureStatus; requestId: string } | null;
+  /**
+   * True when the order refused this attempt before the card reached the bank (another payment of
+   * the order was in progress, or the order was paid or closed meanwhile): `Denied`, BYRD205, as the
+   * merchant sees it, but no decline; the page shows the order as it stands instead.
+   */
+  refusedByOrder: boolean;
   /** Multibanco: entity, reference, amount, expiry. */
   multibanco: MultibancoReference | null;
   /** MB WAY: where the request went. */

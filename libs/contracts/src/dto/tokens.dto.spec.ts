@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { validateDto } from '../validate.js';
+import { CreateOrderRequest } from './orders.dto.js';
+import { CreatePaymentRequest } from './payments.dto.js';
 import { CreateTokenRequest, ListTokensQuery } from './tokens.dto.js';
 
 describe('CreateTokenRequest', () => {
@@ -66,4 +69,52 @@ describe('ListTokensQuery', () => {
     expect(huge.ok ? [] : huge.errors.map((error) => error.field)).toEqual(['pageNumber']);
     expect(validateDto(ListTokensQuery, { pageNumber: String(Number.MAX_SAFE_INTEGER) }).ok).toBe(true);
   });
+});
+
+describe('return addresses (IsHttpUrl) of tokens, orders and payments', () => {
+  const url = 'https://shop.example.com/ret?c=4111111111111111';
+  const cases: Array<[string, () => ReturnType<typeof validateDto>, string]> = [
+    [
+      'a token',
+      () =>
+        validateDto(CreateTokenRequest, {
+          RedirectUrl: url,
+          Card: { number: '4242424242424242', expiration: '01/29', cvv: '123' },
+        }),
+      'RedirectUrl',
+    ],
+    [
+      'an order',
+      () =>
+        validateDto(CreateOrderRequest, {
+          amount: '10.00',
+          currency: 'EUR',
+          orderOptions: { redirectUrl: url },
+        }),
+      'orderOptions.redirectUrl',
+    ],
+    [
+      'a payment',
+      () =>
+        validateDto(CreatePaymentRequest, {
+          type: 'card',
+          amount: '10.00',
+          currency: 'EUR',
+          tokenId: randomUUID(),
+          redirectUrl: url,
+        }),
+      'redirectUrl',
+    ],
+  ];
+
+  it.each(cases)(
+    'refuses a card number in the return address of %s, naming the field',
+    (_, validate, field) => {
+      const result = validate();
+      expect(result.ok ? [] : result.errors).toEqual([
+        { field, message: `${field.split('.').pop()} must not contain a card number` },
+      ]);
+      expect(JSON.stringify(result)).not.toContain('4111111111111111');
+    },
+  );
 });

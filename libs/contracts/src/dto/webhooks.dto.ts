@@ -143,6 +143,12 @@ export interface WebhookCredential {
   username: string | null;
   /** For `basic`. */
   password: string | null;
+  /**
+   * Present only when the service cannot read this setting's credential and signing secret (sealed
+   * with a key it no longer holds): why, and what to do. `apiKey` and `password` are then null, and
+   * its webhooks are not sent: they wait, none of their attempts used, until the key is back.
+   */
+  unavailable?: string;
 }
 
 /** A webhook configuration. */

@@ -115,6 +115,12 @@ export class CheckoutPaymentViewSchema implements CheckoutPaymentView {
   brand!: CardBrand | null;
   @ApiProperty({ type: () => CheckoutThreeDSecureSchema, nullable: true })
   threeDSecure!: CheckoutThreeDSecureSchema | null;
+  @ApiProperty({
+    description:
+      'The order refused this attempt before the card reached the bank (another payment of the order was in progress, or the order was paid or closed meanwhile): Denied, BYRD205, but not a decline',
+    example: false,
+  })
+  refusedByOrder!: boolean;
   @ApiProperty({ type: () => MultibancoReferenceSchema, nullable: true })
   multibanco!: MultibancoReference | null;
   @ApiProperty({ type: () => MbWayDetailsSchema, nullable: true })

@@ -24,6 +24,14 @@ export class WebhookCredentialSchema implements WebhookCredential {
   username!: string | null;
   @ApiProperty({ type: String, nullable: true, example: null })
   password!: string | null;
+  @ApiPropertyOptional({
+    description:
+      'Only when the service cannot read the credential and signing secret (sealed with a key it no longer holds): ' +
+      'why, and what to do. apiKey and password are then null and the webhooks of the setting are not sent: ' +
+      'they wait, none of their attempts used, until the key is back.',
+    type: String,
+  })
+  unavailable?: string;
 }
 
 @ApiSchema({ name: 'WebhookSettings', description: 'A webhook configuration.' })

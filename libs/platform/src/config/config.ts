@@ -99,6 +99,12 @@ export const baseConfigSchema = z.object({
    */
   EVENT_MAX_FAILURES: z.coerce.number().int().min(2).default(25),
   /**
+   * How long JetStream waits for a consumer's acknowledgement before it delivers a message again (the
+   * durables' `ack_wait`, set as they are created or updated at boot): what a replica killed with
+   * messages in hand holds them up. Handlers take milliseconds; tests of killed replicas shorten it.
+   */
+  EVENT_ACK_WAIT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /**
    * How long NATS may stay unreachable before /health/ready fails (0: at once). Within it the
    * service keeps serving (events wait in the outbox), so a broker restart does not take every
    * replica out of the Service together.
@@ -178,6 +184,7 @@ export const statelessConfigSchema = baseConfigSchema.omit({
   OUTBOX_POLL_MS: true,
   OUTBOX_BATCH_WINDOW_MS: true,
   EVENT_MAX_FAILURES: true,
+  EVENT_ACK_WAIT_MS: true,
 });
 
 export type StatelessConfig = z.infer<typeof statelessConfigSchema>;

@@ -10,7 +10,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { unstorableInputFields } from '@byrd/contracts';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, unstorableInputFields } from '@byrd/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource, MoreThan, type EntityManager, type FindOperator } from 'typeorm';
 import { columnsOf, GroupCommit } from '../database/group-commit.js';
@@ -26,7 +26,6 @@ import type { BaseConfig } from '../config/config.js';
 import { PLATFORM_CONFIG } from '../messaging/tokens.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
-const MAX_KEY_LENGTH = 255;
 /** How long a key's answer is kept and replayed. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
 const RETENTION = `${IDEMPOTENCY_RETENTION_MS} milliseconds`;
@@ -57,7 +56,9 @@ export async function lockKeyInTransaction(
 /**
  * The methods whose `idempotency-key` is kept. DELETE too: its work is done once, but its answer is
  * not the same twice (the retry of a delete whose answer was lost would find nothing and answer 404),
- * so a retry under the key replays the first answer instead.
+ * so a retry under the key replays the first answer instead; a delete's use case stores that answer
+ * in its own transaction (`storeAnswerWithWork`), for a process killed between its commit and
+ * `answered`.
  */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'DELETE']);
 
@@ -85,6 +86,18 @@ export function idempotencyKeyOf(request: {
 }): string | undefined {
   const header = request.headers[IDEMPOTENCY_HEADER];
   return Array.isArray(header) ? header[0] : header;
+}
+
+/**
+ * An idempotency-key as the platform takes one, wherever it comes from (the header, or a key a
+ * service forwards over RPC, named `field`): 1 to 255 characters, else 400 BYRD900 on `field`.
+ */
+export function checkedIdempotencyKey(key: unknown, field: string = IDEMPOTENCY_HEADER): string | undefined {
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw ApiError.invalidField(field, `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+  }
+  return key;
 }
 
 /**
@@ -179,6 +192,38 @@ interface Claimed {
 }
 type ClaimingRequest = AuthenticatedRequest & { [CLAIMED]?: Claimed };
 
+/** The claim of a request's idempotency-key, for its use case to store its answer with its work. */
+export type KeyClaim = Readonly<Lease>;
+
+/** The claim of the request's idempotency-key, when the guard claimed one for it. */
+export function keyClaimOf(request: object): KeyClaim | undefined {
+  return (request as ClaimingRequest)[CLAIMED]?.lease;
+}
+
+/**
+ * Stores the request's answer under its idempotency-key in the use case's own transaction, so the
+ * answer commits with the work or not at all: a request killed between its commit and `answered`
+ * otherwise left its key unanswered, and the retry ran again once the lease ran out (a delete's
+ * found nothing and answered 404). For a route whose answer is known before its commit (a delete's).
+ * `answered` then finds the key answered and leaves it so. When the lease was lost (the request
+ * stalled past it and a retry took the key over), the work is rolled back (409): the retry does it.
+ */
+export async function storeAnswerWithWork(
+  manager: EntityManager,
+  claim: KeyClaim | undefined,
+  status: number,
+  body: unknown,
+): Promise<void> {
+  if (!claim) return;
+  const [, stored] = await manager.query<[unknown, number]>(
+    `UPDATE idempotency_keys
+        SET response_status = $4, response_body = $5::jsonb, lease_owner = NULL, lease_until = NULL
+      WHERE merchant_id = $1 AND key = $2 AND lease_owner = $3`,
+    [claim.scope, claim.key, claim.owner, status, JSON.stringify(body ?? null)],
+  );
+  if (stored !== 1) throw Refusal.keyInProgress();
+}
+
 /** Requests answered with a refusal that is not final (`ApiError.transient`), told by the exception filter. */
 const TRANSIENT_ANSWERS = new WeakSet<object>();
 
@@ -247,31 +292,9 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<ClaimingRequest>();
-    const key = idempotencyKeyOf(request);
-    if (!IDEMPOTENT_METHODS.has(request.method) || key === undefined) return true;
-    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
-      throw ApiError.invalidField(IDEMPOTENCY_HEADER, `must be 1 to ${MAX_KEY_LENGTH} characters`);
-    }
-    const checkoutKey = (request.query as Record<string, unknown> | undefined)?.checkoutKey;
-    // A browser's key is scoped by its checkout key, but only by a well-formed one: the validation
-    // pipe (which runs after guards) refuses any other, and its bytes must not reach the table.
-    if (!request.merchant && !(typeof checkoutKey === 'string' && isGuid(checkoutKey))) return true;
-    const scope = request.merchant?.merchantId ?? checkoutScopeOf(checkoutKey as string);
-    // Keyed by the caller's own secret (API key or checkout key), which the row does not hold: the
-    // body may hold a card, and a hash of a card and its CVV keyed by anything stored beside it
-    // could be brute-forced (PCI DSS 3.5: keyed hashes only). As the guard reads the key (trimmed,
-    // any case), so a retry writing it otherwise is the same request.
-    // The body is hashed before the validation pipe runs: what the pipe would refuse (nesting past
-    // MAX_INPUT_DEPTH, which JSON.stringify overflows the stack on from a few thousand levels, or
-    // text the database cannot store) is refused here with the pipe's own 400.
-    const unstorable = unstorableInputFields(request.body);
-    if (unstorable.length) throw invalidFields(unstorable);
-    const callerSecret = String(request.merchant ? request.headers['x-api-key'] : checkoutKey)
-      .trim()
-      .toLowerCase();
-    const hash = createHmac('sha256', callerSecret)
-      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
-      .digest('hex');
+    const keyed = this.keyedRequestOf(request);
+    if (!keyed) return true;
+    const { scope, key, hash } = keyed;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const holdsSecrets =
       this.reflector.get<boolean | undefined>(ANSWER_HOLDS_SECRETS, context.getHandler()) ?? false;
@@ -282,6 +305,58 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     const renewal = setInterval(() => void this.renew(lease), this.leaseMs / 3);
     request[CLAIMED] = { lease, renewal, holdsSecrets };
     return true;
+  }
+
+  /**
+   * Whether this request repeats one whose answer its key keeps (the same request, answered within
+   * the retention): this guard will replay that answer. A read only, for a guard that runs before
+   * this one (a rate limit): a repeat of an answered request is not another attempt, and must get
+   * its answer, not a 429, once the limit is reached meanwhile.
+   */
+  async repeatsAnsweredRequest(request: AuthenticatedRequest): Promise<boolean> {
+    const keyed = this.keyedRequestOf(request);
+    if (!keyed) return false;
+    const rows = await queryPrepared<{ answered: boolean }>(
+      this.dataSource,
+      `SELECT true AS answered FROM idempotency_keys
+        WHERE merchant_id = $1 AND key = $2 AND request_hash = $3 AND response_status IS NOT NULL
+          AND created_at >= now() - interval '${RETENTION}'`,
+      [keyed.scope, keyed.key, keyed.hash],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The scope, key and request hash a request's `idempotency-key` is kept under; null when it has
+   * none to keep (no key, a method not kept, no merchant nor well-formed checkout key). A malformed
+   * key or a body the database cannot store is refused (400).
+   */
+  private keyedRequestOf(request: AuthenticatedRequest): { scope: string; key: string; hash: string } | null {
+    if (!IDEMPOTENT_METHODS.has(request.method)) return null;
+    const key = checkedIdempotencyKey(idempotencyKeyOf(request));
+    if (key === undefined) return null;
+    const checkoutKey = (request.query as Record<string, unknown> | undefined)?.checkoutKey;
+    // A browser's key is scoped by its checkout key, but only by a well-formed one: the validation
+    // pipe (which runs after guards) refuses any other, and its bytes must not reach the table.
+    if (!request.merchant && !(typeof checkoutKey === 'string' && isGuid(checkoutKey))) return null;
+    const scope = request.merchant?.merchantId ?? checkoutScopeOf(checkoutKey as string);
+    // Keyed by the caller's own secret (API key or checkout key), which the row does not hold: the
+    // body may hold a card, and a hash of a card keyed by anything stored beside it could be
+    // brute-forced (PCI DSS 3.5: keyed hashes only); its CVV is not hashed at all (`withoutCvv`).
+    // As the guard reads the key (trimmed, any case), so a retry writing it otherwise is the same
+    // request.
+    // The body is hashed before the validation pipe runs: what the pipe would refuse (nesting past
+    // MAX_INPUT_DEPTH, which JSON.stringify overflows the stack on from a few thousand levels, or
+    // text the database cannot store) is refused here with the pipe's own 400.
+    const unstorable = unstorableInputFields(request.body);
+    if (unstorable.length) throw invalidFields(unstorable);
+    const callerSecret = String(request.merchant ? request.headers['x-api-key'] : checkoutKey)
+      .trim()
+      .toLowerCase();
+    const hash = createHmac('sha256', callerSecret)
+      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null, withoutCvv)}`)
+      .digest('hex');
+    return { scope, key, hash };
   }
 
   /**
@@ -408,4 +483,16 @@ function jsonOf(payload: unknown): string {
   if (typeof payload === 'string') return payload;
   if (Buffer.isBuffer(payload)) return payload.toString('utf8');
   return 'null';
+}
+
+/** A card verification code's field, in any case: `cvv`, `Cvv`, `CVC`, `cvv2`. */
+const CVV_FIELD = /^cv[cv]2?$/i;
+
+/**
+ * Leaves card verification codes out of a request's hash: nothing derived from one is stored
+ * (PCI DSS 3.3.1: no sensitive authentication data after authorisation, in any form), and a
+ * retry that differs only by it is the same request.
+ */
+function withoutCvv(field: string, value: unknown): unknown {
+  return CVV_FIELD.test(field) ? undefined : value;
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import { context, createContextKey, type Context } from '@opentelemetry/api';
 import type { Params } from 'nestjs-pino';
+import { containsCardNumber } from '@byrd/contracts';
 import { pino, stdSerializers, symbols, type DestinationStream, type Logger } from 'pino';
 import { logTraceFields } from '../tracing/tracing.js';
 import { loggableUrl } from './loggable-url.js';
@@ -140,13 +141,21 @@ function logContextFields(): { req?: RequestLogFields; trace_id?: string; span_i
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * Uses the caller's (or the edge's) `x-request-id` when it is sane, else a new GUID, and pins it on
- * the request so Fastify, the logger and the error body all report the same id.
+ * A caller's request id worth keeping: short, plain, and no card number, as it is written into every
+ * log line of the request, its error body and any answer kept under its idempotency-key.
+ */
+export function isSaneRequestId(id: string): boolean {
+  return REQUEST_ID_PATTERN.test(id) && !containsCardNumber(id);
+}
+
+/**
+ * Uses the caller's (or the edge's) `x-request-id` when it is sane (`isSaneRequestId`), else a new
+ * GUID, and pins it on the request so Fastify, the logger and the error body all report the same id.
  */
 export function requestIdOf(req: IncomingMessage): string {
   const header = req.headers['x-request-id'];
   const candidate = Array.isArray(header) ? header[0] : header;
-  const id = candidate && REQUEST_ID_PATTERN.test(candidate) ? candidate : randomUUID();
+  const id = candidate && isSaneRequestId(candidate) ? candidate : randomUUID();
   req.headers['x-request-id'] = id;
   return id;
 }

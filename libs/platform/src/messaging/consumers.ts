@@ -58,8 +58,6 @@ export interface EventConsumer {
   afterCommit?(envelope: EventEnvelope): void;
 }
 
-const ACK_WAIT_MS = 30_000;
-
 /** The trace context each event of a batch is handled in (`handlingTraceparent`). */
 const HANDLING_TRACE = new WeakMap<EventEnvelope, string | null>();
 
@@ -224,7 +222,7 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
       durable_name: consumer.durable,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: ACK_WAIT_MS * 1_000_000,
+      ack_wait: this.config.EVENT_ACK_WAIT_MS * 1_000_000,
       max_ack_pending: 1_000,
       // One filter subject: multi-filter consumers need NATS 2.10, and Debian 12 ships 2.9.
       filter_subject: this.nats.subject(consumer.subject),

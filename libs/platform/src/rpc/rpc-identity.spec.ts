@@ -1,6 +1,12 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { exportJWK, SignJWT } from 'jose';
-import { generateRpcKeyPair, parseSigningKey, rpcRequestIdOf, RpcIdentity } from './rpc-identity.js';
+import {
+  generateRpcKeyPair,
+  parseSigningKey,
+  rpcRequestHashOf,
+  rpcRequestIdOf,
+  RpcIdentity,
+} from './rpc-identity.js';
 
 /** A key rotation of an RPC caller: the server trusts its old and new keys side by side. */
 describe('RpcIdentity trusted callers', () => {
@@ -124,6 +130,41 @@ describe('RpcIdentity signed replies', () => {
   });
 });
 
+/** Refusals in clear of requests the server could not verify: signed for those exact bytes. */
+describe('RpcIdentity signed refusals', () => {
+  const [payments, orders] = [generateRpcKeyPair(), generateRpcKeyPair()];
+  const subject = 'rpc.orders.lockPayment';
+  const trusted = `payments:${payments.publicKey},orders:${orders.publicKey}`;
+  const identity = (service: string, signingKey: string) =>
+    RpcIdentity.fromConfig(service, { RPC_SIGNING_KEY: signingKey, RPC_TRUSTED_CALLERS: trusted });
+  const [caller, server] = [identity('payments', payments.privateKey), identity('orders', orders.privateKey)];
+  const refusal = { ok: false, error: { code: 'BYRD403', message: 'refused' } } as const;
+
+  async function refused(failure: unknown = new Error('refused')) {
+    const signed = await caller.sign(subject, { orderId: 'o-1' });
+    const data = new TextEncoder().encode(JSON.stringify(signed));
+    const reply = await server.signRefusal(subject, data, refusal, failure);
+    const expected = { subject, server: 'orders', requestId: rpcRequestIdOf(signed) };
+    return { reply, expected, requestHash: rpcRequestHashOf(data) };
+  }
+
+  it('is believed for the request it names, and for no other bytes under the same id', async () => {
+    const { reply, expected, requestHash } = await refused();
+    await expect(caller.openInClear(reply, { ...expected, requestHash })).resolves.toEqual(refusal);
+    // Another client sent its own request under the caller's id: its refusal does not end the call.
+    const other = { ...expected, requestHash: rpcRequestHashOf('{"jws":"another"}') };
+    await expect(caller.openInClear(reply, other)).rejects.toThrow(/another request/);
+  });
+
+  it('is never signed for a replay: a client that resent the request first must not fail the call', async () => {
+    const signed = await caller.sign(subject, { orderId: 'o-1' });
+    await server.verify(subject, signed, ['payments']);
+    const replay = await server.verify(subject, signed, ['payments']).catch((error: unknown) => error);
+    const data = new TextEncoder().encode(JSON.stringify(signed));
+    await expect(server.signRefusal(subject, data, refusal, replay)).resolves.toEqual(refusal);
+  });
+});
+
 /** A caller's clock a little ahead of the server's must not make every call of it fail. */
 describe('RpcIdentity clock tolerance', () => {
   const payments = generateRpcKeyPair();
@@ -141,6 +182,28 @@ describe('RpcIdentity clock tolerance', () => {
       .sign(parseSigningKey(payments.privateKey));
     return { jws };
   };
+
+  it('accepts a request signed as a second ends (its claims read one clock, not two)', async () => {
+    const caller = RpcIdentity.fromConfig('payments', { RPC_SIGNING_KEY: payments.privateKey });
+    const RealDate = Date;
+    // A clock 1 ms before a second's end that moves 1 ms at each reading.
+    let nowMs = Math.floor(RealDate.now() / 1000) * 1000 + 999;
+    class SteppingDate extends RealDate {
+      constructor(...args: []) {
+        super(...((args as unknown[]).length ? args : [nowMs++]) as []);
+      }
+      static override now(): number {
+        return nowMs++;
+      }
+    }
+    globalThis.Date = SteppingDate as DateConstructor;
+    try {
+      const signed = await caller.sign(subject, {});
+      await expect(server.verify(subject, signed, ['payments'])).resolves.toMatchObject({ caller: 'payments' });
+    } finally {
+      globalThis.Date = RealDate;
+    }
+  });
 
   it('accepts a request signed by a clock 10 s ahead', async () => {
     await expect(server.verify(subject, await signedAt(10), ['payments'])).resolves.toMatchObject({

@@ -1,4 +1,5 @@
 import {
+  createHash,
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
@@ -66,6 +67,21 @@ export interface ExpectedRpcReply {
   subject: string;
   server: string;
   requestId: string;
+}
+
+/** A reply in clear is believed for the exact request bytes it names (`rpcRequestHashOf`) only. */
+export interface ExpectedRpcReplyInClear extends ExpectedRpcReply {
+  requestHash: string;
+}
+
+/** A request already served: its refusal is never signed (`signRefusal`). */
+class ReplayRefusal extends ApiError {}
+
+/** What a server signs of a reply: the reply, the request's id and, for a reply in clear, the request's hash. */
+interface ReplyClaims<T> {
+  rep?: RpcReply<T>;
+  rid?: string;
+  rh?: string;
 }
 
 export interface VerifiedRpcRequest<T> {
@@ -163,12 +179,15 @@ export class RpcIdentity {
       );
     }
     this.replyJwk ??= exportJWK(this.replyKeys.publicKey);
+    // One reading of the clock for both claims: read twice across a second's boundary, they were
+    // 31 s apart and the server refused the request as signed for too long.
+    const issuedAt = Math.floor(Date.now() / 1000);
     const jws = await new SignJWT({ req: request, rk: await this.replyJwk })
       .setProtectedHeader({ alg: 'EdDSA' })
       .setIssuer(this.serviceName)
       .setAudience(subject)
-      .setIssuedAt()
-      .setExpirationTime(`${REQUEST_LIFETIME_S}s`)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + REQUEST_LIFETIME_S)
       .setJti(randomUUID())
       .sign(this.signingKey);
     return { jws };
@@ -240,20 +259,56 @@ export class RpcIdentity {
     request: Pick<VerifiedRpcRequest<unknown>, 'caller' | 'replyKey' | 'requestId'>,
     subject: string,
   ): Promise<SealedRpcReply> {
-    const signed: SignedRpcReply<unknown> = { ...reply };
-    if (this.signingKey) {
-      signed.jws = await new SignJWT({ rep: reply, rid: request.requestId })
-        .setProtectedHeader({ alg: 'EdDSA' })
-        .setIssuer(this.serviceName)
-        .setAudience(request.caller)
-        .setSubject(subject)
-        .setIssuedAt()
-        .sign(this.signingKey);
-    }
+    const signed = await this.signedReply(
+      reply,
+      { rep: reply, rid: request.requestId },
+      request.caller,
+      subject,
+    );
     const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(signed)))
       .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM' })
       .encrypt(request.replyKey);
     return { jwe };
+  }
+
+  /**
+   * A refusal of a request this service could not verify (`verify` threw), answered in clear: signed
+   * for the request's jti and the hash of its exact bytes when they can be read, so its caller
+   * believes it at once, while another client of the broker cannot make a call fail with one. A copy
+   * of the caller's own request gets the same verdict, except a replay, which stays unsigned: a
+   * client that resent a request first must not have the caller's own refused for it.
+   */
+  async signRefusal(
+    subject: string,
+    data: Uint8Array,
+    refusal: RpcReply<never>,
+    failure: unknown,
+  ): Promise<SignedRpcReply<never>> {
+    if (failure instanceof ReplayRefusal) return refusal;
+    let claims: { iss?: unknown; jti?: unknown };
+    try {
+      const jws = await this.signedOf(subject, JSON.parse(new TextDecoder().decode(data)));
+      claims = typeof jws === 'string' ? decodeJwt(jws) : {};
+    } catch {
+      return refusal; // nothing to name it by: the caller takes it only when nothing signed comes
+    }
+    if (typeof claims.iss !== 'string' || typeof claims.jti !== 'string') return refusal;
+    return this.signInClear(refusal, { caller: claims.iss, requestId: claims.jti, data }, subject);
+  }
+
+  /**
+   * A reply in clear, signed by this service for one request: its id and the hash of its exact bytes
+   * (so a client that sent other bytes under the same id gets nothing the caller believes). The
+   * refusals of `signRefusal`, and the replies of subjects whose requests are not signed (their
+   * callers name each request in headers: RPC_REQUEST_ID_HEADER, RPC_CALLER_HEADER of contracts).
+   */
+  signInClear<T>(
+    reply: RpcReply<T>,
+    request: { caller: string; requestId: string; data: Uint8Array },
+    subject: string,
+  ): Promise<SignedRpcReply<T>> {
+    const claims = { rep: reply, rid: request.requestId, rh: rpcRequestHashOf(request.data) };
+    return this.signedReply(reply, claims, request.caller, subject);
   }
 
   /**
@@ -269,20 +324,40 @@ export class RpcIdentity {
     } catch {
       throw new Error(`${expected.subject}: the reply is not sealed to this service`);
     }
+    const claims = await this.believed(signed, expected);
+    if (claims.rid !== expected.requestId || !claims.rep) {
+      throw new Error(`${expected.subject}: the reply answers another request`);
+    }
+    return claims.rep;
+  }
+
+  /**
+   * A reply in clear, taken only when `expected.server` signed it for this very request, its exact
+   * bytes included (`signInClear`): what it signed, not the clear fields beside it.
+   */
+  async openInClear<T>(reply: SignedRpcReply<T>, expected: ExpectedRpcReplyInClear): Promise<RpcReply<T>> {
+    const claims = await this.believed(reply, expected);
+    if (claims.rid !== expected.requestId || claims.rh !== expected.requestHash || !claims.rep) {
+      throw new Error(`${expected.subject}: the reply answers another request`);
+    }
+    return claims.rep;
+  }
+
+  /** The claims of a reply's signature, when one of `expected.server`'s keys made it for this service. */
+  private async believed<T>(signed: SignedRpcReply<T>, expected: ExpectedRpcReply): Promise<ReplyClaims<T>> {
     if (typeof signed.jws !== 'string') {
       throw new Error(`${expected.subject}: the reply is not signed (by ${expected.server})`);
     }
     let refusal = new Error(`${expected.server} is not in RPC_TRUSTED_CALLERS`);
     for (const key of this.trusted.get(expected.server) ?? []) {
       try {
-        const { payload } = await jwtVerify<{ rep?: RpcReply<T>; rid?: string }>(signed.jws, key, {
+        const { payload } = await jwtVerify<ReplyClaims<T>>(signed.jws, key, {
           algorithms: ['EdDSA'],
           issuer: expected.server,
           audience: this.serviceName,
           subject: expected.subject,
         });
-        if (payload.rid !== expected.requestId || !payload.rep) throw new Error('it answers another request');
-        return payload.rep;
+        return payload;
       } catch (error) {
         refusal = error as Error;
       }
@@ -290,6 +365,24 @@ export class RpcIdentity {
     throw new Error(
       `${expected.subject}: the reply is not signed by ${expected.server} (${refusal.message})`,
     );
+  }
+
+  /** A reply and beside it its claims signed by this service for `caller` (unsigned without a key). */
+  private async signedReply<T>(
+    reply: RpcReply<T>,
+    claims: ReplyClaims<T>,
+    caller: string,
+    subject: string,
+  ): Promise<SignedRpcReply<T>> {
+    if (!this.signingKey) return { ...reply };
+    const jws = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'EdDSA' })
+      .setIssuer(this.serviceName)
+      .setAudience(caller)
+      .setSubject(subject)
+      .setIssuedAt()
+      .sign(this.signingKey);
+    return { ...reply, jws };
   }
 
   /** The compact JWS an envelope carries, opened first when it came sealed to this service. */
@@ -333,9 +426,18 @@ export class RpcIdentity {
       if (until >= now) break;
       this.seen.delete(id);
     }
-    if (this.seen.has(jti)) throw Refusal.forbidden('this request was already served (replay)');
+    if (this.seen.has(jti)) {
+      throw new ReplayRefusal(ErrorKind.Forbidden, 'this request was already served (replay)', {
+        code: 'BYRD403',
+      });
+    }
     this.seen.set(jti, (expiresAtS + CLOCK_TOLERANCE_S) * 1000);
   }
+}
+
+/** The hash a reply signed in clear names of its request: SHA-256 of the request's bytes, base64url. */
+export function rpcRequestHashOf(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('base64url');
 }
 
 /** The id (jti) of a request this service signed: its reply must name it. */

@@ -1,8 +1,11 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import { TimeoutError, type Subscription } from '@nats-io/transport-node';
+import { randomUUID } from 'node:crypto';
+import { headers, TimeoutError, type Msg, type Subscription } from '@nats-io/transport-node';
 import {
+  RPC_CALLER_HEADER,
   RPC_CALLERS,
   RPC_REPEATABLE,
+  RPC_REQUEST_ID_HEADER,
   RPC_SEALED_REQUESTS,
   RPC_SERVED_BY,
   rpcError,
@@ -15,7 +18,13 @@ import { ApiError, ErrorKind, kindOfCode } from '../errors/api-error.js';
 import { toApiError } from '../errors/error-body.js';
 import type { NatsContext } from '../messaging/nats.js';
 import { NATS_CONTEXT, RPC_IDENTITY, SERVICE_NAME } from '../messaging/tokens.js';
-import { rpcRequestIdOf, type RpcIdentity, type SealedRpcReply } from './rpc-identity.js';
+import {
+  rpcRequestHashOf,
+  rpcRequestIdOf,
+  type RpcIdentity,
+  type SealedRpcReply,
+  type SignedRpcReply,
+} from './rpc-identity.js';
 import {
   contextFromHeaders,
   inSpan,
@@ -51,11 +60,19 @@ const REPEAT_TOKENS_PER_ANSWER = 0.1;
 
 type Answer<S extends RpcSubject> = RpcReply<RpcResponseOf<S>>;
 
-/** A request as sent, and on an authenticated subject the id its reply must name. */
+/**
+ * A request as sent, and the id its reply must name: the jti of a signed request, or a fresh id
+ * sent in a header beside an unsigned one (`inClear`).
+ */
 interface Sent {
   body: unknown;
   requestId?: string;
+  inClear?: boolean;
 }
+
+/** What one reply to a try is worth: the answer, or why it is not believed. */
+type Judged<S extends RpcSubject> =
+  { answer: Answer<S> } | { refused: UnauthenticatedReply; unsignedRefusal?: Answer<S> };
 
 /** A reply refused: not signed by the service serving the subject (another client of the broker). */
 class UnauthenticatedReply extends Error {}
@@ -65,7 +82,8 @@ class UnauthenticatedReply extends Error {}
  * Handlers answer with a tagged reply, so domain errors cross the wire with their code. Subjects
  * listed in RPC_CALLERS are authenticated: requests are signed by the caller's RpcIdentity, only
  * the listed services are served, and replies are signed by the serving service (RPC_SERVED_BY) for
- * that request and encrypted to the caller.
+ * that request and encrypted to the caller. Replies of the other subjects are signed by their
+ * serving service too, in clear, for the id and bytes of the request: a caller believes no other.
  */
 @Injectable()
 export class Rpc implements BeforeApplicationShutdown {
@@ -89,7 +107,7 @@ export class Rpc implements BeforeApplicationShutdown {
     handler: (request: RpcRequestOf<S>, caller: string | null) => Promise<RpcResponseOf<S>>,
   ): void {
     const allowedCallers: readonly string[] | undefined = RPC_CALLERS[subject];
-    if (allowedCallers && !this.identity.canSign) {
+    if (RPC_SERVED_BY[subject] !== undefined && !this.identity.canSign) {
       this.logger.error(
         `${subject}: ${this.serviceName} has no RPC_SIGNING_KEY, so its callers refuse every answer`,
       );
@@ -117,11 +135,19 @@ export class Rpc implements BeforeApplicationShutdown {
               );
               reply = await this.identity.seal(data, signed, subject);
             } else {
-              reply = { ok: true, data: await handler(message.json<RpcRequestOf<S>>(), null) };
+              const data = await handler(message.json<RpcRequestOf<S>>(), null).then(
+                (result): RpcReply<RpcResponseOf<S>> => ({ ok: true, data: result }),
+                (failure: unknown) => this.errorReply(subject, failure, span),
+              );
+              reply = await this.signedInClear(data, message, subject);
             }
           } catch (failure) {
             // Refused callers get the reason in clear: there is nothing to protect in it.
-            reply = this.errorReply(subject, failure, span);
+            // Signed for that request, so the caller believes it at once (`RpcIdentity.signRefusal`).
+            const refusal = this.errorReply(subject, failure, span);
+            reply = allowedCallers
+              ? await this.identity.signRefusal(subject, message.data, refusal, failure)
+              : refusal;
           }
           message.respond(JSON.stringify(reply));
         });
@@ -224,7 +250,7 @@ export class Rpc implements BeforeApplicationShutdown {
           open--;
           // A try that timed out leaves the call to the others, open or to come; any other failure
           // (nobody serves the subject) ends it, unless a try taken by a replica is still open.
-          // A forged reply (it beat the server's to this try) leaves the call to the others too.
+          // So does one that got only replies its server did not sign by its timeout (`ask`).
           const othersMayAnswer =
             open > 0 ||
             ((error instanceof TimeoutError || error instanceof UnauthenticatedReply) &&
@@ -238,10 +264,14 @@ export class Rpc implements BeforeApplicationShutdown {
 
   /**
    * The request as sent: signed by this service when the subject is authenticated, and sealed to
-   * the serving service when it carries a card.
+   * the serving service when it carries a card; otherwise named by a fresh id, which the serving
+   * service's signed reply must name.
    */
   private async signed<S extends RpcSubject>(subject: S, request: RpcRequestOf<S>): Promise<Sent> {
-    if (RPC_CALLERS[subject] === undefined) return { body: request };
+    if (RPC_CALLERS[subject] === undefined) {
+      const named = RPC_SERVED_BY[subject] !== undefined;
+      return named ? { body: request, requestId: randomUUID(), inClear: true } : { body: request };
+    }
     const signed = await this.identity.sign(subject, request);
     const server = RPC_SEALED_REQUESTS[subject];
     return {
@@ -289,27 +319,96 @@ export class Rpc implements BeforeApplicationShutdown {
     });
   }
 
-  /** One request (as sent: signed or plain) and its reply, authenticated on a signed subject. */
+  /**
+   * One request (as sent: signed or plain) and its reply. On a subject with a serving service
+   * (RPC_SERVED_BY) every reply of the try is weighed until one is that service's (`judge`): NATS
+   * hands the request to every plain subscriber of the subject too, so the first reply may be
+   * another client's, and refusing the call for it would let any client of the broker fail every
+   * call. When none is by the try's timeout, an unsigned refusal in clear is taken (a server of the
+   * release before signed refusals), else the call is refused for the replies it got
+   * (`UnauthenticatedReply`), or timed out.
+   */
   private async ask<S extends RpcSubject>(subject: S, sent: Sent, timeoutMs: number): Promise<Answer<S>> {
-    const message = await this.nats.nc.request(this.nats.subject(subject), JSON.stringify(sent.body), {
-      timeout: timeoutMs,
-      // The caller's trace context: the served side's span joins its trace.
-      headers: natsTraceHeaders(),
+    const data = JSON.stringify(sent.body);
+    // The caller's trace context: the served side's span joins its trace.
+    let carrier = natsTraceHeaders();
+    if (sent.inClear) {
+      carrier ??= headers();
+      carrier.set(RPC_REQUEST_ID_HEADER, sent.requestId!);
+      carrier.set(RPC_CALLER_HEADER, this.serviceName);
+    }
+    const replies = await this.nats.nc.requestMany(this.nats.subject(subject), data, {
+      maxWait: timeoutMs,
+      strategy: 'timer',
+      headers: carrier,
     });
-    const answer = message.json<Answer<S> | SealedRpcReply>();
-    if (sent.requestId === undefined) return answer as Answer<S>;
-    const expected = { subject, server: RPC_SERVED_BY[subject]!, requestId: sent.requestId };
-    if ('jwe' in answer) {
-      return this.identity.open<RpcResponseOf<S>>(answer, expected).catch((error: Error) => {
-        throw new UnauthenticatedReply(error.message);
-      });
+    let refused: UnauthenticatedReply | undefined;
+    let unsignedRefusal: Answer<S> | undefined;
+    for await (const message of replies) {
+      if (sent.requestId === undefined) return message.json<Answer<S>>();
+      const judged = await this.judge<S>(subject, message.string(), sent.requestId, data);
+      // Leaving the loop ends the request: later replies are dropped.
+      if ('answer' in judged) return judged.answer;
+      refused = judged.refused;
+      unsignedRefusal ??= judged.unsignedRefusal;
     }
-    // A refusal in clear is taken (a caller its server does not trust gets no sealed answer): it
-    // can only deny. Anything else in clear may come from any subscriber of the subject.
-    if (answer.ok !== false) {
-      throw new UnauthenticatedReply(`${subject}: an answer in clear, not signed by ${expected.server}`);
+    if (unsignedRefusal) return unsignedRefusal;
+    throw refused ?? new TimeoutError();
+  }
+
+  /**
+   * A reply, believed only when the serving service signed it for this request: sealed to this
+   * service (an authenticated subject's answer), or in clear naming the request's exact bytes (a
+   * refusal, or any reply of a subject whose requests are not signed).
+   */
+  private async judge<S extends RpcSubject>(
+    subject: S,
+    text: string,
+    requestId: string,
+    data: string,
+  ): Promise<Judged<S>> {
+    const expected = { subject, server: RPC_SERVED_BY[subject]!, requestId };
+    let reply: SealedRpcReply | SignedRpcReply<RpcResponseOf<S>> | null;
+    try {
+      reply = JSON.parse(text) as typeof reply;
+    } catch {
+      reply = null;
     }
-    return answer;
+    if (reply === null || typeof reply !== 'object') {
+      return { refused: new UnauthenticatedReply(`${subject}: a reply that is not JSON`) };
+    }
+    const believed =
+      'jwe' in reply
+        ? this.identity.open<RpcResponseOf<S>>(reply, expected)
+        : typeof reply.jws === 'string'
+          ? this.identity.openInClear(reply, { ...expected, requestHash: rpcRequestHashOf(data) })
+          : undefined;
+    if (believed) {
+      return believed.then(
+        (answer) => ({ answer }),
+        (error: Error) => ({ refused: new UnauthenticatedReply(error.message) }),
+      );
+    }
+    const unsigned = reply as Answer<S>;
+    if (unsigned.ok !== false) {
+      return {
+        refused: new UnauthenticatedReply(`${subject}: an answer in clear, not signed by ${expected.server}`),
+      };
+    }
+    // A refusal can only deny: unsigned, it is kept in case nothing signed comes.
+    const refused = new UnauthenticatedReply(`${subject}: a refusal not signed by ${expected.server}`);
+    return { refused, unsignedRefusal: unsigned };
+  }
+
+  /**
+   * The reply to an unsigned request, signed for it when its caller named it (the release before
+   * did not: it gets the reply as it is, and reads only the clear fields anyway).
+   */
+  private async signedInClear<T>(reply: RpcReply<T>, message: Msg, subject: string): Promise<RpcReply<T>> {
+    const requestId = message.headers?.get(RPC_REQUEST_ID_HEADER);
+    const caller = message.headers?.get(RPC_CALLER_HEADER);
+    if (!requestId || !caller) return reply;
+    return this.identity.signInClear(reply, { caller, requestId, data: message.data }, subject);
   }
 
   private errorReply(subject: string, failure: unknown, span: Span): RpcReply<never> {

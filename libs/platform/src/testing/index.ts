@@ -8,3 +8,4 @@ export * from './medium.js';
 export * from './three-ds-shopper.js';
 export * from './nats-server.js';
 export * from './postgres-server.js';
+export * from './answer-crash.js';

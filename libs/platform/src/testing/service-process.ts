@@ -24,12 +24,14 @@ export interface ServiceProcess {
 
 /**
  * Runs a built service (`node dist/main.js`) as its own process, as in production, and waits until
- * `/health/ready` answers. `env` must carry HTTP_PORT.
+ * `/health/ready` answers. `env` must carry HTTP_PORT. The deadline only bounds a hang: a start takes
+ * 2-5 s on a quiet machine, but beside the other suites' services and Chromium on two cores one took
+ * over 20 s (its logs are buffered until Nest is up, so it printed nothing).
  */
 export async function startServiceProcess(
   main: string,
   env: Record<string, string>,
-  timeoutMs = 20_000,
+  timeoutMs = 45_000,
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [main], {
     env: { PATH: process.env.PATH, ...env },

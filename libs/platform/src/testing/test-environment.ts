@@ -1,9 +1,15 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import type { EventEnvelope } from '@byrd/contracts';
 import { MerchantDirectory } from '../auth/merchants.js';
 import type { MerchantMode } from '../auth/api-keys.js';
-import { dropDatabase, ensureDatabase } from '../database/data-source.js';
+import {
+  dataSourceOptions,
+  dropDatabase,
+  ensureDatabase,
+  runMigrations,
+  type DatabaseOptions,
+} from '../database/data-source.js';
 import { NatsContext } from '../messaging/nats.js';
 import { ensureEventsStream } from '../messaging/streams.js';
 import { generateRpcKeyPair, RpcIdentity } from '../rpc/rpc-identity.js';
@@ -16,6 +22,8 @@ const RPC_SERVICES = ['orders', 'payments', 'gateway-tokens', 'hosted-form-bff',
 const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Leftovers of runs that died before cleanup are removed once they are this old. */
 const STALE_AFTER_MS = 2 * 3_600_000;
+/** PostgreSQL's "database does not exist". */
+const INVALID_CATALOG_NAME = '3D000';
 let staleSwept = false;
 let databasesSwept = false;
 /** The NATS server every test tier uses (TEST_NATS_URL, else NATS_URL, else the local one). */
@@ -74,13 +82,32 @@ export class TestEnvironment {
     return url;
   }
 
-  /** Environment variables for a service of this run; `extra` overrides. */
-  async serviceEnv(service: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {
+  /**
+   * A database for a service of this run with `schema`'s migrations already applied (dropped by
+   * cleanup): a copy of a template migrated once for that set of migrations, instead of migrating
+   * every test file's database again.
+   */
+  async migratedDatabase(service: string, schema: MigrationSchema): Promise<string> {
+    const url = testDatabaseUrl(this.id, service);
+    this.databases.add(url);
+    await createMigratedDatabase(url, service, schema);
+    return url;
+  }
+
+  /**
+   * Environment variables for a service of this run; `extra` overrides. With `schema`, its
+   * DATABASE_URL is already migrated ({@link migratedDatabase}); without, it is empty.
+   */
+  async serviceEnv(
+    service: string,
+    extra: Record<string, string> = {},
+    schema?: MigrationSchema,
+  ): Promise<Record<string, string>> {
     return {
       NODE_ENV: 'test',
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: '0',
-      DATABASE_URL: await this.database(service),
+      DATABASE_URL: schema ? await this.migratedDatabase(service, schema) : await this.database(service),
       NATS_URL: this.natsUrl,
       NATS_SUBJECT_PREFIX: `${this.id}.`,
       EVENTS_STREAM: this.streamName,
@@ -210,10 +237,82 @@ export function newRunId(): string {
 
 /** Creates a fresh, empty database of a test run for a service and returns its URL (drop it when done). */
 export async function createTestDatabase(runId: string, service: string): Promise<string> {
+  const url = testDatabaseUrl(runId, service);
+  await ensureDatabase(url);
+  return url;
+}
+
+function testDatabaseUrl(runId: string, service: string): string {
   const url = new URL(PG_BASE);
   url.pathname = `/byrd_${runId}_${service.replace(/-/g, '_')}`;
-  await ensureDatabase(url.toString());
   return url.toString();
+}
+
+/** A service's entities and migrations (the platform's are added, as `runMigrations` adds them). */
+export type MigrationSchema = Pick<DatabaseOptions, 'entities' | 'migrations'>;
+
+/**
+ * Creates the database at `url` as a copy of a template holding `schema`'s migrations. The template
+ * is named by a hash of the migrations' code, so a changed migration gets a new one; the first test
+ * to need it migrates it (one at a time across processes: an advisory lock) and marks it a template
+ * only when done, so a build that died half-way is rebuilt, never copied. Templates are kept between
+ * runs (about 8 MB each); those of older migrations of the service are dropped when a new one is made.
+ */
+async function createMigratedDatabase(
+  url: string,
+  service: string,
+  schema: MigrationSchema,
+  attempt = 1,
+): Promise<void> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  const prefix = `byrd_migrated_${service.replace(/-/g, '_')}_`;
+  const migrations = dataSourceOptions({ url, ...schema }).migrations as {
+    name: string;
+    prototype: object;
+  }[];
+  const hash = createHash('sha256');
+  for (const migration of migrations) {
+    hash.update(migration.name);
+    for (const key of Object.getOwnPropertyNames(migration.prototype))
+      hash.update(String((migration.prototype as Record<string, unknown>)[key]));
+  }
+  const template = `${prefix}${hash.digest('hex').slice(0, 16)}`;
+  const admin = new pg.Client({ connectionString: PG_BASE });
+  await admin.connect();
+  try {
+    const ready = async () =>
+      (await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1 AND datistemplate`, [template]))
+        .rowCount === 1;
+    if (!(await ready())) {
+      await admin.query(`SELECT pg_advisory_lock(hashtext($1))`, [prefix]);
+      try {
+        if (!(await ready())) {
+          const templateUrl = new URL(PG_BASE);
+          templateUrl.pathname = `/${template}`;
+          await admin.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
+          await runMigrations({ url: templateUrl.toString(), ...schema });
+          await admin.query(`ALTER DATABASE "${template}" WITH IS_TEMPLATE true`);
+          const { rows } = await admin.query<{ datname: string }>(
+            `SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2`,
+            [prefix, template],
+          );
+          for (const { datname } of rows) {
+            await admin.query(`ALTER DATABASE "${datname}" WITH IS_TEMPLATE false`).catch(() => undefined);
+            await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
+          }
+        }
+      } finally {
+        await admin.query(`SELECT pg_advisory_unlock(hashtext($1))`, [prefix]);
+      }
+    }
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  } catch (error) {
+    // Dropped meanwhile by a run of other migrations (another checkout): build it again.
+    if ((error as { code?: string }).code !== INVALID_CATALOG_NAME || attempt >= 3) throw error;
+    await createMigratedDatabase(url, service, schema, attempt + 1);
+  } finally {
+    await admin.end();
+  }
 }
 
 /** The creation time encoded in a run id (`t<base36 ms><hex>`), or null for other names. */
