@@ -40,6 +40,25 @@ export const tokensConfigSchema = baseConfigSchema
     HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3003),
     /** HMAC key (32 bytes, base64) of card fingerprints; changing it forgets which cards are the same. */
     VAULT_FINGERPRINT_KEY: base64Key,
+    /**
+     * A token whose card verification (3DS) has not succeeded this long after the card was stored,
+     * or a re-tokenization's card staged this long ago and still waiting, is forgotten: the token
+     * deleted (a read then answers 404) or the staged card dropped (ForgetUnverifiedCards), once
+     * payments confirms no verification of it succeeded. Must be longer than a verification can
+     * still end in success: payments' THREE_DS_TIMEOUT_MS (15 min) and the sweep that expires
+     * abandoned sessions, with room for clocks and outages.
+     */
+    UNVERIFIED_CARD_GRACE_MS: z.coerce
+      .number()
+      .int()
+      .min(1_000)
+      .default(24 * 60 * 60_000),
+    /** How often each replica looks for such cards (replicas sweeping at once forget each once). */
+    UNVERIFIED_CARD_SWEEP_MS: z.coerce
+      .number()
+      .int()
+      .min(50)
+      .default(10 * 60_000),
   })
   .and(vaultKeysSchema);
 

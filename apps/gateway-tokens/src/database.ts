@@ -3,6 +3,8 @@ import { Tokens1764300000000 } from './migrations/1764300000000-tokens.js';
 import { TokenAnswersIndex1765300000200 } from './migrations/1765300000200-token-answers-index.js';
 import { TokenAnswersOutliveNoToken1765600000000 } from './migrations/1765600000000-token-answers-outlive-no-token.js';
 import { KekRotationIndex1765800000000 } from './migrations/1765800000000-kek-rotation-index.js';
+import { StagedCardRefresh1766100000000 } from './migrations/1766100000000-staged-card-refresh.js';
+import { TokenVerifiedAt1766200000000 } from './migrations/1766200000000-token-verified-at.js';
 
 export const TOKENS_ENTITIES = [CardToken];
 export const TOKENS_MIGRATIONS = [
@@ -10,4 +12,6 @@ export const TOKENS_MIGRATIONS = [
   TokenAnswersIndex1765300000200,
   TokenAnswersOutliveNoToken1765600000000,
   KekRotationIndex1765800000000,
+  StagedCardRefresh1766100000000,
+  TokenVerifiedAt1766200000000,
 ];

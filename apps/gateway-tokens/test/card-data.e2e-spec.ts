@@ -78,7 +78,9 @@ describe('card data around the vault', () => {
     payments = await startServiceProcess(PAYMENTS_MAIN, paymentsVars);
     tokens = await startServiceProcess(TOKENS_MAIN, tokensVars);
     merchant = await env.createMerchant();
-  });
+    // Two service processes started one after the other: each may take 20 s or more on a loaded CI
+    // machine (startServiceProcess waits up to 45 s), so together past the 60 s default.
+  }, 120_000);
   afterAll(async () => {
     tokens?.child.kill('SIGKILL');
     payments?.child.kill('SIGKILL');
@@ -144,7 +146,7 @@ describe('card data around the vault', () => {
   });
 
   it.each(OTHER_BRANDS)(
-    'refuses %s as an alias, in a holder name or a reference (400 BYRD900), and stores nothing',
+    'refuses %s as an alias, in a holder name, a reference or a return address (400 BYRD900), and stores nothing',
     async (number) => {
       const cases: Array<[string, object]> = [
         ['Alias', { Alias: number }],
@@ -155,6 +157,7 @@ describe('card data around the vault', () => {
           },
         ],
         ['CustomReference', { CustomReference: `customer ${number}` }],
+        ['RedirectUrl', { RedirectUrl: `https://shop.example.com/ret?c=${number}` }],
       ];
       for (const [field, fields] of cases) {
         const answer = await call(tokens.url, 'POST', '/api/v2/tokens', {

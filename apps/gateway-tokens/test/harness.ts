@@ -101,6 +101,12 @@ export class TokensHarness {
   /** False after a restart the vault refused: it is stopped until the next restart. */
   private tokensRunning = true;
 
+  /** Stops the vault (as when its replicas are away) until the next restart. */
+  async stopTokens(): Promise<void> {
+    if (this.tokensRunning) await this.tokens.close();
+    this.tokensRunning = false;
+  }
+
   /**
    * Restarts the vault on the same database with other variables (e.g. a new KEK list). Rejects
    * with the vault's error when it refuses to start; it then stays stopped.

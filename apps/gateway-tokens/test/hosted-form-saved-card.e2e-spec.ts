@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { RecoverAcquirerCalls, SaveCardsLeftBehind } from '@byrd/payments';
 import type { Rpc } from '@byrd/platform';
 import { authenticateWithSdk, futureExpiry } from '@byrd/platform/testing';
-import { TokensHarness } from './harness.js';
+import { TokensHarness, vaultKeys } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FRICTIONLESS = '5448280000000007';
 const CHALLENGE = '5555341244441115';
+/** Frictionless; the acquirer approves it but its answer is lost (the caller hears TemporaryFailed). */
+const ANSWER_LOST = '5201282999005515';
+/** Past the grace the paying request has to save the card itself. */
+const afterGrace = () => new Date(Date.now() + 31_000);
 const card = (number: string) => ({ number, expiration: futureExpiry(), cvv: '123', holder: 'Ana Silva' });
 
 /**
@@ -16,9 +22,14 @@ const card = (number: string) => ({ number, expiration: futureExpiry(), cvv: '12
 describe('hosted form: save my card', () => {
   let h: TokensHarness;
   let bff: Rpc;
+  const keys = vaultKeys();
 
   beforeAll(async () => {
-    h = await TokensHarness.start(undefined, { withOrders: true });
+    // An acquirer call whose answer was lost is settled by the recovery after 2.1 s.
+    h = await TokensHarness.start(keys, {
+      withOrders: true,
+      paymentsEnv: { ACQUIRER_TIMEOUT_MS: '2000', ACQUIRER_RECOVERY_AFTER_MS: '2100' },
+    });
     bff = h.rpcAs('hosted-form-bff');
   });
   afterAll(() => h?.stop());
@@ -49,6 +60,17 @@ describe('hosted form: save my card', () => {
     return body.data;
   }
 
+  /** How many cards are still sealed for saving on the payment's 3DS session. */
+  async function sealedCards(transactionId: string): Promise<number> {
+    const [row] = await h.payments
+      .get(DataSource)
+      .query(
+        `SELECT count(*)::int AS n FROM three_ds_sessions WHERE transaction_id = $1 AND sealed_card IS NOT NULL`,
+        [transactionId],
+      );
+    return row.n;
+  }
+
   /** Orders follows payments through events: waits until the merchant's GET shows `status`. */
   async function orderBecomes(orderId: string, status: string): Promise<void> {
     const deadline = Date.now() + 10_000;
@@ -73,6 +95,7 @@ describe('hosted form: save my card', () => {
       },
     });
     expect(await getPayment(order, view.transactionId)).toEqual(view);
+    expect(await sealedCards(view.transactionId)).toBe(0);
 
     const tokenId = view.savedCard!.tokenId;
     expect(await tokensOf(order.customReference)).toEqual([
@@ -118,6 +141,7 @@ describe('hosted form: save my card', () => {
     });
     const tokens = await tokensOf(order.customReference);
     expect(tokens.map((t) => t.tokenId)).toEqual([done.savedCard!.tokenId]);
+    expect(await sealedCards(view.transactionId)).toBe(0);
 
     const later = await h.payWithToken(done.savedCard!.tokenId);
     expect(later.body).toMatchObject({ status: 'Success', threeDSecure: null });
@@ -135,5 +159,98 @@ describe('hosted form: save my card', () => {
     const denied = await payAndSave(order, '4000000000000002');
     expect(denied).toMatchObject({ status: 'Denied', savedCard: null });
     expect(await tokensOf(order.customReference)).toEqual([]);
+    // Neither card is kept sealed: there is nothing left to save.
+    expect(await sealedCards(challenged.transactionId)).toBe(0);
+    expect(await sealedCards(denied.transactionId)).toBe(0);
+  });
+
+  /** Pays with the vault away: the payment succeeds, its card is not saved yet. */
+  async function payWhileVaultAway(order: { orderId: string; checkoutKey: string }) {
+    await h.stopTokens();
+    try {
+      return await payAndSave(order, FRICTIONLESS);
+    } finally {
+      await h.restartTokens(keys);
+    }
+  }
+
+  it('saves the card once the vault is back, when it was away as the payment succeeded', async () => {
+    const order = await orderSavingCards();
+    const view = await payWhileVaultAway(order);
+    expect(view).toMatchObject({ status: 'Success', savedCard: null });
+    expect(await sealedCards(view.transactionId)).toBe(1);
+
+    // Two replicas' sweeps at once: the vault keeps one token, both record it.
+    const sweep = h.payments.get(SaveCardsLeftBehind);
+    const at = afterGrace();
+    const saved = await Promise.all([sweep.execute(at), sweep.execute(at)]);
+    expect(saved[0] + saved[1]).toBeGreaterThanOrEqual(1);
+    const done = await getPayment(order, view.transactionId);
+    expect(done.savedCard).toEqual({
+      tokenId: expect.stringMatching(GUID),
+      maskedCardNumber: '544828******0007',
+      brand: 'MASTER',
+    });
+    expect((await tokensOf(order.customReference)).map((t) => t.tokenId)).toEqual([done.savedCard!.tokenId]);
+    expect(await sealedCards(view.transactionId)).toBe(0);
+    expect(await sweep.execute(afterGrace())).toBe(0);
+
+    const later = await h.payWithToken(done.savedCard!.tokenId);
+    expect(later.body).toMatchObject({ status: 'Success', threeDSecure: null });
+  });
+
+  it('saves the card of a challenged payment once the vault is back, when it was away at the challenge', async () => {
+    const order = await orderSavingCards();
+    const challenged = await payAndSave(order, CHALLENGE);
+    await h.stopTokens();
+    let outcome: Awaited<ReturnType<typeof authenticateWithSdk>>;
+    try {
+      outcome = await authenticateWithSdk(h.paymentsUrl, challenged.threeDSecure!.id);
+    } finally {
+      await h.restartTokens(keys);
+    }
+    expect(outcome.paymentStatus).toBe('Success');
+    expect((await getPayment(order, challenged.transactionId)).savedCard).toBeNull();
+
+    expect(await h.payments.get(SaveCardsLeftBehind).execute(afterGrace())).toBe(1);
+    const done = await getPayment(order, challenged.transactionId);
+    expect(done.savedCard).toMatchObject({ maskedCardNumber: '555534******1115', brand: 'MASTER' });
+    expect((await tokensOf(order.customReference)).map((t) => t.tokenId)).toEqual([done.savedCard!.tokenId]);
+    expect(await sealedCards(challenged.transactionId)).toBe(0);
+  });
+
+  it('saves the card of a payment the recovery settled after its acquirer answer was lost', async () => {
+    const order = await orderSavingCards();
+    const view = await payAndSave(order, ANSWER_LOST);
+    expect(view.status).not.toBe('Success');
+    expect(view.savedCard).toBeNull();
+
+    const recovery = h.payments.get(RecoverAcquirerCalls);
+    const deadline = Date.now() + 20_000;
+    while ((await getPayment(order, view.transactionId)).status !== 'Success') {
+      if (Date.now() > deadline) throw new Error('The recovery did not settle the payment');
+      await new Promise((r) => setTimeout(r, 250));
+      await recovery.execute();
+    }
+    expect(await tokensOf(order.customReference)).toEqual([]);
+
+    expect(await h.payments.get(SaveCardsLeftBehind).execute(afterGrace())).toBe(1);
+    const done = await getPayment(order, view.transactionId);
+    expect(done.savedCard).toMatchObject({ tokenId: expect.stringMatching(GUID), brand: 'MASTER' });
+    expect((await tokensOf(order.customReference)).map((t) => t.tokenId)).toEqual([done.savedCard!.tokenId]);
+    expect(await sealedCards(view.transactionId)).toBe(0);
+    await orderBecomes(order.orderId, 'paid');
+  });
+
+  it('gives a card up, wiped, when it could not be saved within the hour', async () => {
+    const order = await orderSavingCards();
+    const view = await payWhileVaultAway(order);
+    expect(view).toMatchObject({ status: 'Success', savedCard: null });
+
+    const anHourLater = new Date(Date.now() + 61 * 60_000);
+    expect(await h.payments.get(SaveCardsLeftBehind).execute(anHourLater)).toBe(0);
+    expect(await sealedCards(view.transactionId)).toBe(0);
+    expect(await tokensOf(order.customReference)).toEqual([]);
+    expect((await getPayment(order, view.transactionId)).savedCard).toBeNull();
   });
 });

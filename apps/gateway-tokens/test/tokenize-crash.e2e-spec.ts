@@ -97,10 +97,11 @@ describe('tokenization survives kill -9 of the vault while it asks payments', ()
     });
   const tokenOf = async (reference: string) =>
     (
-      await tokensDb.query<{ id: string; verification_id: string | null }[]>(
-        `SELECT id, verification_id FROM card_tokens WHERE custom_reference = $1`,
-        [reference],
-      )
+      await tokensDb.query<
+        { id: string; verification_id: string | null; staged_verification_id: string | null }[]
+      >(`SELECT id, verification_id, staged_verification_id FROM card_tokens WHERE custom_reference = $1`, [
+        reference,
+      ])
     )[0];
 
   async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>) {
@@ -113,14 +114,18 @@ describe('tokenization survives kill -9 of the vault while it asks payments', ()
     }
   }
 
-  /** Tokenizes the card of `reference` and kills the vault once its verification is written ahead. */
+  /**
+   * Tokenizes the card of `reference` and kills the vault once its verification is written ahead:
+   * on a new token, or beside a known one (its card staged).
+   */
   async function killWhileAsking(reference: string): Promise<void> {
-    const before = (await tokenOf(reference))?.verification_id ?? null;
+    const before = await tokenOf(reference);
     payments.child.kill('SIGSTOP');
     const asking = tokenize(reference).catch(() => null); // its connection dies with the vault
     await waitFor('the verification written ahead', async () => {
       const token = await tokenOf(reference);
-      return token?.verification_id && token.verification_id !== before;
+      if (!before) return token?.verification_id;
+      return token?.staged_verification_id && token.staged_verification_id !== before.staged_verification_id;
     });
     tokens.child.kill('SIGKILL');
     await tokens.exited();
@@ -150,10 +155,13 @@ describe('tokenization survives kill -9 of the vault while it asks payments', ()
     await completeChallenge(first.body.action.url, '1234');
     expect((await chargeWithoutShopper(first.body.tokenId)).body.status).toBe('Success');
 
+    const verified = await tokenOf(reference);
     await killWhileAsking(reference);
-    // The token now names the dead request's verification, which nobody will pass: the one its
-    // shopper passed still counts.
-    expect((await tokenOf(reference)).id).toBe(first.body.tokenId);
+    // The dead request's card waits staged on a verification nobody will pass: the token keeps its
+    // card and the verification its shopper passed.
+    const left = await tokenOf(reference);
+    expect(left).toMatchObject({ id: first.body.tokenId, verification_id: verified.verification_id });
+    expect(left.staged_verification_id).not.toBeNull();
     expect((await chargeWithoutShopper(first.body.tokenId)).body).toMatchObject({
       code: 'BYRD200',
       status: 'Success',

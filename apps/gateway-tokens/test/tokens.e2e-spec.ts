@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import type { VerifyCardRpcRequest } from '@byrd/contracts';
@@ -434,6 +434,54 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     } finally {
       if (lock.isTransactionActive) await lock.rollbackTransaction();
       await lock.release();
+      await db.destroy();
+    }
+  });
+
+  it('keeps nothing derived from the CVV under an idempotency-key: a retry with another CVV is the same request', async () => {
+    const key = randomUUID();
+    const reference = `customer-${randomUUID()}`;
+    const card = (cvv: string) => ({ number: VISA, eci: '05', aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=', cvv });
+    const tokenize = (cvv: string) =>
+      h.createToken(card(cvv), { CustomReference: reference }, { 'idempotency-key': key });
+    const created = await tokenize('731');
+    expect(created.status).toBe(201);
+    const retried = await tokenize('123');
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body.tokenId).toBe(created.body.tokenId);
+
+    // Whoever holds the API key and a copy of the table cannot find the CVV by trying all 1,000.
+    const db = new DataSource({ type: 'postgres', url: h.tokensConfig.DATABASE_URL });
+    await db.initialize();
+    try {
+      const [{ request_hash: stored }] = await db.query(
+        `SELECT request_hash FROM idempotency_keys WHERE key = $1`,
+        [key],
+      );
+      const sent = (cvv: string) => ({
+        Type: 'Card',
+        CustomReference: reference,
+        Alias: 'My card',
+        RedirectUrl: 'https://shop.example.com/cards',
+        Card: {
+          expiration: futureExpiry(),
+          cvv,
+          holder: 'Ana Silva',
+          number: VISA,
+          eci: '05',
+          aav: card(cvv).aav,
+        },
+      });
+      const secret = h.merchant.apiKey.trim().toLowerCase();
+      const found = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0')).filter(
+        (cvv) =>
+          createHmac('sha256', secret)
+            .update(`POST /api/v2/tokens\n${JSON.stringify(sent(cvv))}`)
+            .digest('hex') === stored,
+      );
+      expect(found).toEqual([]);
+    } finally {
       await db.destroy();
     }
   });

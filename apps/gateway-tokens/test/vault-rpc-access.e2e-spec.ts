@@ -76,9 +76,11 @@ describe("who may call the vault's card subjects", () => {
   it('refuses a service it trusts that is not payments', async () => {
     const orders = identity('orders', h.env.rpcKeyPair('orders').privateKey);
     const reply = await send(await orders.sign(RpcSubjects.TokensDetokenize, request));
+    // Signed by the vault (`jws`), so the caller can tell it from another client's forgery.
     expect(reply.json).toEqual({
       ok: false,
       error: { code: 'BYRD403', message: 'orders may not call rpc.tokens.detokenize' },
+      jws: expect.any(String),
     });
   });
 
@@ -140,6 +142,7 @@ describe("who may call the vault's card subjects", () => {
       expect(refused.json).toEqual({
         ok: false,
         error: { code: 'BYRD403', message: `${service} may not call rpc.tokens.create` },
+        jws: expect.any(String),
       });
     }
   });

@@ -7,13 +7,28 @@ import { CardCipher, CardFingerprint } from '../vault/card-cipher.js';
 import { VaultMetrics } from '../vault/vault-metrics.js';
 import { CardToken } from './card-token.entity.js';
 
-/** A stored card: its token, whether this call made it, and the verification it had before. */
+/** A stored card: its token, whether this call made it, and the verification it waits on. */
 export interface StoredCard {
+  /** The token to answer with: a staged card shown as the token will be once it is verified. */
   token: CardToken;
   created: boolean;
-  /** A known card's verification before this call replaced it (null for a new token). */
-  previousVerificationId: string | null;
+  /**
+   * The verification the caller must start: its new token's, or the one its staged card waits on;
+   * null when none is needed (the card was authenticated, or was known as authenticated).
+   */
+  verifies: string | null;
 }
+
+/** A token with no card staged on it. */
+const NOTHING_STAGED = {
+  stagedVerificationId: null,
+  stagedCardCiphertext: null,
+  stagedExpiration: null,
+  stagedExpiresAt: null,
+  stagedAlias: null,
+  stagedTransactionMode: null,
+  stagedAt: null,
+} satisfies Partial<CardToken>;
 
 /** Tries at storing a card whose token a concurrent request deletes meanwhile (its clean-up). */
 const STORE_ATTEMPTS = 3;
@@ -35,7 +50,9 @@ export interface CardToStore {
 /**
  * Writes cards into the vault. The same card (keyed fingerprint) for the same merchant and
  * customer reference is one token: storing it again refreshes that token (a renewed expiry, a new
- * alias) instead of making a second one.
+ * alias) instead of making a second one. A refresh that waits on a verification is staged beside
+ * the token's card and becomes the token's only once that verification succeeded
+ * (`PromoteVerifiedCard`): until then the token is charged, read and detokenized as it was.
  */
 @Injectable()
 export class CardStore {
@@ -63,7 +80,7 @@ export class CardStore {
       // A new card is the common case: one prepared statement, which does nothing when the card is known.
       const token = this.tokenOf(randomUUID(), input, fingerprint);
       if (await insertUnlessConflict(this.dataSource, { target: CardToken, entity: token }))
-        return { token, created: true, previousVerificationId: null };
+        return { token, created: true, verifies: input.verificationId };
 
       const refreshed = await this.refresh(input, fingerprint);
       if (refreshed) return refreshed;
@@ -74,9 +91,23 @@ export class CardStore {
   }
 
   /**
+   * Undoes what a request whose verification could not be started wrote: a token it made is not
+   * kept, and a card it staged is dropped. Only while they still wait on this request's
+   * verification: a concurrent request for the same card that staged or authenticated its own since
+   * answers with the token, and keeps it.
+   */
+  async takeBack(tokenId: string, created: boolean, verificationId: string): Promise<void> {
+    const tokens = this.dataSource.getRepository(CardToken);
+    if (created) await tokens.delete({ id: tokenId, verificationId, stagedVerificationId: IsNull() });
+    else await tokens.update({ id: tokenId, stagedVerificationId: verificationId }, NOTHING_STAGED);
+  }
+
+  /**
    * Refreshes the known token under its row lock: what it keeps (an authenticated card's null
    * verification, its alias) is decided from the row as it is, not as a concurrent request for the
-   * same card read it before writing over it. Null when the token is gone.
+   * same card read it before writing over it. A card waiting on a verification is staged, the token
+   * left as it is (a later staging replaces it); one needing none is written over the token, and
+   * any staged card with it. Null when the token is gone.
    */
   private refresh(input: CardToStore, fingerprint: Buffer): Promise<StoredCard | null> {
     return this.dataSource.transaction(async (manager) => {
@@ -89,10 +120,40 @@ export class CardStore {
         lock: { mode: 'pessimistic_write' },
       });
       if (!existing) return null;
-      const previousVerificationId = existing.verificationId;
+      if (input.verificationId !== null && existing.verificationId !== null) {
+        // Its data key (select: false), to seal the staged card under: read under the row lock, so
+        // a KEK rotation's re-wrap is either before it or after this commits.
+        const [{ wrapped_key: wrappedKey }] = await manager.query<{ wrapped_key: Buffer }[]>(
+          `SELECT wrapped_key FROM card_tokens WHERE id = $1`,
+          [existing.id],
+        );
+        const staged = {
+          stagedVerificationId: input.verificationId,
+          stagedCardCiphertext: this.cipher.sealUnderKeyOf(
+            existing.id,
+            { wrappedKey, kekId: existing.kekId },
+            { number: input.card.number, expiration: input.card.expiration, holder: input.holder },
+          ),
+          stagedExpiration: input.card.expiration,
+          stagedExpiresAt: cardExpiryEnd(input.card.expiration),
+          stagedAlias: input.alias ?? existing.alias,
+          stagedTransactionMode: input.transactionMode ?? existing.transactionMode,
+          // Dropped once its verification can no longer succeed (ForgetUnverifiedCards).
+          stagedAt: new Date(),
+        } satisfies Partial<CardToken>;
+        await manager.update(CardToken, { id: existing.id }, staged);
+        const asVerified = Object.assign(new CardToken(), existing, {
+          expiration: staged.stagedExpiration,
+          expiresAt: staged.stagedExpiresAt,
+          alias: staged.stagedAlias,
+          transactionMode: staged.stagedTransactionMode,
+        });
+        return { token: asVerified, created: false, verifies: input.verificationId };
+      }
+      // Authenticated now, or known as authenticated: nothing to wait on.
       const { id, ...fields } = this.fieldsOf(existing.id, input, fingerprint, existing);
       await manager.update(CardToken, { id }, fields);
-      return { token: Object.assign(existing, fields), created: false, previousVerificationId };
+      return { token: Object.assign(existing, fields), created: false, verifies: null };
     });
   }
 
@@ -107,6 +168,9 @@ export class CardStore {
       expiration: input.card.expiration,
       holder: input.holder,
     });
+    // A known card its merchant authenticated (no verification to wait for) stays chargeable: the
+    // same card sent again without 3DS data has nothing new to prove.
+    const verificationId = existing && existing.verificationId === null ? null : input.verificationId;
     return {
       id,
       merchantId: input.merchantId,
@@ -121,9 +185,11 @@ export class CardStore {
       wrappedKey: sealed.wrappedKey,
       kekId: sealed.kekId,
       transactionMode: input.transactionMode ?? existing?.transactionMode ?? null,
-      // A known card its merchant authenticated (no verification to wait for) stays chargeable: the
-      // same card sent again without 3DS data has nothing new to prove.
-      verificationId: existing && existing.verificationId === null ? null : input.verificationId,
+      verificationId,
+      // Verified once, verified for good; with nothing to wait on, verified now. Else it waits, and
+      // is forgotten if its verification never succeeds (ForgetUnverifiedCards).
+      verifiedAt: existing?.verifiedAt ?? (verificationId === null ? new Date() : null),
+      ...NOTHING_STAGED,
     } satisfies Partial<CardToken>;
   }
 }

@@ -54,6 +54,41 @@ export class CardToken {
   @Column({ name: 'verification_id', type: 'uuid', nullable: true })
   verificationId: string | null;
 
+  /**
+   * When a verification of this card succeeded, or when the token was made when it needed none
+   * (migration 1766200000000). Null while its verification waits: a token still null after
+   * UNVERIFIED_CARD_GRACE_MS is forgotten (ForgetUnverifiedCards) unless payments says it passed.
+   */
+  @Column({ name: 'verified_at', type: 'timestamptz', nullable: true })
+  verifiedAt: Date | null;
+
+  /**
+   * A re-tokenization of this card waiting on its own verification (migration 1766100000000): its
+   * card (sealed under this token's data key), expiry, alias and mode replace the token's once that
+   * verification succeeded (`PromoteVerifiedCard`); all null when none waits.
+   */
+  @Column({ name: 'staged_verification_id', type: 'uuid', nullable: true })
+  stagedVerificationId: string | null;
+
+  @Column({ name: 'staged_card_ciphertext', type: 'bytea', nullable: true, select: false })
+  stagedCardCiphertext: Buffer | null;
+
+  @Column({ name: 'staged_expiration', type: 'text', nullable: true })
+  stagedExpiration: string | null;
+
+  @Column({ name: 'staged_expires_at', type: 'timestamptz', nullable: true })
+  stagedExpiresAt: Date | null;
+
+  @Column({ name: 'staged_alias', type: 'text', nullable: true })
+  stagedAlias: string | null;
+
+  @Column({ name: 'staged_transaction_mode', type: 'text', nullable: true })
+  stagedTransactionMode: RequestTransactionMode | null;
+
+  /** When the staged card was staged: it is dropped UNVERIFIED_CARD_GRACE_MS later if still waiting. */
+  @Column({ name: 'staged_at', type: 'timestamptz', nullable: true })
+  stagedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -9,7 +9,6 @@ import {
   type TokenResponse,
 } from '@byrd/contracts';
 import { checkCard, checkThreeDSData, Rpc, type MerchantContext } from '@byrd/platform';
-import { CardToken } from './card-token.entity.js';
 import { CardStore } from './card-store.js';
 import { presentCreatedToken, presentToken } from './token.presenter.js';
 
@@ -18,12 +17,13 @@ import { presentCreatedToken, presentToken } from './token.presenter.js';
  * authentication (checked, not just present: `checkThreeDSData`; an ECI saying "not authenticated"
  * proves none), the cardholder is verified through the payments 3DS server: the answer is BYRD207
  * with the page to send the shopper to, and payments charges the token only once that verification
- * succeeded. Malformed 3DS data is a 400 before anything is stored.
+ * succeeded. A known card sent again waits on its verification staged beside the token (CardStore),
+ * so a refused or abandoned one leaves the token as it was. Malformed 3DS data is a 400 before
+ * anything is stored.
  */
 @Injectable()
 export class CreateToken {
   constructor(
-    private readonly dataSource: DataSource,
     private readonly store: CardStore,
     private readonly rpc: Rpc,
   ) {}
@@ -34,7 +34,7 @@ export class CreateToken {
     // Written ahead with the card, new or known: until payments has started this verification (and
     // the shopper passed it), the token cannot be charged, even if this process dies while asking.
     const verificationId = authenticated ? null : randomUUID();
-    const { token, created, previousVerificationId } = await this.store.store({
+    const { token, created, verifies } = await this.store.store({
       merchantId: merchant.merchantId,
       customReference: request.CustomReference ?? null,
       alias: request.Alias ?? null,
@@ -44,37 +44,20 @@ export class CreateToken {
       verificationId,
     });
     // Nothing to verify: 3DS data came with it, or the card was already authenticated that way.
-    if (!verificationId || token.verificationId === null) return presentCreatedToken(token, request, null);
+    if (!verifies) return presentCreatedToken(token, request, null);
     try {
       const started = await this.rpc.call(RpcSubjects.PaymentsVerifyCard, {
         merchantId: merchant.merchantId,
         merchantMode: merchant.mode,
         tokenId: token.id,
         redirectUrl: request.RedirectUrl ?? null,
-        verificationId,
+        verificationId: verifies,
       });
       return presentCreatedToken(token, request, started.actionUrl);
     } catch (error) {
-      await this.takeBack(token, created, verificationId, previousVerificationId);
+      await this.store.takeBack(token.id, created, verifies);
       throw error;
     }
-  }
-
-  /**
-   * Undoes what a request whose verification could not be started wrote: a card it stored is not
-   * kept, and a known card gets its previous verification back. Only while the token still carries
-   * this request's verification: a concurrent request for the same card (the same token) that wrote
-   * its own since answers with the token, and keeps it.
-   */
-  private async takeBack(
-    token: CardToken,
-    created: boolean,
-    verificationId: string,
-    previousVerificationId: string | null,
-  ): Promise<void> {
-    const tokens = this.dataSource.getRepository(CardToken);
-    if (created) await tokens.delete({ id: token.id, verificationId });
-    else await tokens.update({ id: token.id, verificationId }, { verificationId: previousVerificationId });
   }
 }
 

@@ -6,8 +6,10 @@ import type {
   ListTokensQuery,
   TokenListResponse,
   TokenResponse,
+  TokenVerifiedResult,
+  TokenVerifiedRpcRequest,
 } from '@byrd/contracts';
-import { ApiError } from '@byrd/platform';
+import { ApiError, storeAnswerWithWork, type KeyClaim } from '@byrd/platform';
 import { CardCipher } from '../vault/card-cipher.js';
 import { VaultMetrics } from '../vault/vault-metrics.js';
 import { CardToken } from './card-token.entity.js';
@@ -76,7 +78,8 @@ export class DeleteToken {
     private readonly metrics: VaultMetrics,
   ) {}
 
-  execute(merchantId: string, tokenId: string): Promise<void> {
+  /** `claim`: the request's idempotency-key, whose answer (204) commits with the delete. */
+  execute(merchantId: string, tokenId: string, claim?: KeyClaim): Promise<void> {
     return this.metrics.measure('delete', () =>
       this.dataSource.transaction(async (manager) => {
         const { affected } = await manager.delete(CardToken, { id: tokenId, merchantId });
@@ -87,12 +90,17 @@ export class DeleteToken {
             WHERE merchant_id = $1 AND response_body ? 'tokenId' AND response_body ->> 'tokenId' = $2`,
           [merchantId, tokenId],
         );
+        // Else a retry after a death between the commit and the answer would find nothing: 404.
+        await storeAnswerWithWork(manager, claim, 204, null);
       }),
     );
   }
 }
 
-/** `rpc.tokens.detokenize` (payments only): the card behind a token, for one authorisation. */
+/**
+ * `rpc.tokens.detokenize` (payments only): the card behind a token, for one authorisation; or the
+ * card a re-tokenization staged under `verificationId`, for that verification to authenticate.
+ */
 @Injectable()
 export class Detokenize {
   constructor(
@@ -105,27 +113,74 @@ export class Detokenize {
     return this.metrics.measure('detokenize', () => this.open(request));
   }
 
-  private async open({ merchantId, tokenId }: DetokenizeRpcRequest): Promise<DetokenizedCard> {
+  private async open({ merchantId, tokenId, verificationId }: DetokenizeRpcRequest): Promise<DetokenizedCard> {
     const token = await this.dataSource
       .getRepository(CardToken)
       .createQueryBuilder('token')
-      .addSelect(['token.cardCiphertext', 'token.wrappedKey'])
+      .addSelect(['token.cardCiphertext', 'token.wrappedKey', 'token.stagedCardCiphertext'])
       .where('token.id = :tokenId AND token.merchant_id = :merchantId', { tokenId, merchantId })
       .getOne();
     if (!token) throw ApiError.notFound(`Token ${tokenId}`);
+    const staged = verificationId !== undefined && verificationId === token.stagedVerificationId;
     const card = this.cipher.open(token.id, {
-      ciphertext: token.cardCiphertext,
+      ciphertext: staged ? token.stagedCardCiphertext! : token.cardCiphertext,
       wrappedKey: token.wrappedKey,
       kekId: token.kekId,
     });
+    const expiresAt = staged ? token.stagedExpiresAt! : token.expiresAt;
     return {
       tokenId: token.id,
       number: card.number,
       expiration: card.expiration,
       holder: card.holder,
       brand: token.brand,
-      isExpired: presentToken(token).isExpired,
-      verificationId: token.verificationId,
+      isExpired: presentToken({ ...token, expiresAt }).isExpired,
+      verificationId: staged ? verificationId : token.verificationId,
+      stagedVerificationId: token.stagedVerificationId,
     };
+  }
+}
+
+/**
+ * `rpc.tokens.verified` (payments only): a verification of the token succeeded. The token is
+ * verified from now on (`verified_at`: never forgotten as unverified, ForgetUnverifiedCards), and
+ * the card staged under that verification, if it still waits there, becomes the token's card. One
+ * statement under the row lock: a reader sees the old card or the new one whole, and a sweep
+ * forgetting the token at the same moment either deletes it first (nothing is promoted) or finds
+ * it verified and leaves it. Payments asks when the verification ends and again before charging the
+ * token, so a crash in between only delays it; asking twice is a no-op.
+ */
+@Injectable()
+export class PromoteVerifiedCard {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async execute({ merchantId, tokenId, verificationId }: TokenVerifiedRpcRequest): Promise<TokenVerifiedResult> {
+    // An UPDATE answers [rows it returned, rows it changed].
+    const [rows] = await this.dataSource.query<[{ promoted: boolean }[], number]>(
+      `WITH target AS (
+         SELECT id, coalesce(staged_verification_id = $3, false) AS promote
+           FROM card_tokens WHERE id = $1 AND merchant_id = $2 FOR UPDATE)
+       UPDATE card_tokens t
+          SET card_ciphertext = CASE WHEN promote THEN staged_card_ciphertext ELSE card_ciphertext END,
+              expiration = CASE WHEN promote THEN staged_expiration ELSE expiration END,
+              expires_at = CASE WHEN promote THEN staged_expires_at ELSE expires_at END,
+              alias = CASE WHEN promote THEN staged_alias ELSE alias END,
+              transaction_mode = CASE WHEN promote THEN staged_transaction_mode ELSE transaction_mode END,
+              verification_id = CASE WHEN promote THEN staged_verification_id ELSE verification_id END,
+              staged_verification_id = CASE WHEN promote THEN NULL ELSE staged_verification_id END,
+              staged_card_ciphertext = CASE WHEN promote THEN NULL ELSE staged_card_ciphertext END,
+              staged_expiration = CASE WHEN promote THEN NULL ELSE staged_expiration END,
+              staged_expires_at = CASE WHEN promote THEN NULL ELSE staged_expires_at END,
+              staged_alias = CASE WHEN promote THEN NULL ELSE staged_alias END,
+              staged_transaction_mode = CASE WHEN promote THEN NULL ELSE staged_transaction_mode END,
+              staged_at = CASE WHEN promote THEN NULL ELSE staged_at END,
+              verified_at = coalesce(verified_at, now()),
+              updated_at = now()
+         FROM target
+        WHERE t.id = target.id AND (promote OR t.verified_at IS NULL)
+       RETURNING promote AS promoted`,
+      [tokenId, merchantId, verificationId],
+    );
+    return { promoted: rows.length > 0 && rows[0].promoted };
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiNoContentResponse,
@@ -16,7 +16,15 @@ import {
   type TokenListResponse,
   type TokenResponse,
 } from '@byrd/contracts';
-import { ApiErrors, CurrentMerchant, GuidParam, NOT_FOUND, type MerchantContext } from '@byrd/platform';
+import {
+  ApiErrors,
+  CurrentMerchant,
+  GuidParam,
+  keyClaimOf,
+  NOT_FOUND,
+  type AuthenticatedRequest,
+  type MerchantContext,
+} from '@byrd/platform';
 import { CreateToken } from './create-token.usecase.js';
 import { DeleteToken, GetToken, ListTokens } from './token-queries.usecases.js';
 
@@ -70,9 +78,10 @@ export class TokensController {
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors(NOT_FOUND)
   remove(
+    @Req() request: AuthenticatedRequest,
     @CurrentMerchant() merchant: MerchantContext,
     @Param('tokenId', GuidParam.invalid('tokenId')) tokenId: string,
   ): Promise<void> {
-    return this.deleteToken.execute(merchant.merchantId, tokenId);
+    return this.deleteToken.execute(merchant.merchantId, tokenId, keyClaimOf(request));
   }
 }

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { CardStore } from './card-store.js';
 import { CreateToken, SaveAuthenticatedCard } from './create-token.usecase.js';
-import { DeleteToken, Detokenize, GetToken, ListTokens } from './token-queries.usecases.js';
+import { ForgetUnverifiedCards } from './forget-unverified-cards.sweep.js';
+import { DeleteToken, Detokenize, GetToken, ListTokens, PromoteVerifiedCard } from './token-queries.usecases.js';
 import { TokensController } from './tokens.controller.js';
 import { TokensRpcHandlers } from './tokens.rpc.js';
 
@@ -15,6 +16,8 @@ import { TokensRpcHandlers } from './tokens.rpc.js';
     ListTokens,
     DeleteToken,
     Detokenize,
+    PromoteVerifiedCard,
+    ForgetUnverifiedCards,
     TokensRpcHandlers,
   ],
 })

@@ -38,6 +38,19 @@ export class CardCipher {
     }
   }
 
+  /**
+   * Another card of the token sealed under the token's data key (a re-tokenization it stages): no
+   * second wrapped key, so re-wrapping the token's one (a KEK rotation) keeps both cards readable.
+   */
+  sealUnderKeyOf(tokenId: string, key: Omit<SealedCard, 'ciphertext'>, card: VaultedCard): Buffer {
+    const dataKey = decrypt(this.keys.get(key.kekId), key.wrappedKey, `dek:${tokenId}`);
+    try {
+      return encrypt(dataKey, Buffer.from(JSON.stringify(card)), `card:${tokenId}`);
+    } finally {
+      dataKey.fill(0);
+    }
+  }
+
   open(tokenId: string, sealed: SealedCard): VaultedCard {
     const dataKey = decrypt(this.keys.get(sealed.kekId), sealed.wrappedKey, `dek:${tokenId}`);
     try {
