@@ -31,6 +31,13 @@ export const paymentsConfigSchema = baseConfigSchema
       .min(1_000)
       .default(15 * 60_000),
     /**
+     * How long one request's check of a shopper's 3DS code with the issuer keeps other submissions of
+     * the same challenge (a double click, two tabs, another replica) waiting for its outcome instead of
+     * asking the issuer again. Longer than the issuer takes to answer; past it, a check whose process
+     * died is made again by the next submission, so the challenge is never stuck.
+     */
+    THREE_DS_CHECK_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    /**
      * How long a live request waits for the acquirer before answering TemporaryFailed (BYRD203); the
      * outcome is then settled by the recovery, which must not start before: see ACQUIRER_RECOVERY_AFTER_MS.
      */
@@ -59,6 +66,8 @@ export const paymentsConfigSchema = baseConfigSchema
     ASYNC_LAPSE_SWEEP_MS: z.coerce.number().int().min(50).default(60_000),
     /** How often each replica cancels the two-step card payments not paid (`/pay`) before they expired. */
     UNPAID_PAYMENT_SWEEP_MS: z.coerce.number().int().min(50).default(60_000),
+    /** How often each replica saves the cards ("save my card") whose paying request could not. */
+    CARD_SAVE_SWEEP_MS: z.coerce.number().int().min(50).default(60_000),
     /** The sandbox acquirer holds every answer this long after recording it (crash and recovery drills). */
     SANDBOX_ACQUIRER_DELAY_MS: z.coerce.number().int().min(0).default(0),
     /**

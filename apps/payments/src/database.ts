@@ -14,6 +14,9 @@ import { PayIdempotencyKeys1765200000100 } from './migrations/1765200000100-pay-
 import { ChargebackIdempotencyKeys1765200000200 } from './migrations/1765200000200-chargeback-idempotency-keys.js';
 import { OpenAsyncPayments1765500000100 } from './migrations/1765500000100-open-async-payments.js';
 import { UnpaidTwoStepPayments1765900000100 } from './migrations/1765900000100-unpaid-two-step-payments.js';
+import { SealedCardsToSave1766000000100 } from './migrations/1766000000100-sealed-cards-to-save.js';
+import { OrderRefusedPayments1766100000100 } from './migrations/1766100000100-order-refused-payments.js';
+import { ThreeDSCheckClaims1766100000200 } from './migrations/1766100000200-three-ds-check-claims.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -30,4 +33,7 @@ export const PAYMENTS_MIGRATIONS = [
   ChargebackIdempotencyKeys1765200000200,
   OpenAsyncPayments1765500000100,
   UnpaidTwoStepPayments1765900000100,
+  SealedCardsToSave1766000000100,
+  OrderRefusedPayments1766100000100,
+  ThreeDSCheckClaims1766100000200,
 ];

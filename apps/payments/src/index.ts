@@ -3,3 +3,6 @@
 export { AppModule } from './app.module.js';
 export { paymentsConfigSchema } from './config.js';
 export { PAYMENTS_ENTITIES, PAYMENTS_MIGRATIONS } from './database.js';
+// Its sweeps, which those tests run at a moment of their choosing.
+export { RecoverAcquirerCalls } from './recovery/recover-acquirer-calls.js';
+export { SaveCardsLeftBehind } from './payments/save-cards-left-behind.sweep.js';

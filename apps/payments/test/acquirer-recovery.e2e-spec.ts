@@ -17,7 +17,12 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist
 const FRICTIONLESS = '5448280000000007';
 const TIMEOUT_CARD = '5201282999005515';
 const CHALLENGE = '5555341244441115';
-const RECOVERY_AFTER_MS = 4_000;
+/**
+ * The wait of every recovery here (seven tests). Above ACQUIRER_TIMEOUT_MS (2 s), and long enough
+ * that a kill test's retry (once the 1 s idempotency lease of the killed request ran out, ~1.2 s
+ * after it was sent) still finds the payment in flight before the recovery settles it.
+ */
+const RECOVERY_AFTER_MS = 3_000;
 
 /**
  * Issue 13, write-ahead: a payment's row is committed in flight before the acquirer is asked, and

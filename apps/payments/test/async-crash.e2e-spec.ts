@@ -1,11 +1,7 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
 import {
   callService,
-  freePort,
   futureExpiry,
   startServiceProcess,
   TestEnvironment,
@@ -13,11 +9,8 @@ import {
   type ServiceProcess,
   type TestMerchant,
 } from '@byrd/platform/testing';
-import { migratedServiceEnv } from './migrated-env.js';
+import { PAYMENTS_MAIN, startOrdersAndPayments } from './migrated-env.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const PAYMENTS_MAIN = path.resolve(here, '../dist/main.js');
-const ORDERS_MAIN = path.resolve(here, '../../orders/dist/main.js');
 const FRICTIONLESS = '5448280000000007';
 
 /**
@@ -41,23 +34,15 @@ describe('async settlement survives kill -9 of payments', () => {
   const lockRequests: string[] = [];
 
   beforeAll(async () => {
-    for (const main of [PAYMENTS_MAIN, ORDERS_MAIN]) {
-      if (!existsSync(main)) throw new Error(`${main} is missing: build payments and orders first`);
-    }
     env = await TestEnvironment.create();
-    const ordersVars = await migratedServiceEnv(env, 'orders', {
-      HTTP_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
+    const world = await startOrdersAndPayments(env, {
+      orders: { LOG_LEVEL: 'warn' },
+      payments: { PUBLIC_BASE_URL: 'http://127.0.0.1:1', LOG_LEVEL: 'warn' },
     });
-    paymentsVars = await migratedServiceEnv(env, 'payments', {
-      HTTP_PORT: String(await freePort()),
-      PUBLIC_BASE_URL: 'http://127.0.0.1:1',
-      LOG_LEVEL: 'warn',
-    });
-    [orders, payments] = await Promise.all([
-      startServiceProcess(ORDERS_MAIN, ordersVars),
-      startServiceProcess(PAYMENTS_MAIN, paymentsVars),
-    ]);
+    [orders, payments] = [world.orders, world.payments[0]];
+    const ordersVars = world.ordersVars;
+    // Restarted on the same port after each kill.
+    paymentsVars = { ...world.paymentsVars, HTTP_PORT: new URL(payments.url).port };
     paymentsDb = await new DataSource({ type: 'postgres', url: paymentsVars.DATABASE_URL }).initialize();
     ordersDb = await new DataSource({ type: 'postgres', url: ordersVars.DATABASE_URL }).initialize();
     merchant = await env.createMerchant('Crash Shop');

@@ -1,6 +1,8 @@
+import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { Rpc } from '@byrd/platform';
 import { type EventCollector, futureExpiry } from '@byrd/platform/testing';
+import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from '../src/async/async-payment-provider.js';
 import { PaymentsHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -258,6 +260,56 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
     expect(answer.status).toBe(422);
     expect(answer.body.code).toBe('BYRD292');
     expect((await h.payAsync('mbway', { orderId: order.orderId })).status).toBe(201);
+  });
+
+  it('refuses Multibanco and MB WAY for an order asking for a pre-authorisation (422 BYRD292), before any reference or push', async () => {
+    const provider = h.payments.get<AsyncPaymentProvider>(ASYNC_PAYMENT_PROVIDER);
+    const drawn = jest.spyOn(provider, 'multibancoReference');
+    const pushed = jest.spyOn(provider, 'requestMbWay');
+    try {
+      const order = (await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } })).body;
+      const asShopper = (type: 'multibanco' | 'mbway') =>
+        h.call(
+          h.paymentsUrl,
+          'POST',
+          `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+          {
+            type,
+            amount: '25.00',
+            currency: 'EUR',
+            orderId: order.orderId,
+            ...(type === 'mbway' ? { mbway: { phoneNumber: '912345678' } } : {}),
+          },
+          { 'x-api-key': '' },
+        );
+      const answers = [
+        await h.payAsync('multibanco', { orderId: order.orderId }),
+        await h.payAsync('mbway', { orderId: order.orderId }),
+        await asShopper('multibanco'),
+        await asShopper('mbway'),
+      ];
+      for (const answer of answers) {
+        expect(answer.status).toBe(422);
+        expect(answer.body).toMatchObject({
+          code: 'BYRD292',
+          message: expect.stringContaining('cannot pre-authorise'),
+          requestId: expect.stringMatching(GUID),
+        });
+      }
+      expect(drawn).not.toHaveBeenCalled();
+      expect(pushed).not.toHaveBeenCalled();
+      const listed = await h.request('GET', `/api/v2/transactions?orderId=${order.orderId}`);
+      expect(listed.body.data ?? listed.body).toEqual([]);
+      const untouched = (await h.getOrder(order.orderId)).body;
+      expect(untouched).toMatchObject({ status: 'created', transactions: [] });
+
+      // The card pre-authorises it, as the order asks.
+      const held = await h.pay('5448280000000007', { orderId: order.orderId, amount: '25.00' });
+      expect(held.body).toMatchObject({ status: 'Success', isPreAuth: true });
+    } finally {
+      drawn.mockRestore();
+      pushed.mockRestore();
+    }
   });
 
   it('simulates for sandbox keys only, on the merchant’s own pending async payments', async () => {

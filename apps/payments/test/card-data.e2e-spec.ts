@@ -1,21 +1,13 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   cardDataLeaks,
   dumpDatabases,
-  freePort,
   futureExpiry,
-  startServiceProcess,
   TestEnvironment,
   type ServiceProcess,
   type TestMerchant,
 } from '@byrd/platform/testing';
-import { migratedServiceEnv } from './migrated-env.js';
+import { startOrdersAndPayments } from './migrated-env.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const PAYMENTS_MAIN = path.resolve(here, '../dist/main.js');
-const ORDERS_MAIN = path.resolve(here, '../../orders/dist/main.js');
 
 const CARDS = [
   '5448280000000007',
@@ -39,21 +31,13 @@ describe('card data at rest', () => {
   const databases: string[] = [];
 
   beforeAll(async () => {
-    for (const main of [PAYMENTS_MAIN, ORDERS_MAIN]) {
-      if (!existsSync(main)) throw new Error(`${main} is missing: run "npx turbo run build" first`);
-    }
     env = await TestEnvironment.create();
-    const ordersVars = await migratedServiceEnv(env, 'orders', {
-      HTTP_PORT: String(await freePort()),
-      LOG_LEVEL: 'trace',
+    const world = await startOrdersAndPayments(env, {
+      orders: { LOG_LEVEL: 'trace' },
+      payments: { LOG_LEVEL: 'trace' },
     });
-    const paymentsVars = await migratedServiceEnv(env, 'payments', {
-      HTTP_PORT: String(await freePort()),
-      LOG_LEVEL: 'trace',
-    });
-    databases.push(ordersVars.DATABASE_URL, paymentsVars.DATABASE_URL);
-    orders = await startServiceProcess(ORDERS_MAIN, ordersVars);
-    payments = await startServiceProcess(PAYMENTS_MAIN, paymentsVars);
+    [orders, payments] = [world.orders, world.payments[0]];
+    databases.push(world.ordersVars.DATABASE_URL, world.paymentsVars.DATABASE_URL);
     merchant = await env.createMerchant();
   });
   afterAll(async () => {

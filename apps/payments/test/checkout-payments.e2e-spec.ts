@@ -68,6 +68,7 @@ describe('hosted-form payments (rpc.payments.create / rpc.payments.get)', () => 
       currency: 'EUR',
       brand: 'VISA',
       threeDSecure: null,
+      refusedByOrder: false,
       multibanco: null,
       mbway: null,
       savedCard: null,
@@ -113,13 +114,65 @@ describe('hosted-form payments (rpc.payments.create / rpc.payments.get)', () => 
   it('reports a denied card as a Denied payment, and the order can be paid again', async () => {
     const order = await newOrder();
     const denied = await pay(order, { type: 'card', card: card(DENIED) });
-    expect(denied).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+    expect(denied).toMatchObject({ status: 'Denied', code: 'BYRD205', refusedByOrder: false });
     const retry = await pay(order, { type: 'card', card: card(FRICTIONLESS) });
     expect(retry).toMatchObject({ status: 'Success' });
     await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
     // Once paid, the order takes no other payment.
     const again = await refusal(pay(order, { type: 'card', card: card(FRICTIONLESS) }));
     expect(again.code).toBe('BYRD205');
+  });
+
+  it('tells a payment its order refused (another attempt held it) from a decline: refusedByOrder, BYRD205 for the merchant as before', async () => {
+    const order = await newOrder();
+    const first = await pay(order, { type: 'card', card: card(CHALLENGE) });
+    const second = await pay(order, { type: 'card', card: card(CHALLENGE) });
+    expect(await authenticateWithSdk(h.paymentsUrl, first.threeDSecure!.id)).toMatchObject({
+      paymentStatus: 'Success',
+    });
+    // The second shopper authenticates too, but the order is the first payment's: no acquirer call.
+    expect(await authenticateWithSdk(h.paymentsUrl, second.threeDSecure!.id)).toMatchObject({
+      paymentStatus: 'Denied',
+    });
+    expect(await getPayment(order, second.transactionId)).toMatchObject({
+      status: 'Denied',
+      code: 'BYRD205',
+      refusedByOrder: true,
+    });
+    expect(await getPayment(order, first.transactionId)).toMatchObject({
+      status: 'Success',
+      refusedByOrder: false,
+    });
+    // The merchant's API is unchanged: a Denied BYRD205 payment, no new field.
+    const asMerchant = (await h.request('GET', `/api/v2/transactions/${second.transactionId}`)).body;
+    expect(asMerchant).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+    expect(asMerchant).not.toHaveProperty('refusedByOrder');
+
+    // A challenge the shopper fails is the bank's refusal, not the order's.
+    const other = await newOrder();
+    const failed = await pay(other, { type: 'card', card: card(CHALLENGE) });
+    await authenticateWithSdk(h.paymentsUrl, failed.threeDSecure!.id, '0000');
+    expect(await getPayment(other, failed.transactionId)).toMatchObject({
+      status: 'Denied',
+      refusedByOrder: false,
+    });
+  });
+
+  it('two shoppers authenticating at once, round after round: one pays, the other is refused by the order and marked so', async () => {
+    for (let round = 0; round < 6; round++) {
+      const order = await newOrder();
+      const [a, b] = await Promise.all([
+        pay(order, { type: 'card', card: card(CHALLENGE) }),
+        pay(order, { type: 'card', card: card(CHALLENGE) }),
+      ]);
+      await Promise.all([a, b].map((p) => authenticateWithSdk(h.paymentsUrl, p.threeDSecure!.id)));
+      const views = await Promise.all([a, b].map((p) => getPayment(order, p.transactionId)));
+      const byStatus = Object.fromEntries(views.map((v) => [v.status, v]));
+      expect(Object.keys(byStatus).sort()).toEqual(['Denied', 'Success']);
+      expect(byStatus.Success.refusedByOrder).toBe(false);
+      expect(byStatus.Denied).toMatchObject({ code: 'BYRD205', refusedByOrder: true });
+      await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
+    }
   });
 
   it('gives a multibanco entity and reference for the order, paid later', async () => {

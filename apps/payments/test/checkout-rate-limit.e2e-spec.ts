@@ -126,6 +126,56 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
     }
   });
 
+  it("replays an answered attempt's idempotency-key past the limit, and its repeats do not count", async () => {
+    const order = await newOrder();
+    const key = { 'idempotency-key': randomUUID() };
+    const first = await browserPays(order, '203.0.113.60', key);
+    expectDenied(first);
+    // The shopper's retries of that request (its answer lost) get its answer, however many.
+    for (let i = 0; i < ORDER_MAX + 1; i += 1) {
+      const repeat = await browserPays(order, `203.0.113.${61 + i}`, key);
+      expect(repeat.status).toBe(201);
+      expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+      expect(repeat.body).toEqual(first.body);
+    }
+    // They did not count: the link still has the rest of its attempts, then the limit.
+    for (let i = 1; i < ORDER_MAX; i += 1) expectDenied(await browserPays(order, `203.0.113.${70 + i}`));
+    expectLimited(await browserPays(order, '203.0.113.80'), 'on this order');
+    // Past the limit, the answered request is still replayed, not refused.
+    const late = await browserPays(order, '203.0.113.81', key);
+    expect(late.status).toBe(201);
+    expect(late.body).toEqual(first.body);
+    expect(await transactionsOf(order.orderId)).toBe(ORDER_MAX);
+  });
+
+  it('counts a two-step payment (created without its card, then /pay) as one attempt', async () => {
+    const order = await newOrder();
+    const twoStep = async (address: string) => {
+      const created = await callHttp(
+        h.paymentsUrl,
+        'POST',
+        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
+        { 'x-forwarded-for': address },
+      );
+      expect(created.body).toMatchObject({ status: 'Created', code: 'BYRD010' });
+      return callHttp(
+        h.paymentsUrl,
+        'POST',
+        `/api/v2/payment/${created.body.transactionId}/pay?checkoutKey=${order.checkoutKey}`,
+        { card: card() },
+        { 'x-forwarded-for': address },
+      );
+    };
+    // As many cards through the SDK's two steps as through the form.
+    for (let i = 0; i < ORDER_MAX; i += 1) {
+      const paid = await twoStep(`203.0.113.${90 + i}`);
+      expect(paid.status).toBe(200);
+      expect(paid.body).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+    }
+    expectLimited(await browserPays(order, '203.0.113.99'), 'on this order');
+  });
+
   it('holds one address to its limit over any orders; another address still pays', async () => {
     const address = '198.51.100.7';
     for (let i = 0; i < ADDRESS_MAX; i += 1) expectDenied(await browserPays(await newOrder(), address));

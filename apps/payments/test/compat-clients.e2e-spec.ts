@@ -175,11 +175,26 @@ describe('postAuth while the acquirer is still deciding', () => {
     const auth = await call(`/v1/${id}/auth`);
     const answered = answerChallenge(id, auth.json.data, '1234'); // the acquirer holds its answer 1.5 s
 
+    // Once the payment is at the acquirer, its row is held here so that its answer cannot be recorded
+    // before postAuth is asked: 20 polls, then postAuth, had to fit in that 1.5 s on a loaded machine.
+    const hold = h.payments.get(DataSource).createQueryRunner();
     let inFlight: { status: number; json: any } | undefined;
-    for (let i = 0; i < 20 && !inFlight; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const status = (await h.request('GET', `/api/v2/transactions/${payment.body.transactionId}`)).body.status;
-      if (status === 'Processing') inFlight = await call(`/v2/${id}/postAuth`);
+    try {
+      for (const deadline = Date.now() + 15_000; ; ) {
+        await hold.startTransaction();
+        const atAcquirer = await hold.query(
+          `SELECT 1 FROM transactions WHERE id = $1 AND acquirer_pending_since IS NOT NULL FOR UPDATE`,
+          [payment.body.transactionId],
+        );
+        if (atAcquirer.length > 0) break;
+        await hold.rollbackTransaction();
+        if (Date.now() > deadline) throw new Error('The payment never reached the acquirer');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      inFlight = await call(`/v2/${id}/postAuth`);
+    } finally {
+      if (hold.isTransactionActive) await hold.commitTransaction();
+      await hold.release();
     }
     expect(inFlight).toMatchObject({ status: 409, json: { code: 'BYRD201' } });
 

@@ -46,10 +46,14 @@ export class PaymentsHarness {
     options: HarnessOptions = {},
   ): Promise<PaymentsHarness> {
     const env = await TestEnvironment.create();
-    const ordersConfig = loadConfig(ordersConfigSchema, await migratedServiceEnv(env, 'orders'));
+    // Both databases at once (copies of migrated templates: waits on PostgreSQL, not on this process).
+    const [ordersVars, paymentsVars] = await Promise.all([
+      migratedServiceEnv(env, 'orders'),
+      migratedServiceEnv(env, 'payments', extraEnv),
+    ]);
+    const ordersConfig = loadConfig(ordersConfigSchema, ordersVars);
     const orders = await startTestApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
 
-    const paymentsVars = await migratedServiceEnv(env, 'payments', extraEnv);
     const paymentsConfig = loadConfig(paymentsConfigSchema, {
       ...paymentsVars,
       PUBLIC_BASE_URL: 'http://127.0.0.1:1',

@@ -9,6 +9,7 @@ import {
   RpcIdentity,
 } from '@byrd/platform';
 import { MediumDatabase, newRunId, TEST_NATS_URL } from '@byrd/platform/testing';
+import type { Acquirer } from '../src/acquirer/acquirer.js';
 import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
 import { OpenAttempts } from '../src/async/open-attempts.js';
 import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
@@ -88,12 +89,16 @@ export class PaymentsMedium {
     return new PayerResolver(this.rpc(), this.dataSource, this.merchants);
   }
 
-  /** A PaymentAuthorizer on the sandbox acquirer, recording through `events`. */
-  authorizer(events: TransactionEventRecorder, config: PaymentsConfig = this.config): PaymentAuthorizer {
+  /** A PaymentAuthorizer on the sandbox acquirer (or `acquirer`), recording through `events`. */
+  authorizer(
+    events: TransactionEventRecorder,
+    config: PaymentsConfig = this.config,
+    acquirer: Acquirer = new SandboxAcquirer(this.dataSource, config),
+  ): PaymentAuthorizer {
     const { dataSource } = this;
     return new PaymentAuthorizer(
       dataSource,
-      new SandboxAcquirer(dataSource, config),
+      acquirer,
       config,
       new AcquirerOutcomeRecorder(dataSource, events),
       new OrderLock(this.rpc()),

@@ -111,6 +111,8 @@ describe('one charge per order', () => {
     }
   });
 
+  // Two service processes started one after the other: each may take 20 s or more on a loaded CI
+  // machine (startServiceProcess waits up to 45 s), so together past the 60 s default.
   it('holds across replicas: two of payments and two of orders, requests spread over both', async () => {
     const [paymentsPort, ordersPort] = [await freePort(), await freePort()];
     const common = { LOG_LEVEL: 'warn', PUBLIC_BASE_URL: h.paymentsUrl };
@@ -140,7 +142,7 @@ describe('one charge per order', () => {
       expect(answers.filter((a) => a !== succeeded[0]).every((a) => a.status === 422)).toBe(true);
       expect(await authorisedAtAcquirer(orderId)).toBe(1);
     }
-  });
+  }, 120_000);
 
   it('hosted-form and API payments racing the form’s cancel: a successful cancel means no charge', async () => {
     const seen = { canceled: 0, paid: 0 };

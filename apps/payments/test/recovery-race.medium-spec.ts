@@ -9,6 +9,8 @@ import { OrderLock } from '../src/payments-core/order-lock.js';
 import { CardSaver } from '../src/payments/card-saver.js';
 import { markInFlight, PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
 import { RecoverAcquirerCalls } from '../src/recovery/recover-acquirer-calls.js';
+import { CardSeal } from '../src/cards/card-seal.js';
+import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
 import { AcquirerOutcomeRecorder } from '../src/transactions/acquirer-outcome.recorder.js';
 import { TransactionEventRecorder } from '../src/transactions/transaction-event-recorder.js';
 import { PaymentsMedium } from './medium.js';
@@ -123,6 +125,56 @@ describe('the recovery racing a live acquirer call (medium)', () => {
     expect(liveRecorded).toBe(false);
     expect(await medium.reload(live.id)).toMatchObject({ status: 'Error', acquirerPendingSince: null });
     expect(await eventsOf(live.id)).toEqual(['transaction.payment.error']);
+  });
+
+  it("sends an answered challenge's payment the acquirer never had, once, also when the live call lands meanwhile", async () => {
+    // The challenge was answered and its payment written ahead; its request stalled (or died) before
+    // the acquirer. Its card is still sealed on the session: the recovery sends it, not voids it.
+    const live = medium.orderless(`merchant-${randomUUID()}`, 2500);
+    live.brand = 'MASTER';
+    markInFlight(live, AN_HOUR_AGO());
+    await medium.insert(live);
+    const sessionId = randomUUID();
+    await medium.dataSource.getRepository(ThreeDSSession).save(
+      Object.assign(new ThreeDSSession(), {
+        id: sessionId,
+        transactionId: live.id,
+        merchantId: live.merchantId,
+        status: 'Authorized',
+        challengeRequired: true,
+        acsTransId: randomUUID(),
+        dsTransactionId: randomUUID(),
+        protocolVersion: '2.2.0',
+        transStatus: 'Y',
+        eci: '02',
+        aav: 'AAABBEg0VhI0VniQEjRWAAAAAAA=',
+        challengeCompletedAt: AN_HOUR_AGO(),
+        sealedCard: new CardSeal(medium.config.CARD_SEAL_KEY).seal(
+          { number: CARD.number, expiration: CARD.expiration },
+          sessionId,
+        ),
+        expiresAt: new Date(Date.now() + 600_000),
+      }),
+    );
+
+    let answer: AcquirerResult | undefined;
+    hooks.afterLookup = async () => {
+      answer = await paymentLands(live.id); // the stalled request reaches the acquirer after all
+    };
+    await recovery.execute();
+
+    expect(answer?.outcome).toBe('Success');
+    expect(await sandbox.lookup(live.id, 'sandbox')).toMatchObject({ outcome: 'Success' }); // not voided
+    const [{ n }] = await medium.dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM sandbox_acquirer_ledger WHERE reference = $1`,
+      [live.id],
+    );
+    expect(n).toBe(1);
+    expect(await medium.reload(live.id)).toMatchObject({ status: 'Success', acquirerPendingSince: null });
+    expect(await outcomes.record(live, answer!)).toBe(false); // the stalled request's own record
+    expect(await eventsOf(live.id)).toEqual(['transaction.payment.success']);
+    const session = await medium.dataSource.getRepository(ThreeDSSession).findOneByOrFail({ id: sessionId });
+    expect(session.sealedCard).toBeNull(); // kept only until the outcome was recorded
   });
 
   it('never lets a second recovery record Success for a call that a stalled one then voids', async () => {

@@ -57,6 +57,16 @@ try {
   );
 }
 
+/** Types the code on the issuer's page inside the challenge iframe and submits it. */
+async function answerChallenge(page: Page, screenshot: string, amount = '25.00 EUR') {
+  const issuer = page.frameLocator('iframe[title="Payment verification by your bank"]');
+  const code = issuer.getByLabel('One-time code');
+  await code.fill('1234');
+  await expect(issuer.getByText(amount).isVisible()).resolves.toBe(true);
+  await page.screenshot({ path: `${ARTIFACTS}${screenshot}`, fullPage: true });
+  await issuer.getByRole('button', { name: 'Submit' }).click();
+}
+
 /** A shopper in Chromium completing the sandbox issuer's challenge, through action.url and through the SDK. */
 describe('3D Secure challenge in Chromium', () => {
   let h: PaymentsHarness;
@@ -87,16 +97,6 @@ describe('3D Secure challenge in Chromium', () => {
     });
     expect(payment.code).toBe('BYRD207');
     return { order, payment };
-  }
-
-  /** Types the code on the issuer's page inside the challenge iframe and submits it. */
-  async function answerChallenge(page: Page, screenshot: string) {
-    const issuer = page.frameLocator('iframe[title="Payment verification by your bank"]');
-    const code = issuer.getByLabel('One-time code');
-    await code.fill('1234');
-    await expect(issuer.getByText('25.00 EUR').isVisible()).resolves.toBe(true);
-    await page.screenshot({ path: `${ARTIFACTS}${screenshot}`, fullPage: true });
-    await issuer.getByRole('button', { name: 'Submit' }).click();
   }
 
   function newPage() {
@@ -170,4 +170,75 @@ describe('3D Secure challenge in Chromium', () => {
     }
     await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
   });
+});
+
+/**
+ * A shopper whose payment's acquirer answer is lost (amount 10.01: the acquirer charged, the answer
+ * never came back) and who reloads action.url while the recovery settles it: told "failed" they
+ * would pay again, so the page waits, then returns them with the recovered outcome.
+ */
+describe('3D Secure action.url in Chromium while the acquirer recovery settles a lost answer', () => {
+  let h: PaymentsHarness;
+  let shop: { server: Server; url: string };
+  let browser: Browser;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    [h, browser] = await Promise.all([
+      PaymentsHarness.start(
+        {
+          ACQUIRER_TIMEOUT_MS: '2000',
+          ACQUIRER_RECOVERY_AFTER_MS: '4000',
+          ACQUIRER_RECOVERY_SWEEP_MS: '200',
+        },
+        { publicBaseIsSelf: true },
+      ),
+      launchChromium(),
+    ]);
+    shop = await startShop(h.paymentsUrl);
+  }, 600_000);
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => shop?.server.close(resolve));
+    await h?.stop();
+  });
+
+  it('a reload after the code shows "Confirming your payment", then the shop with status Success', async () => {
+    const { body: payment } = await h.pay(CHALLENGE_CARD, {
+      amount: '10.01',
+      redirectUrl: `${shop.url}/return`,
+    });
+    expect(payment.code).toBe('BYRD207');
+    const page = await browser.newPage({ viewport: { width: 800, height: 900 } });
+    const returns: string[] = [];
+    page.on('request', (request) => {
+      if (request.isNavigationRequest() && request.url().startsWith(`${shop.url}/return`))
+        returns.push(request.url());
+    });
+    try {
+      await page.goto(payment.action.url);
+      await answerChallenge(page, 'three-ds-lost-answer-challenge.png', '10.01 EUR');
+      // The acquirer's answer is lost: the payment reads TemporaryFailed until the recovery settles it.
+      for (let stored = ''; stored !== 'TemporaryFailed';) {
+        stored = (await h.request('GET', `/api/v2/transactions/${payment.transactionId}`)).body.status;
+        expect(['Created', 'Processing', 'TemporaryFailed']).toContain(stored);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await page.reload();
+      await expect(page.getByRole('heading', { name: 'Confirming your payment' }).isVisible()).resolves.toBe(
+        true,
+      );
+      await page.screenshot({ path: `${ARTIFACTS}three-ds-lost-answer-waiting.png` });
+
+      await page.waitForURL((url) => url.pathname === '/return', { timeout: 20_000 });
+      // Sent back once, with the recovered outcome: never with a failure first.
+      expect(returns.map((url) => new URL(url).searchParams.get('status'))).toEqual(['Success']);
+      expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({
+        transactionId: payment.transactionId,
+        status: 'Success',
+      });
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { CardSeal } from '../src/cards/card-seal.js';
 import { CompleteAuthentication } from '../src/three-ds/complete-authentication.usecase.js';
+import { VerifiedCards } from '../src/payments/verified-cards.js';
 import { SandboxThreeDSProvider } from '../src/three-ds-server/sandbox-three-ds.provider.js';
 import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
 import { applyOutcome } from '../src/transactions/outcome.js';
@@ -34,6 +35,7 @@ describe('3DS challenges whose sealed card cannot be opened (medium)', () => {
       events,
       new SandboxThreeDSProvider(),
       config,
+      new VerifiedCards(medium.rpc()),
     );
   });
   afterAll(() => medium?.close());

@@ -90,6 +90,20 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     return page;
   }
 
+  /** How many codes the 3DS server's issuer checked, summed over `replicas` (their `/metrics`). */
+  async function issuerChecks(replicas: string[]): Promise<number> {
+    let total = 0;
+    for (const url of replicas) {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      for (const [, labels, value] of text.matchAll(
+        /^three_ds_request_duration_seconds_count\{([^}]*)\} (\d+)$/gm,
+      )) {
+        if (labels.includes('step="challenge"')) total += Number(value);
+      }
+    }
+    return total;
+  }
+
   function decodeField(page: string, name: string): any {
     const value = new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1];
     return JSON.parse(Buffer.from(value!, 'base64url').toString('utf8'));
@@ -201,18 +215,32 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     });
   });
 
-  it('a challenge answered twice at once (a double submit, two tabs) ends once: one outcome, at most one charge', async () => {
+  it('a challenge answered twice at once (a double submit, two tabs, two replicas) ends once: the issuer asked once, one outcome, at most one charge', async () => {
     const db = h.payments.get(DataSource);
-    for (let round = 0; round < 12; round++) {
+    const replica = await h.startReplica();
+    for (let round = 0; round < 20; round++) {
       const payment = await challengePayment();
       const id = payment.threeDSecure.id;
       const { action } = await openChallenge(id);
       // Odd rounds race the right code against a wrong one: either may win, never both.
       const codes = round % 2 === 0 ? ['1234', '1234'] : ['1234', '0000'];
+      const checked = await issuerChecks([h.paymentsUrl, replica]);
+      // One submission reaches this replica, the other the second one (as behind a load balancer).
       const pages = await Promise.all(
-        codes.map((otp) => form(action, { threeDSServerTransID: id, otp, action: 'submit' })),
+        codes.map((otp, i) =>
+          form(i === 0 ? action : action.replace(h.paymentsUrl, replica), {
+            threeDSServerTransID: id,
+            otp,
+            action: 'submit',
+          }),
+        ),
       );
       expect(pages.map((page) => page.status)).toEqual([200, 200]);
+      // A second check of a code can count at a real ACS as a failed attempt, or block the card.
+      expect((await issuerChecks([h.paymentsUrl, replica])) - checked).toBe(1);
+      // Both pages tell the one outcome.
+      const told = pages.map((page) => decodeField(page.text, 'cres').transStatus);
+      expect(told[1]).toBe(told[0]);
       const result = await api(`/v2/${id}/postAuth`);
       expect(result.status).toBe(200);
       const charged = await db.query<{ n: number }[]>(
@@ -416,6 +444,34 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     expect(transaction.body.threeDSecure).toMatchObject({ status: 'NotEnrolled', transStatus: 'U' });
   });
 
+  it('returns a shopper whose payment outlasts the recovery window with status Processing, never a failure', async () => {
+    const db = h.payments.get(DataSource);
+    const withReturn = await challengePayment(MASTER_CHALLENGE, { amount: '10.01' });
+    const withoutReturn = await challengePayment(MASTER_CHALLENGE, {
+      amount: '10.01',
+      redirectUrl: undefined,
+    });
+    for (const payment of [withReturn, withoutReturn]) {
+      await answer(payment.threeDSecure.id, { otp: '1234', action: 'submit' });
+      // Its answer lost an hour ago, and the recovery has still not settled it (the acquirer away).
+      await db.query(
+        `UPDATE three_ds_sessions SET challenge_completed_at = now() - interval '1 hour' WHERE id = $1`,
+        [payment.threeDSecure.id],
+      );
+    }
+    const landing = await fetch(withReturn.action.url, { redirect: 'manual' });
+    expect(landing.status).toBe(303);
+    expect(Object.fromEntries(new URL(landing.headers.get('location')!).searchParams)).toEqual({
+      transactionId: withReturn.transactionId,
+      status: 'Processing',
+    });
+    const outcome = await fetch(withoutReturn.action.url, { redirect: 'manual' });
+    expect(outcome.status).toBe(200);
+    const shown = await outcome.text();
+    expect(shown).toContain('Payment being processed');
+    expect(shown).not.toContain('not completed');
+  });
+
   it('answers 404 for unknown or malformed ids, on the API and the pages', async () => {
     for (const id of [randomUUID(), 'not-a-guid']) {
       for (const path of [`/v2/${id}/preAuth`, `/v1/${id}/auth`, `/v2/${id}/postAuth`]) {
@@ -601,25 +657,42 @@ describe('3D Secure postAuth while the acquirer recovery settles a lost answer',
   let h: PaymentsHarness;
 
   beforeAll(async () => {
+    // The recovery waits a minute: each test lets it settle the payment (recoverNow) once it has seen
+    // the answer given meanwhile. Due 3 s after the call, it could settle it before a loaded machine
+    // asked anything, and the test saw no 409 at all.
     h = await PaymentsHarness.start(
-      { ACQUIRER_TIMEOUT_MS: '1000', ACQUIRER_RECOVERY_AFTER_MS: '3000', ACQUIRER_RECOVERY_SWEEP_MS: '200' },
+      { ACQUIRER_TIMEOUT_MS: '2000', ACQUIRER_RECOVERY_AFTER_MS: '60000', ACQUIRER_RECOVERY_SWEEP_MS: '200' },
       { publicBaseIsSelf: true },
     );
   });
   afterAll(() => h?.stop());
+
+  /** As if the payment's acquirer call had been sent a minute ago: the next sweep (200 ms) recovers it. */
+  const recoverNow = (transactionId: string) =>
+    h.payments
+      .get(DataSource)
+      .query(
+        `UPDATE transactions SET acquirer_pending_since = now() - interval '1 minute'
+          WHERE id = $1 AND acquirer_pending_since IS NOT NULL`,
+        [transactionId],
+      );
 
   const postAuth = async (id: string) => {
     const answer = await h.request('POST', `/3ds/api/v2/${id}/postAuth`, {}, { 'x-api-key': '' });
     return { status: answer.status, body: answer.status < 300 ? answer.body.data : answer.body };
   };
 
-  /** Polls postAuth as the SDK does: 409 means "not yet". Returns the statuses seen and the answer. */
-  async function pollPostAuth(id: string) {
+  /**
+   * Polls postAuth as the SDK does: 409 means "not yet". Returns the statuses seen and the answer.
+   * After the first answer, the recovery may settle the payment.
+   */
+  async function pollPostAuth(id: string, transactionId: string) {
     const seen: number[] = [];
     for (let attempt = 0; attempt < 100; attempt++) {
       const answer = await postAuth(id);
       if (seen.at(-1) !== answer.status) seen.push(answer.status);
       if (answer.status !== 409) return { seen, answer };
+      if (attempt === 0) await recoverNow(transactionId);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     throw new Error(`postAuth of ${id} still 409 after 20 s`);
@@ -628,15 +701,16 @@ describe('3D Secure postAuth while the acquirer recovery settles a lost answer',
   it('a frictionless payment: 409 until recovered, then paymentStatus Success', async () => {
     const { body: payment } = await h.pay(TIMEOUT_CARD);
     expect(payment.status).toBe('TemporaryFailed');
-    const { seen, answer } = await pollPostAuth(payment.threeDSecure.id);
+    const { seen, answer } = await pollPostAuth(payment.threeDSecure.id, payment.transactionId);
     expect(seen).toEqual([409, 200]);
     expect(answer.body).toMatchObject({ status: 'Authorized', paymentStatus: 'Success', code: 'BYRD200' });
     const transaction = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
     expect(transaction.body.status).toBe('Success');
   });
 
-  it('a challenge payment (amount 10.01 times out): 409 after the code until recovered, then Success', async () => {
-    const { body: payment } = await h.pay(MASTER_CHALLENGE, { amount: '10.01' });
+  /** A challenge payment of 10.01 (the acquirer's answer is lost) whose shopper typed the right code. */
+  async function answeredAtTimeout(overrides: Record<string, unknown> = {}) {
+    const { body: payment } = await h.pay(MASTER_CHALLENGE, { amount: '10.01', ...overrides });
     expect(payment.code).toBe('BYRD207');
     const id = payment.threeDSecure.id;
     await h.request('POST', `/3ds/api/v2/${id}/preAuth`, { browser: BROWSER }, { 'x-api-key': '' });
@@ -650,8 +724,13 @@ describe('3D Secure postAuth while the acquirer recovery settles a lost answer',
     expect(answered.status).toBe(200);
     const stored = await h.request('GET', `/api/v2/transactions/${payment.transactionId}`);
     expect(stored.body.status).toBe('TemporaryFailed');
+    return payment;
+  }
 
-    const { seen, answer } = await pollPostAuth(id);
+  it('a challenge payment (amount 10.01 times out): 409 after the code until recovered, then Success', async () => {
+    const payment = await answeredAtTimeout();
+    const id = payment.threeDSecure.id;
+    const { seen, answer } = await pollPostAuth(id, payment.transactionId);
     expect(seen).toEqual([409, 200]);
     expect(answer.body).toMatchObject({
       status: 'Authorized',
@@ -659,6 +738,34 @@ describe('3D Secure postAuth while the acquirer recovery settles a lost answer',
       executePayment: true,
       paymentStatus: 'Success',
       code: 'BYRD200',
+    });
+  });
+
+  it('action.url keeps the shopper waiting while the lost answer is recovered, then returns them with status Success', async () => {
+    const payment = await answeredAtTimeout({ redirectUrl: 'https://shop.example.com/return?cart=7' });
+    // action.url waits for the recovery (until its delay, two sweeps and the acquirer timeout have
+    // passed) before it would give up with status=Processing; the recovery settles it once the shopper
+    // has seen the first page. The shopper (re)opens action.url as the browser does, page after page,
+    // until sent back.
+    const pages: string[] = [];
+    let back: URL | null = null;
+    for (let attempt = 0; attempt < 100 && !back; attempt++) {
+      const landing = await fetch(payment.action.url, { redirect: 'manual' });
+      if (landing.status === 303) back = new URL(landing.headers.get('location')!);
+      else {
+        expect(landing.status).toBe(200);
+        pages.push(/<h1[^>]*>([^<]+)<\/h1>/.exec(await landing.text())![1]);
+        if (pages.length === 1) await recoverNow(payment.transactionId);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    // Never sent back as failed (TemporaryFailed) while the acquirer may have charged: it waited.
+    expect(pages.length).toBeGreaterThan(0);
+    expect(new Set(pages)).toEqual(new Set(['Confirming your payment']));
+    expect(Object.fromEntries(back!.searchParams)).toEqual({
+      cart: '7',
+      transactionId: payment.transactionId,
+      status: 'Success',
     });
   });
 });

@@ -54,6 +54,8 @@ describe('payments written together (medium)', () => {
       eci: null,
       aav: null,
       challengeCompletedAt: null,
+      checkClaimId: null,
+      checkClaimedUntil: null,
       sealedCard: i % 2 ? null : randomBytes(48),
       browser: i % 5 ? null : { userAgent: 'Mozilla/5.0 "x"', colorDepth: 24 },
       expiresAt: transaction.expiresAt,

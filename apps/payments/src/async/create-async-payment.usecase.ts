@@ -2,7 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import {
+  ASYNC_PAYMENT_CURRENCY,
   OPEN_ORDER_STATUSES,
+  paymentTypeTakesCurrency,
   type AsyncPaymentType,
   type CreatePaymentRequest,
   type PaymentResponse,
@@ -15,6 +17,7 @@ import {
   amountToPay,
   assertOrderAccepts,
   PayerResolver,
+  preAuthOf,
   type Payer,
   type PaymentActor,
 } from '../payments-core/payer.js';
@@ -54,9 +57,26 @@ export class CreateAsyncPayment {
     requestId: string,
     idempotencyKey?: string,
   ): Promise<PaymentResponse> {
-    // As card payments: a retry (the merchant's or a shopper's) whose first request died after the
-    // commit answers the payment it created (one reference, one MB WAY request on the phone), unless
-    // that one failed.
+    const transaction = await this.attempt(actor, request, requestId, idempotencyKey);
+    return {
+      ...presentPayment(transaction, null, null),
+      type: request.type,
+      ...presentAsyncDetails(transaction),
+    };
+  }
+
+  /**
+   * The payment of this attempt: as card payments, a retry (the merchant's, a shopper's on
+   * `?checkoutKey=` or the hosted form's) whose first request died or lost its answer after the
+   * commit answers the payment it created (one reference, one MB WAY request on the phone), unless
+   * that one failed; else a new one.
+   */
+  async attempt(
+    actor: PaymentActor,
+    request: CreatePaymentRequest,
+    requestId: string,
+    idempotencyKey?: string,
+  ): Promise<Transaction> {
     const { key, earlier } = await retriedPayment(
       this.dataSource,
       this.payer,
@@ -64,12 +84,7 @@ export class CreateAsyncPayment {
       idempotencyKey,
       request,
     );
-    const transaction = earlier ?? (await this.create(actor, request, requestId, key));
-    return {
-      ...presentPayment(transaction, null, null),
-      type: request.type,
-      ...presentAsyncDetails(transaction),
-    };
+    return earlier ?? (await this.create(actor, request, requestId, key));
   }
 
   /**
@@ -89,12 +104,19 @@ export class CreateAsyncPayment {
         `${type} payments settle when the shopper pays; they cannot pre-authorise`,
       );
     }
-    // Both methods run on the Portuguese SIBS network, which settles in euros only.
-    if (request.currency !== 'EUR')
-      throw ApiError.invalidField('currency', `${type} payments are in EUR only`);
+    if (!paymentTypeTakesCurrency(type, request.currency))
+      throw ApiError.invalidField('currency', `${type} payments are in ${ASYNC_PAYMENT_CURRENCY} only`);
     const payer = await this.payer.resolve(actor, request);
     const isoAmount = amountToPay(request, payer.order);
     assertOrderAccepts(payer.order, type);
+    // Refused before any reference is drawn or push sent: the order asks only to hold the money
+    // (decided as for a card: the order for its shopper, the merchant's request for the merchant).
+    if (preAuthOf(actor, request, payer.order)) {
+      throw Refusal.methodNotAccepted(
+        `Order ${payer.order?.orderId} asks for a pre-authorisation (paymentOptions.cardOptions.isPreAuth); ` +
+          `${type} payments settle in full when the shopper pays and cannot pre-authorise: pay it by card`,
+      );
+    }
     if (!this.provider.supports(payer.mode)) {
       throw Refusal.noAcquirer('No live processor is configured for async methods; use a sandbox key');
     }

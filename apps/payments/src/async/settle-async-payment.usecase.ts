@@ -183,6 +183,7 @@ export class SettleAsyncPayment {
       capturedIsoAmount: 0,
       refundedIsoAmount: 0,
       releasedIsoAmount: 0,
+      refusedByOrder: false,
       fingerprint: randomUUID(),
       asyncDetails: null,
       acquirerPendingSince: null,

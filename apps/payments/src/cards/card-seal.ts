@@ -25,4 +25,21 @@ export class CardSeal {
   open(sealed: Buffer, sessionId: string): SealedCardContent {
     return JSON.parse(aesGcmOpen(this.key, sealed, sessionId).toString('utf8')) as SealedCardContent;
   }
+
+  /**
+   * The card, or null (after `onFailure`) when it cannot be opened: sealed under another
+   * CARD_SEAL_KEY (a replica configured apart, or the key changed since).
+   */
+  openOrNull(
+    sealed: Buffer,
+    sessionId: string,
+    onFailure: (error: unknown) => void,
+  ): SealedCardContent | null {
+    try {
+      return this.open(sealed, sessionId);
+    } catch (error) {
+      onFailure(error);
+      return null;
+    }
+  }
 }

@@ -23,6 +23,8 @@ export function presentCheckoutPayment(
       session?.status === 'Created'
         ? { id: session.id, status: session.status, requestId: transaction.requestId }
         : null,
+    // Denied (BYRD205) by its order, not the bank: the page tells its shopper that, not "declined".
+    refusedByOrder: transaction.refusedByOrder === true,
     multibanco: multibanco ?? null,
     mbway: mbway ?? null,
     savedCard:

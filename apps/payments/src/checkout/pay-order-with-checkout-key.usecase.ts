@@ -9,7 +9,7 @@ import {
   type CreatePaymentRequest,
   type OrderSummary,
 } from '@byrd/contracts';
-import { ApiError } from '@byrd/platform';
+import { ApiError, checkedIdempotencyKey } from '@byrd/platform';
 import { CreateAsyncPayment } from '../async/create-async-payment.usecase.js';
 import { CreatePayment } from '../payments/create-payment.usecase.js';
 import { assertOrderAccepts, PayerResolver } from '../payments-core/payer.js';
@@ -20,6 +20,8 @@ import { presentCheckoutPayment } from './checkout-payment.presenter.js';
  * checkout key. Amount, currency and 3DS return address are the order's; the payment itself is an
  * ordinary card (3DS, BYRD207 while the challenge is pending), multibanco or mbway payment,
  * `initiatedFrom: HostedForm`. With `saveCard` the card is stored in the vault once it succeeds.
+ * A Multibanco or MB WAY attempt sent again with its `idempotencyKey` answers the payment it made;
+ * a card attempt is held to one at a time by the order's payment lock (its key is not used).
  */
 @Injectable()
 export class PayOrderWithCheckoutKey {
@@ -31,30 +33,48 @@ export class PayOrderWithCheckoutKey {
 
   async execute(request: CheckoutPaymentRpcRequest): Promise<CheckoutPaymentView> {
     const input = validPayment(request);
+    const idempotencyKey = checkedIdempotencyKey(request.idempotencyKey, 'idempotencyKey');
     const actor = { checkoutKey: String(request.checkoutKey) };
-    const { order } = await this.payer.resolve(actor, { orderId: String(request.orderId) });
-    const saveCardReference = saveCardReferenceOf(order!, input);
-    assertOrderAccepts(order, input.type);
-
-    const payment: CreatePaymentRequest = {
-      type: input.type,
-      orderId: order!.orderId,
-      isoAmount: order!.isoAmount,
-      currency: order!.currency,
-      redirectUrl: order!.redirectUrl ?? undefined,
-      ...(input.type === 'card' ? { card: input.card } : {}),
-      ...(input.type === 'mbway' ? { mbway: input.mbway } : {}),
-    };
+    const orderId = String(request.orderId);
     const requestId = isGuid(request.requestId) ? request.requestId.toLowerCase() : randomUUID();
     if (input.type !== 'card') {
-      const transaction = await this.createAsyncPayment.create(actor, payment, requestId);
+      saveCardReferenceOf(null, input); // refused: only a card can be saved
+      // Read whatever its state: an attempt sent again (its answer was lost, a double click)
+      // answers the payment it made, even once that one paid the order; a new one is refused by
+      // `attempt` as any payment of a closed order is.
+      const order = await this.payer.orderOfCheckoutKey(orderId, actor.checkoutKey);
+      const transaction = await this.createAsyncPayment.attempt(
+        actor,
+        paymentOf(order, input),
+        requestId,
+        idempotencyKey,
+      );
       return presentCheckoutPayment(transaction, null);
     }
-    const { transaction, session } = await this.createPayment.create(actor, payment, requestId, {
-      saveCardReference,
-    });
+    const { order } = await this.payer.resolve(actor, { orderId });
+    const saveCardReference = saveCardReferenceOf(order, input);
+    assertOrderAccepts(order, input.type);
+    const { transaction, session } = await this.createPayment.create(
+      actor,
+      paymentOf(order!, input),
+      requestId,
+      { saveCardReference },
+    );
     return presentCheckoutPayment(transaction, session);
   }
+}
+
+/** The payment the shopper's input makes of the order: its amount, currency and return address. */
+function paymentOf(order: OrderSummary, input: CheckoutPaymentRequest): CreatePaymentRequest {
+  return {
+    type: input.type,
+    orderId: order.orderId,
+    isoAmount: order.isoAmount,
+    currency: order.currency,
+    redirectUrl: order.redirectUrl ?? undefined,
+    ...(input.type === 'card' ? { card: input.card } : {}),
+    ...(input.type === 'mbway' ? { mbway: input.mbway } : {}),
+  };
 }
 
 /** The payment part of the request, checked like the hosted form's own body (`card.number`, ...). */
@@ -77,12 +97,12 @@ function validPayment(request: CheckoutPaymentRpcRequest): CheckoutPaymentReques
 }
 
 /** The reference to save the card under, when the shopper asked; refused where the order offers no saving. */
-function saveCardReferenceOf(order: OrderSummary, input: CheckoutPaymentRequest): string | undefined {
+function saveCardReferenceOf(order: OrderSummary | null, input: CheckoutPaymentRequest): string | undefined {
   if (!input.saveCard) return undefined;
   if (input.type !== 'card') {
     throw ApiError.invalidField('saveCard', `only a card can be saved, not a ${input.type} payment`);
   }
-  const reference = order.tokenOptions?.customReference;
+  const reference = order?.tokenOptions?.customReference;
   if (!reference) {
     throw ApiError.invalidField(
       'saveCard',

@@ -79,6 +79,7 @@ export class RunOperation {
         capturedIsoAmount: 0,
         refundedIsoAmount: 0,
         releasedIsoAmount: 0,
+        refusedByOrder: false,
         isPreAuth: false,
         requestId,
         fingerprint: randomUUID(),

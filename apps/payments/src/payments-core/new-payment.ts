@@ -34,6 +34,7 @@ export function newPayment(fields: NewPaymentFields): Transaction {
     capturedIsoAmount: 0,
     refundedIsoAmount: 0,
     releasedIsoAmount: 0,
+    refusedByOrder: false,
     brand: null,
     maskedCardNumber: null,
     cardExpiration: null,

@@ -81,6 +81,8 @@ export class CardCharge {
       eci: null,
       aav: null,
       challengeCompletedAt: null,
+      checkClaimId: null,
+      checkClaimedUntil: null,
       sealedCard: null,
       browser: null,
       expiresAt: transaction.expiresAt,
@@ -102,6 +104,9 @@ export class CardCharge {
       { ...card, cvv: input.cvv },
       { ...start.result, dsTransactionId: session.dsTransactionId },
     );
+    // "Save my card": kept sealed until the vault has it, so a lost answer or a crash does not lose it.
+    if (authorization && transaction.saveCardReference)
+      session.sealedCard = this.seal.seal({ number: card.number, expiration: card.expiration }, session.id);
     return { session, actionUrl: null, authorization };
   }
 

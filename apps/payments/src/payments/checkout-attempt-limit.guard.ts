@@ -2,7 +2,7 @@ import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from
 import { Reflector } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { isGuid } from '@byrd/contracts';
-import { orderPaymentsKey, RateLimiter, type AuthenticatedRequest } from '@byrd/platform';
+import { IdempotencyGuard, orderPaymentsKey, RateLimiter, type AuthenticatedRequest } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 
 const ORDER_NAMED_BY = 'payments:checkout-attempt';
@@ -22,6 +22,11 @@ export const CheckoutPaymentAttempt = (orderNamedBy: OrderNamedBy) =>
  * idempotency-key's claim (PlatformModule `guards`): a refused attempt has written nothing, nor asked
  * orders. A merchant's backend (API key) is not limited here, nor the form's own payments
  * (`rpc.payments.create`: no HTTP route, its backend counted them).
+ *
+ * What counts is a card tried: a card payment created without its card is not an attempt (its
+ * `/pay`, which brings the card, is), else a two-step payment counted twice and the SDK got half the
+ * form's attempts. A repeat of a request its idempotency-key already answered is not an attempt
+ * either: it gets its answer replayed, not a 429 once the limit is reached meanwhile.
  */
 @Injectable()
 export class CheckoutAttemptLimitGuard implements CanActivate {
@@ -29,6 +34,7 @@ export class CheckoutAttemptLimitGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly limiter: RateLimiter,
     private readonly dataSource: DataSource,
+    private readonly idempotency: IdempotencyGuard,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -36,6 +42,8 @@ export class CheckoutAttemptLimitGuard implements CanActivate {
     const namedBy = this.reflector.get<OrderNamedBy | undefined>(ORDER_NAMED_BY, context.getHandler());
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     if (!namedBy || request.merchant) return true;
+    if (namedBy === 'body' && isCardLess(request.body)) return true;
+    if (await this.idempotency.repeatsAnsweredRequest(request)) return true;
     const { checkoutKey } = (request.query ?? {}) as { checkoutKey?: unknown };
     const orderId =
       namedBy === 'body'
@@ -54,4 +62,10 @@ export class CheckoutAttemptLimitGuard implements CanActivate {
       .findOne({ select: { id: true, orderId: true }, where: { id: transactionId } });
     return payment?.orderId ?? null;
   }
+}
+
+/** A card payment's create without its card or token: the first step of a two-step payment. */
+function isCardLess(body: unknown): boolean {
+  const { type, card, tokenId } = (body ?? {}) as { type?: unknown; card?: unknown; tokenId?: unknown };
+  return typeof type === 'string' && type.trim().toLowerCase() === 'card' && card == null && tokenId == null;
 }

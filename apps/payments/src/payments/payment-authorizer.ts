@@ -33,6 +33,11 @@ export function markInFlight(transaction: Transaction, now = new Date()): void {
 export interface PendingAuthorization {
   card: AuthorizationRequest['card'];
   authentication?: AuthorizationRequest['authentication'];
+  /**
+   * Its card is also sealed on the payment's 3DS session (a challenge's), kept there until the
+   * outcome is recorded so the recovery can still send it: wiped then (CardSaver).
+   */
+  sealedOnSession?: boolean;
 }
 
 /**
@@ -43,7 +48,8 @@ export interface PendingAuthorization {
  * An authorisation is: the row committed in flight (`markInFlight`, by the caller) → the order's lock
  * taken for it → the acquirer asked under the transaction id → its answer and event recorded in one
  * statement → the lock given back if no money is held. A crash or timeout between any two steps
- * leaves the row in flight, and RecoverAcquirerCalls finishes it from what the acquirer recorded.
+ * leaves the row in flight, and RecoverAcquirerCalls finishes it from what the acquirer recorded
+ * (or, when the acquirer never had it and the card is still sealed on its 3DS session, by sending it).
  */
 @Injectable()
 export class PaymentAuthorizer {
@@ -104,7 +110,7 @@ export class PaymentAuthorizer {
   async authorize(transaction: Transaction, pending: PendingAuthorization): Promise<ApiError | null> {
     if (await anotherPaymentOfKey(this.dataSource, transaction)) {
       // Nothing reached the acquirer: the attempt ends holding no money, the other one goes on.
-      await this.outcomes.record(transaction, acquirerResult('Error'));
+      await this.end(transaction, acquirerResult('Error'), pending);
       return Refusal.keyInProgress();
     }
     let refusal: ApiError | null;
@@ -114,20 +120,32 @@ export class PaymentAuthorizer {
       // The order could not be asked (orders or the broker away). Nothing reached the acquirer, so
       // the attempt ends now holding no money (Error), and the merchant's retry with the same
       // idempotency-key is tried anew, instead of answering an attempt the recovery would only void.
-      if (await this.outcomes.record(transaction, acquirerResult('Error')))
-        await this.closeAttempt(transaction);
+      if (await this.end(transaction, acquirerResult('Error'), pending)) await this.closeAttempt(transaction);
       throw error;
     }
     if (refusal) {
-      await this.outcomes.record(transaction, acquirerResult('Denied'));
+      // Marked before the outcome (true whatever happens next: the card never reaches the acquirer),
+      // so a shopper's page reading the Denied payment always knows it was no decline.
+      await this.dataSource.query(`UPDATE transactions SET refused_by_order = true WHERE id = $1`, [
+        transaction.id,
+      ]);
+      transaction.refusedByOrder = true;
+      await this.end(transaction, acquirerResult('Denied'), pending);
       return this.payer.lockRefusal(transaction, refusal);
     }
     const result = await this.ask(transaction, pending);
-    if (await this.outcomes.record(transaction, result)) {
-      await this.cardSaver.saveIfAsked(transaction, pending.card);
-      await this.closeAttempt(transaction);
-    }
+    if (await this.end(transaction, result, pending)) await this.closeAttempt(transaction);
     return null;
+  }
+
+  /**
+   * Records the outcome (false when another process recorded one first), then saves or forgets the
+   * card it kept sealed (CardSaver).
+   */
+  private async end(transaction: Transaction, result: AcquirerResult, pending: PendingAuthorization) {
+    if (!(await this.outcomes.record(transaction, result))) return false;
+    await this.cardSaver.afterOutcome(transaction, pending);
+    return true;
   }
 
   /**

@@ -38,7 +38,7 @@ const PAYMENT_REFUSALS: ErrorCodes = {
 
 /** The OpenAPI description of the routes a browser may call with `?checkoutKey=`. */
 const CHECKOUT_KEY_LIMITS =
-  "With `?checkoutKey=` (a browser paying that order, no API key) each call counts as a payment attempt, as on the hosted form: RATE_LIMIT_PAYMENTS_MAX per client address and RATE_LIMIT_ORDER_PAYMENTS_MAX per order per RATE_LIMIT_WINDOW_MS, beyond which it is refused with 429 BYRD206 and Retry-After before anything is done. Calls with the merchant's x-api-key are not limited this way. A page on any origin may call it so (CORS: the preflight is answered, `access-control-allow-origin: *`, content-type, idempotency-key and the other headers asked for except x-api-key, no credentials); a request with x-api-key gets no CORS header, as a merchant's secret key must never be used from a browser.";
+  "With `?checkoutKey=` (a browser paying that order, no API key) each call counts as a payment attempt, as on the hosted form (but a card payment created without its card counts only at its /pay, and a repeat of a request its idempotency-key already answered is replayed, uncounted, even past the limit): RATE_LIMIT_PAYMENTS_MAX per client address and RATE_LIMIT_ORDER_PAYMENTS_MAX per order per RATE_LIMIT_WINDOW_MS, beyond which it is refused with 429 BYRD206 and Retry-After before anything is done. Calls with the merchant's x-api-key are not limited this way. A page on any origin may call it so (CORS: the preflight is answered, `access-control-allow-origin: *`, content-type, idempotency-key and the other headers asked for except x-api-key, no credentials); a request with x-api-key gets no CORS header, as a merchant's secret key must never be used from a browser.";
 
 @ApiTags('payments')
 @Controller('api/v2/payment')
@@ -58,7 +58,7 @@ export class PaymentsController {
       'Create a payment: card (BYRD207 with a 3DS redirect when the shopper must authenticate), or multibanco / mbway (BYRD201 Processing until the shopper pays)',
     description:
       CHECKOUT_KEY_LIMITS +
-      " Its `redirectUrl` must be on the origin of the order's redirectUrl or one of the merchant's checkout origins (else 400 BYRD900); left out, the order's is used. Its `orderRef` and `isPreAuth` are the order's: a body sending others is refused with 400 BYRD900.",
+      " Its `redirectUrl` must be on the origin of the order's redirectUrl or one of the merchant's checkout origins (else 400 BYRD900); left out, the order's is used. Its `orderRef` and `isPreAuth` are the order's: a body sending others is refused with 400 BYRD900. A multibanco or mbway payment of an order asking for a pre-authorisation (`paymentOptions.cardOptions.isPreAuth`, unless the merchant's own request sends `isPreAuth: false`) is refused with 422 BYRD292 before any reference is drawn or MB WAY request sent: those methods settle in full.",
   })
   @ApiCreatedResponse({
     type: PaymentResponseSchema,

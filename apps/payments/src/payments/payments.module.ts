@@ -14,10 +14,12 @@ import { CreatePayment } from './create-payment.usecase.js';
 import { CardCharge } from './card-charge.js';
 import { PayPayment } from './pay-payment.usecase.js';
 import { EndUnpaidPayments } from './end-unpaid-payments.sweep.js';
+import { SaveCardsLeftBehind } from './save-cards-left-behind.sweep.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
 import { CardSaver } from './card-saver.js';
 import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
 import { TokenCharge } from './token-charge.js';
+import { VerifiedCards } from './verified-cards.js';
 import { TransactionsController } from '../transactions/transactions.controller.js';
 import { QueryTransactions } from '../transactions/query-transactions.usecase.js';
 import { AsyncPaymentsModule } from '../async/async-payments.module.js';
@@ -54,9 +56,11 @@ import { AsyncPaymentsModule } from '../async/async-payments.module.js';
     CardSaver,
     CardCharge,
     TokenCharge,
+    VerifiedCards,
     CreatePayment,
     PayPayment,
     EndUnpaidPayments,
+    SaveCardsLeftBehind,
     QueryTransactions,
   ],
   exports: [
@@ -67,6 +71,7 @@ import { AsyncPaymentsModule } from '../async/async-payments.module.js';
     AcquirerOutcomeRecorder,
     CardCharge,
     CreatePayment,
+    VerifiedCards,
   ],
 })
 export class PaymentsModule implements NestModule {

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { RpcSubjects, type RequestTransactionMode } from '@byrd/contracts';
+import { RpcSubjects, type DetokenizedCard, type RequestTransactionMode } from '@byrd/contracts';
 import { Refusal, Rpc } from '@byrd/platform';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionRepository } from '../transactions/transaction.repository.js';
 import { CardCharge, type ChargeStarted } from './card-charge.js';
+import { VerifiedCards } from './verified-cards.js';
 
 /** No cardholder is present in these modes, so there is nobody to authenticate. */
 const MERCHANT_INITIATED: readonly RequestTransactionMode[] = [
@@ -22,6 +23,7 @@ export class TokenCharge {
     private readonly transactions: TransactionRepository,
     private readonly rpc: Rpc,
     private readonly charge: CardCharge,
+    private readonly verifiedCards: VerifiedCards,
   ) {}
 
   async start(
@@ -30,10 +32,7 @@ export class TokenCharge {
     mode: RequestTransactionMode = 'cardHolderInitiatedUnescheduled',
     now = new Date(),
   ): Promise<ChargeStarted> {
-    const card = await this.rpc.call(RpcSubjects.TokensDetokenize, {
-      merchantId: transaction.merchantId,
-      tokenId,
-    });
+    const card = await this.detokenize(transaction.merchantId, tokenId);
     if (card.isExpired) {
       throw Refusal.cardExpired(`Token ${tokenId} is expired (${card.expiration})`);
     }
@@ -43,6 +42,19 @@ export class TokenCharge {
     return MERCHANT_INITIATED.includes(mode)
       ? this.charge.chargeWithoutShopper(transaction, input, now)
       : this.charge.start(transaction, input, now);
+  }
+
+  /**
+   * The token's card; a card a re-tokenization staged whose verification succeeded is taken into
+   * the token first (the vault may not have heard of it: its verification's end asked best effort).
+   */
+  private async detokenize(merchantId: string, tokenId: string): Promise<DetokenizedCard> {
+    const card = await this.rpc.call(RpcSubjects.TokensDetokenize, { merchantId, tokenId });
+    if (!card.stagedVerificationId) return card;
+    const staged = await this.transactions.verification(card.stagedVerificationId);
+    if (staged?.status !== 'Success') return card;
+    await this.verifiedCards.promote(merchantId, tokenId, staged.id);
+    return this.rpc.call(RpcSubjects.TokensDetokenize, { merchantId, tokenId });
   }
 
   /**

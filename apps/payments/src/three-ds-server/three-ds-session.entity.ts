@@ -4,7 +4,9 @@ import type { ThreeDSecureStatus, TransStatus } from '@byrd/contracts';
 /**
  * A 3D Secure authentication of one payment (`threeDSecure.id`). While the shopper is challenged,
  * `sealedCard` holds the card number encrypted (AES-256-GCM, CARD_SEAL_KEY) so the payment can be
- * authorised afterwards; it is wiped as soon as the outcome is known.
+ * authorised afterwards; it is wiped once the payment's outcome is recorded (until then the recovery
+ * can still send a payment the acquirer never had: RecoverAcquirerCalls), or, when the shopper asked
+ * to save the card, once the vault has stored it (CardSaver, SaveCardsLeftBehind).
  */
 @Entity({ name: 'three_ds_sessions' })
 export class ThreeDSSession {
@@ -49,6 +51,16 @@ export class ThreeDSSession {
 
   @Column({ name: 'sealed_card', type: 'bytea', nullable: true })
   sealedCard: Buffer | null;
+
+  /**
+   * The request checking the shopper's code with the issuer, and until when its claim holds (database
+   * time): others wait for its outcome meanwhile, or check the code themselves once it has run out.
+   */
+  @Column({ name: 'check_claim_id', type: 'uuid', nullable: true })
+  checkClaimId: string | null;
+
+  @Column({ name: 'check_claimed_until', type: 'timestamptz', nullable: true })
+  checkClaimedUntil: Date | null;
 
   @Column({ type: 'jsonb', nullable: true })
   browser: Record<string, unknown> | null;

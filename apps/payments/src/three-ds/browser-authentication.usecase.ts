@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type {
+  TransactionStatus,
   ThreeDSAuthRequest,
   ThreeDSAuthResponse,
   ThreeDSPostAuthResponse,
@@ -7,17 +8,23 @@ import type {
   ThreeDSPreAuthResponse,
 } from '@byrd/contracts';
 import { ApiError, Refusal } from '@byrd/platform';
+import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
+import type { Transaction } from '../transactions/transaction.entity.js';
 import { AuthenticationSessions, type SessionWithPayment } from './authentication-sessions.js';
 import { decodeChallengeResponse, decodeMethodData } from './emv-messages.js';
 import { ThreeDSLinks } from './three-ds-links.js';
 import { THREE_DS_PROVIDER, type ThreeDSProvider } from '../three-ds-server/three-ds-provider.js';
 import { presentAuth, presentPostAuth, presentPreAuth, returnUrlOf } from './three-ds.presenter.js';
 
-/** Where `action.url` takes the shopper: through the flow, back to the shop, or to the outcome. */
+/**
+ * Where `action.url` takes the shopper: through the flow, to a page that waits for the payment's
+ * outcome, back to the shop, or to the outcome (`status`: the transaction's, or Processing).
+ */
 export type Landing =
   | { kind: 'authenticate'; sessionId: string; requestId: string; verifiesCard: boolean }
+  | { kind: 'settling' }
   | { kind: 'return'; url: string }
-  | { kind: 'outcome'; ended: SessionWithPayment };
+  | { kind: 'outcome'; ended: SessionWithPayment; status: TransactionStatus };
 
 /** What our notification page tells the SDK's page. */
 export type Notification =
@@ -34,6 +41,7 @@ export class BrowserAuthentication {
     private readonly sessions: AuthenticationSessions,
     private readonly links: ThreeDSLinks,
     @Inject(THREE_DS_PROVIDER) private readonly provider: ThreeDSProvider,
+    @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
   ) {}
 
   /** Records the shopper's browser for the issuer and says where the issuer's 3DS Method runs. */
@@ -69,17 +77,16 @@ export class BrowserAuthentication {
     if (session.status === 'Created') {
       throw Refusal.awaitingShopper('The shopper has not answered the 3DS challenge yet');
     }
-    if (
-      transaction.status === 'Created' ||
-      transaction.status === 'Processing' ||
-      transaction.acquirerPendingSince !== null
-    ) {
-      throw Refusal.awaitingShopper('The payment is being processed');
-    }
+    if (outcomeUnknown(transaction)) throw Refusal.awaitingShopper('The payment is being processed');
     return presentPostAuth(session, transaction);
   }
 
-  /** `GET /3ds/authenticate/{id}`: run the flow, or, once it has ended, return to the shop at once. */
+  /**
+   * `GET /3ds/authenticate/{id}`: run the flow; once it has ended, return to the shop with the
+   * payment's outcome. While that is unknown (at the acquirer, or its answer lost and the recovery
+   * settling it, usually as Success) a shopper sent back "failed" would pay again: the page waits as
+   * long as the recovery normally takes, then returns with the in-flight status, Processing.
+   */
   async landing(id: string): Promise<Landing> {
     const current = await this.sessions.current(id);
     const { session, transaction } = current;
@@ -91,8 +98,22 @@ export class BrowserAuthentication {
         verifiesCard: transaction.operationType === 'Verification',
       };
     }
-    const url = returnUrlOf(transaction);
-    return url ? { kind: 'return', url } : { kind: 'outcome', ended: current };
+    const unknown = outcomeUnknown(transaction);
+    if (unknown && Date.now() < this.recoveredBy(session.challengeCompletedAt ?? session.updatedAt)) {
+      return { kind: 'settling' };
+    }
+    const status = unknown ? 'Processing' : transaction.status;
+    const url = returnUrlOf(transaction, status);
+    return url ? { kind: 'return', url } : { kind: 'outcome', ended: current, status };
+  }
+
+  /**
+   * When the recovery has normally settled a payment sent to the acquirer at `sent`: its first sweep
+   * after ACQUIRER_RECOVERY_AFTER_MS, one more, and the acquirer's lookup.
+   */
+  private recoveredBy(sent: Date): number {
+    const { ACQUIRER_RECOVERY_AFTER_MS, ACQUIRER_RECOVERY_SWEEP_MS, ACQUIRER_TIMEOUT_MS } = this.config;
+    return sent.getTime() + ACQUIRER_RECOVERY_AFTER_MS + 2 * ACQUIRER_RECOVERY_SWEEP_MS + ACQUIRER_TIMEOUT_MS;
   }
 
   /**
@@ -120,4 +141,17 @@ export class BrowserAuthentication {
     }
     throw ApiError.invalidField('cres', 'cres or threeDSMethodData is required');
   }
+}
+
+/**
+ * Whether the payment's outcome is still to come: not sent yet, at the acquirer (committed before
+ * the call: write-ahead), or its answer lost (TemporaryFailed, acquirerPendingSince still set: the
+ * recovery settles it from what the acquirer recorded).
+ */
+function outcomeUnknown(transaction: Transaction): boolean {
+  return (
+    transaction.status === 'Created' ||
+    transaction.status === 'Processing' ||
+    transaction.acquirerPendingSince !== null
+  );
 }

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Inject,
   Injectable,
@@ -11,6 +13,7 @@ import { ApiError } from '@byrd/platform';
 import { CardSeal, type SealedCardContent } from '../cards/card-seal.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { PaymentAuthorizer } from '../payments/payment-authorizer.js';
+import { VerifiedCards } from '../payments/verified-cards.js';
 import { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionEventRecorder } from '../transactions/transaction-event-recorder.js';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
@@ -24,17 +27,27 @@ import {
 export type ChallengeEnding = { answer: string } | { abandoned: 'canceled' | 'expired' };
 
 const EXPIRY_SWEEP_MS = 15_000;
+/** How often a submission waiting for another's code check looks at the session again. */
+const CHECK_WAIT_POLL_MS = 50;
+
+/** The issuer's verdict on an answer, with the card to charge. */
+type CheckedAnswer = { card: SealedCardContent; result: AuthenticationResult };
 
 /**
- * Ends a 3DS challenge: checks the answer with the issuer, wipes the sealed card, and records the
+ * Ends a 3DS challenge: checks the answer with the issuer, wipes the sealed card (unless the payment
+ * goes ahead: kept until the acquirer's answer is recorded, or saved: CardSaver), and records the
  * outcome with its transaction.* event; when the shopper is authenticated the payment is committed
- * in flight and then authorised (write-ahead). Idempotent: a session already ended (the session row
- * lock makes a concurrent second ending wait for the first) is returned as it is.
+ * in flight and then authorised (write-ahead). Idempotent: a session already ended is returned as it
+ * is; of two endings at once, the session row lock lets the first to take it decide, and the other
+ * returns that outcome (one acquirer call). Of two answers at once (on any replicas), only the one
+ * that claims the check asks the issuer: a second check of one code can count at a real ACS as a
+ * failed attempt, or block the card.
  */
 @Injectable()
 export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(CompleteAuthentication.name);
   private readonly seal: CardSeal;
+  private readonly checkLeaseMs: number;
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -43,8 +56,10 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     private readonly events: TransactionEventRecorder,
     @Inject(THREE_DS_PROVIDER) private readonly provider: ThreeDSProvider,
     @Inject(PAYMENTS_CONFIG) config: PaymentsConfig,
+    private readonly verifiedCards: VerifiedCards,
   ) {
     this.seal = new CardSeal(config.CARD_SEAL_KEY);
+    this.checkLeaseMs = config.THREE_DS_CHECK_LEASE_MS;
   }
 
   async execute(
@@ -52,35 +67,63 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     ending: ChallengeEnding,
   ): Promise<{ session: ThreeDSSession; transaction: Transaction }> {
     if (!isGuid(sessionId)) throw ApiError.notFound(`3DS authentication ${String(sessionId)}`);
+    const before = await this.dataSource.getRepository(ThreeDSSession).findOneBy({ id: sessionId });
+    if (!before) throw ApiError.notFound(`3DS authentication ${sessionId}`);
+    const payment = await this.dataSource
+      .getRepository(Transaction)
+      .findOneByOrFail({ id: before.transactionId });
+    if (before.status !== 'Created') return { session: before, transaction: payment };
+
+    // Past its deadline a session can only expire, even if the sweep has not reached it yet.
+    const late = before.expiresAt.getTime() <= Date.now();
+    // The issuer is asked before any transaction opens: a slow ACS holds no pooled connection and no
+    // lock (other requests and the expiry sweep go on). Its answer is applied only if the session is
+    // still open under the lock; a completion that lost the race leaves the winner's outcome alone.
+    // Only the submission that claims the check asks; the others wait for its outcome (claimCheck).
+    let checked: CheckedAnswer | null = null;
+    if (!late && 'answer' in ending) {
+      // No claim: another submission's outcome, or lateness, is read or decided under the lock below.
+      const claimId = await this.claimCheck(sessionId);
+      if (claimId) {
+        try {
+          checked = await this.checkAnswer(before, payment, ending);
+        } catch (error) {
+          // No verdict: the next submission may ask at once, instead of after the claim runs out.
+          await this.releaseCheck(sessionId, claimId);
+          throw error;
+        }
+      }
+    }
     const outcome = await this.dataSource.transaction(async (manager) => {
-      const session = await manager.findOne(ThreeDSSession, {
+      const session = await manager.findOneOrFail(ThreeDSSession, {
         where: { id: sessionId },
         lock: { mode: 'pessimistic_write' },
       });
-      if (!session) throw ApiError.notFound(`3DS authentication ${sessionId}`);
       const transaction = await manager.findOneByOrFail(Transaction, { id: session.transactionId });
       if (session.status !== 'Created') return { session, transaction, authorization: null };
 
-      // Past its deadline a session can only expire, even if the sweep has not reached it yet.
-      const late = session.expiresAt.getTime() <= Date.now();
-      const answer = !late && 'answer' in ending ? ending.answer : null;
-      // Opened only to check an answer in time, so a card that cannot be opened never stops an end.
-      const card = answer === null ? null : this.openCard(session);
       let result: AuthenticationResult;
-      if (card && answer !== null)
-        result = await this.provider.answerChallenge(
-          { number: card.number, brand: transaction.brand! },
-          answer,
-        );
+      if (checked) result = checked.result;
       else if (!late && 'abandoned' in ending)
         result = this.provider.abandoned(transaction.brand!, ending.abandoned);
       else result = this.provider.abandoned(transaction.brand!, 'expired'); // late, or its card is gone
 
-      const authorization = this.authorizer.applyAuthentication(transaction, card, {
+      const authentication = this.authorizer.applyAuthentication(transaction, checked?.card ?? null, {
         ...result,
         dsTransactionId: session.dsTransactionId,
       });
-      Object.assign(session, result, { challengeCompletedAt: new Date(), sealedCard: null });
+      const authorization = authentication && { ...authentication, sealedOnSession: true };
+      // The card stays sealed for a payment going ahead until the acquirer's answer is recorded: if
+      // this process dies before the acquirer has it, the recovery finishes the authorisation on any
+      // replica instead of voiding it (the shopper answered; the card is nowhere else). Wiped then,
+      // unless its shopper asked to save it (CardSaver).
+      const keepsCard = authorization !== null;
+      Object.assign(session, result, {
+        checkClaimId: null,
+        checkClaimedUntil: null,
+        challengeCompletedAt: new Date(),
+        sealedCard: keepsCard ? session.sealedCard : null,
+      });
       await manager.save(session);
       await manager.save(transaction);
       // In flight to the acquirer: committed first, announced with its outcome (write-ahead).
@@ -92,7 +135,73 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     // which the 3DS answers report like any other declined payment.
     if (authorization) await this.authorizer.authorize(transaction, authorization);
     else this.events.flush();
+    await this.verifiedCards.ended(transaction);
     return { session, transaction };
+  }
+
+  /**
+   * Claims the issuer's check of this challenge's answer for this request: a short committed change
+   * of the session row (database time, so replicas agree), no lock or transaction held while the
+   * issuer answers; its id, or null when there is no check left to make. While another request's
+   * claim holds, waits: null once that one recorded its outcome or the challenge is past its
+   * deadline. A claim whose request died (process
+   * killed) runs out after THREE_DS_CHECK_LEASE_MS and the waiting, or a later, submission takes it.
+   */
+  private async claimCheck(sessionId: string): Promise<string | null> {
+    const claimId = randomUUID();
+    for (;;) {
+      // An UPDATE answers [rows, affected] through TypeORM.
+      const [, claimed] = await this.dataSource.query<[unknown[], number]>(
+        `UPDATE three_ds_sessions
+            SET check_claim_id = $2, check_claimed_until = now() + $3::int * interval '1 millisecond'
+          WHERE id = $1 AND status = 'Created' AND expires_at > now()
+            AND (check_claimed_until IS NULL OR check_claimed_until <= now())`,
+        [sessionId, claimId, this.checkLeaseMs],
+      );
+      if (claimed === 1) return claimId;
+      const [session] = await this.dataSource.query<{ status: string; late: boolean }[]>(
+        `SELECT status, expires_at <= now() AS late FROM three_ds_sessions WHERE id = $1`,
+        [sessionId],
+      );
+      if (session.status !== 'Created' || session.late) return null;
+      await sleep(CHECK_WAIT_POLL_MS);
+    }
+  }
+
+  /** Gives back a claim whose check brought no verdict (the issuer failed), if it is still ours. */
+  private async releaseCheck(sessionId: string, claimId: string): Promise<void> {
+    try {
+      await this.dataSource.query(
+        `UPDATE three_ds_sessions SET check_claim_id = NULL, check_claimed_until = NULL
+          WHERE id = $1 AND check_claim_id = $2`,
+        [sessionId, claimId],
+      );
+    } catch (error) {
+      // It runs out by itself.
+      this.logger.warn(
+        `3DS session ${sessionId}: its code check claim stays until it runs out: ${String(error)}`,
+      );
+    }
+  }
+
+  /**
+   * The issuer's verdict on the shopper's answer (an outside call), with the card to charge; null
+   * when there is no answer to check (the shopper gave up) or its card cannot be opened.
+   */
+  private async checkAnswer(
+    session: ThreeDSSession,
+    transaction: Transaction,
+    ending: ChallengeEnding,
+  ): Promise<CheckedAnswer | null> {
+    if (!('answer' in ending)) return null;
+    // Opened only to check an answer in time, so a card that cannot be opened never stops an end.
+    const card = this.openCard(session);
+    if (!card) return null;
+    const result = await this.provider.answerChallenge(
+      { number: card.number, brand: transaction.brand! },
+      ending.answer,
+    );
+    return { card, result };
   }
 
   /** Challenges nobody answered in time end as expired, so their payments and orders move on. */
@@ -137,11 +246,8 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
    */
   private openCard(session: ThreeDSSession): SealedCardContent | null {
     if (!session.sealedCard) return null;
-    try {
-      return this.seal.open(session.sealedCard, session.id);
-    } catch (error) {
-      this.logger.error(`3DS session ${session.id}: its sealed card cannot be opened: ${String(error)}`);
-      return null;
-    }
+    return this.seal.openOrNull(session.sealedCard, session.id, (error) =>
+      this.logger.error(`3DS session ${session.id}: its sealed card cannot be opened: ${String(error)}`),
+    );
   }
 }

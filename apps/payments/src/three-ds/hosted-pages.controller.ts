@@ -5,7 +5,7 @@ import { ApiErrors, assertUnreachable, NOT_FOUND, Public } from '@byrd/platform'
 import { BrowserAuthentication } from './browser-authentication.usecase.js';
 import { NotificationForm } from './browser-forms.dto.js';
 import { PageErrorFilter } from './page-error.filter.js';
-import { authenticatePage, notificationPage, outcomePage } from './pages/hosted-pages.js';
+import { authenticatePage, notificationPage, outcomePage, settlingPage } from './pages/hosted-pages.js';
 import { sendPage } from './pages/html.js';
 import { SdkBundle } from './sdk-bundle.js';
 import { ThreeDSLinks } from './three-ds-links.js';
@@ -29,7 +29,12 @@ export class HostedPagesController {
     summary: "action.url: runs 3DS in the shopper's browser, then returns to redirectUrl",
     security: [],
   })
-  @ApiResponse({ status: 200, description: 'The authentication page, or its outcome', content: HTML })
+  @ApiResponse({
+    status: 200,
+    description:
+      "The authentication page, a page that waits for the payment's outcome (it reloads itself), or the outcome",
+    content: HTML,
+  })
   @ApiResponse({ status: 303, description: 'Authentication is over: back to the redirectUrl' })
   @ApiErrors(NOT_FOUND)
   async authenticate(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
@@ -37,10 +42,12 @@ export class HostedPagesController {
     switch (landing.kind) {
       case 'authenticate':
         return sendPage(reply, authenticatePage(landing, this.links.origin));
+      case 'settling':
+        return sendPage(reply, settlingPage());
       case 'return':
         return void reply.header('cache-control', 'no-store').redirect(landing.url, 303);
       case 'outcome':
-        return sendPage(reply, outcomePage(landing.ended));
+        return sendPage(reply, outcomePage(landing.ended, landing.status));
       default:
         return assertUnreachable(landing);
     }

@@ -84,9 +84,13 @@ export function paymentStatusOf(status: TransactionStatus): ThreeDSPostAuthRespo
 
 /**
  * Where `action.url` sends the shopper at the end: the payment's redirectUrl with `transactionId`
- * (a card verification: `tokenId`) and `status` added to its query (the rest kept). Null when there is none, or it is not http(s).
+ * (a card verification: `tokenId`) and `status` (the transaction's unless told) added to its query
+ * (the rest kept). Null when there is none, or it is not http(s).
  */
-export function returnUrlOf(transaction: Transaction): string | null {
+export function returnUrlOf(
+  transaction: Transaction,
+  status: TransactionStatus = transaction.status,
+): string | null {
   if (!transaction.redirectUrl) return null;
   let url: URL;
   try {
@@ -99,6 +103,6 @@ export function returnUrlOf(transaction: Transaction): string | null {
   if (transaction.operationType === 'Verification')
     url.searchParams.set('tokenId', transaction.tokenId ?? '');
   else url.searchParams.set('transactionId', transaction.id);
-  url.searchParams.set('status', transaction.status);
+  url.searchParams.set('status', status);
   return url.toString();
 }

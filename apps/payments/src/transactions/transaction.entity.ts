@@ -144,6 +144,14 @@ export class Transaction {
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 
+  /**
+   * Its order refused it before its card reached the acquirer (another attempt held the order's
+   * payment lock, or the order closed): recorded Denied, BYRD205, for the merchant like a decline,
+   * but the hosted form must not tell its shopper the card was declined.
+   */
+  @Column({ name: 'refused_by_order', type: 'boolean', default: false })
+  refusedByOrder: boolean;
+
   /** The `idempotency-key` of the `/pay` request that gave a two-step payment its card, if it sent one. */
   @Column({ name: 'pay_idempotency_key', type: 'text', nullable: true })
   payIdempotencyKey: string | null;

@@ -11,6 +11,7 @@ import { insertAtomically, Refusal, Rpc } from '@byrd/platform';
 import { ACQUIRER, type Acquirer } from '../acquirer/acquirer.js';
 import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { CardCharge } from '../payments/card-charge.js';
+import { VerifiedCards } from '../payments/verified-cards.js';
 import { newPayment } from '../payments-core/new-payment.js';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -33,12 +34,15 @@ export class VerifyCard {
     private readonly charge: CardCharge,
     @Inject(ACQUIRER) private readonly acquirer: Acquirer,
     @Inject(PAYMENTS_CONFIG) private readonly config: PaymentsConfig,
+    private readonly verifiedCards: VerifiedCards,
   ) {}
 
   async execute(request: VerifyCardRpcRequest): Promise<CardVerificationStarted> {
+    // The card this verification is for: one a re-tokenization staged under its id, else the token's.
     const card = await this.rpc.call(RpcSubjects.TokensDetokenize, {
       merchantId: request.merchantId,
       tokenId: request.tokenId,
+      verificationId: request.verificationId,
     });
     if (card.isExpired) {
       throw Refusal.cardExpired(`The card expired in ${card.expiration}`);
@@ -76,6 +80,8 @@ export class VerifyCard {
       { target: Transaction, entity: transaction },
       { target: ThreeDSSession, entity: session },
     ]);
+    // A frictionless cardholder is verified already.
+    await this.verifiedCards.ended(transaction);
     return { verificationId: transaction.id, actionUrl: this.charge.actionUrl(session.id) };
   }
 }

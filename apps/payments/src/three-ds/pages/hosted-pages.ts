@@ -1,3 +1,4 @@
+import type { TransactionStatus } from '@byrd/contracts';
 import type { ErrorResponse } from '@byrd/platform';
 import type { SessionWithPayment } from '../authentication-sessions.js';
 import { html, type Page } from './html.js';
@@ -35,9 +36,13 @@ try {
   });
   status.textContent = 'Verification finished. Returning to the shop…';
   location.replace(location.href);
-} catch {
-  status.textContent = 'We could not complete the verification with your bank.';
-  document.getElementById('retry').hidden = false;
+} catch (error) {
+  // Still 409 when the SDK stops asking: the payment's outcome is not known yet, this page waits for it.
+  if (error?.status === 409) location.replace(location.href);
+  else {
+    status.textContent = 'We could not complete the verification with your bank.';
+    document.getElementById('retry').hidden = false;
+  }
 }`,
     sources: {
       scripts: ["'self'"],
@@ -48,16 +53,42 @@ try {
   };
 }
 
-/** The end of the flow when the payment has no redirectUrl to return to. */
-export function outcomePage({ session, transaction }: SessionWithPayment): Page {
-  const paid = transaction.status === 'Success';
+const SETTLING_RELOAD_MS = 2_000;
+
+/** Shown while the payment's outcome is not known yet: it reloads itself until `action.url` moves on. */
+export function settlingPage(): Page {
   return {
-    title: paid ? 'Payment successful' : 'Payment not completed',
+    title: 'Confirming your payment',
     body: html`<main>
-      <h1 class="${paid ? 'ok' : 'fail'}">${paid ? 'Payment successful' : 'Payment not completed'}</h1>
+      <h1>Confirming your payment</h1>
+      <p role="status" aria-live="polite">
+        Your bank is confirming the payment. Please wait, and do not pay again: this page moves on by itself.
+      </p>
+    </main>`,
+    script: `setTimeout(() => location.replace(location.href), ${SETTLING_RELOAD_MS});`,
+  };
+}
+
+/**
+ * The end of the flow when the payment has no redirectUrl to return to. `status` is the
+ * transaction's, or Processing while its outcome is still unknown (never shown as a failure).
+ */
+export function outcomePage({ session, transaction }: SessionWithPayment, status: TransactionStatus): Page {
+  const paid = status === 'Success';
+  const processing = status === 'Processing';
+  const heading = paid
+    ? 'Payment successful'
+    : processing
+      ? 'Payment being processed'
+      : 'Payment not completed';
+  return {
+    title: heading,
+    body: html`<main>
+      <h1 class="${paid ? 'ok' : processing ? '' : 'fail'}">${heading}</h1>
+      ${processing ? html`<p>Your bank has not confirmed it yet. Do not pay again: the shop will confirm it.</p>` : ''}
       <dl>
         <dt>Status</dt>
-        <dd>${transaction.status}</dd>
+        <dd>${status}</dd>
         <dt>Verification</dt>
         <dd>${session.status}</dd>
         <dt>Transaction</dt>
