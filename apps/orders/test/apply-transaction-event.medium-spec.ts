@@ -134,6 +134,12 @@ describe('ApplyTransactionEvent (medium)', () => {
     return rows.map((row) => row.payload as EventEnvelope);
   }
   const eventsOf = async (order: Order) => (await envelopesOf(order)).map((e) => e.type);
+  /** Each order.* event written for the order, with the transaction it names. */
+  const namedEventsOf = async (order: Order) =>
+    (await envelopesOf(order)).map((e) => [
+      e.type,
+      (e.data as { transactionId: string | null }).transactionId,
+    ]);
 
   it('pays an open order on a successful payment: its transaction, paymentId and order.paid', async () => {
     const order = await openOrder();
@@ -195,23 +201,63 @@ describe('ApplyTransactionEvent (medium)', () => {
   it("gives the order its paymentId and order.paid when a full refund's event comes before its payment's", async () => {
     const order = await openOrder();
     const paymentId = randomUUID();
-    await deliver(order, 'transaction.refund.success', { sourceTransactionId: paymentId });
+    const refundId = await deliver(order, 'transaction.refund.success', { sourceTransactionId: paymentId });
     expect((await reload(order)).status).toBe('created');
     await deliver(order, 'transaction.payment.success', { transactionId: paymentId });
 
-    expect(await reload(order)).toMatchObject({ status: 'refunded', paymentId, refundedIsoAmount: 2500 });
-    // What happened, in the order it happened: paid, then refunded.
-    expect(await eventsOf(order)).toEqual(['order.paid', 'order.refunded']);
+    expect(await reload(order)).toMatchObject({
+      status: 'refunded',
+      paymentId,
+      lastTransactionId: refundId,
+      refundedIsoAmount: 2500,
+    });
+    // What happened, in the order it happened: paid (by the payment), then refunded (by the refund).
+    expect(await namedEventsOf(order)).toEqual([
+      ['order.paid', paymentId],
+      ['order.refunded', refundId],
+    ]);
   });
 
   it("announces a partial refund whose event came before its payment's, once the payment is known", async () => {
     const order = await openOrder();
     const paymentId = randomUUID();
-    await deliver(order, 'transaction.refund.success', { isoAmount: 1000, sourceTransactionId: paymentId });
+    const refundId = await deliver(order, 'transaction.refund.success', {
+      isoAmount: 1000,
+      sourceTransactionId: paymentId,
+    });
     await deliver(order, 'transaction.payment.success', { transactionId: paymentId });
 
-    expect(await reload(order)).toMatchObject({ status: 'paid', paymentId, refundedIsoAmount: 1000 });
-    expect(await eventsOf(order)).toEqual(['order.paid', 'order.partialrefunded']);
+    expect(await reload(order)).toMatchObject({
+      status: 'paid',
+      paymentId,
+      lastTransactionId: refundId,
+      refundedIsoAmount: 1000,
+    });
+    expect(await namedEventsOf(order)).toEqual([
+      ['order.paid', paymentId],
+      ['order.partialrefunded', refundId],
+    ]);
+  });
+
+  it('names the refund that succeeded in order.partialrefunded, not another asked for meanwhile', async () => {
+    const order = await openOrder();
+    const paymentId = await deliver(order, 'transaction.payment.success');
+    const refund = { sourceTransactionId: paymentId, isoAmount: 1000 };
+    const first = await deliver(order, 'transaction.refund.pending', { ...refund, status: 'Processing' });
+    const second = await deliver(order, 'transaction.refund.pending', { ...refund, status: 'Processing' });
+    await deliver(order, 'transaction.refund.success', { ...refund, transactionId: first });
+
+    expect(await reload(order)).toMatchObject({
+      status: 'paid',
+      lastTransactionId: first,
+      refundedIsoAmount: 1000,
+    });
+    expect(await namedEventsOf(order)).toEqual([
+      ['order.paid', paymentId],
+      ['order.partialrefunded', first],
+    ]);
+    await deliver(order, 'transaction.refund.success', { ...refund, transactionId: second });
+    expect((await namedEventsOf(order)).at(-1)).toEqual(['order.partialrefunded', second]);
   });
 
   it('reads the operation and status off the event name when the content lacks them', async () => {
@@ -301,6 +347,38 @@ describe('ApplyTransactionEvent (medium)', () => {
     });
   });
 
+  it("keeps the paying transaction as the order's last when an older attempt's first event comes after it", async () => {
+    // The outbox publishes a batch together and retries the one that failed: the abandoned 3DS
+    // attempt's first event (its pending, or only its cancellation) can reach us after the payment.
+    const late = await openOrder();
+    const paying = await deliver(late, 'transaction.payment.success');
+    const abandoned = await deliver(late, 'transaction.payment.pending');
+    await deliver(late, 'transaction.payment.canceled', { transactionId: abandoned });
+    expect(await reload(late)).toMatchObject({
+      status: 'paid',
+      paymentId: paying,
+      lastTransactionId: paying,
+    });
+    expect(await eventsOf(late)).toEqual(['order.paid']);
+
+    const onlyCanceled = await openOrder();
+    const paid = await deliver(onlyCanceled, 'transaction.payment.success');
+    await deliver(onlyCanceled, 'transaction.payment.canceled');
+    expect(await reload(onlyCanceled)).toMatchObject({ paymentId: paid, lastTransactionId: paid });
+
+    // Nor from the pre-authorisation holding the order, or the attempt holding its payment lock.
+    const authorised = await openOrder();
+    const preAuth = await deliver(authorised, 'transaction.preauth.success');
+    await deliver(authorised, 'transaction.payment.canceled');
+    expect(await reload(authorised)).toMatchObject({ status: 'pending', lastTransactionId: preAuth });
+    const card = randomUUID();
+    const locked = await openOrder();
+    await lockPayment.execute({ orderId: locked.id, merchantId, transactionId: card });
+    await deliver(locked, 'transaction.payment.pending', { transactionId: card });
+    await deliver(locked, 'transaction.payment.canceled');
+    expect(await reload(locked)).toMatchObject({ status: 'pending', lastTransactionId: card });
+  });
+
   it('expires an order whose only money came late and was refunded at once, once the card holding it failed', async () => {
     // A Multibanco reference paid while a card attempt held the order (payments refunded it at
     // once), then the card declined: nothing holds money, so the order lapses like any other.
@@ -381,6 +459,28 @@ describe('ApplyTransactionEvent (medium)', () => {
     expect(await eventsOf(canceled)).toEqual([]);
   });
 
+  it('lists a payment whose money came after it was voided as a success, whichever event came first', async () => {
+    // Payments voided a Multibanco reference (Canceled BYRD205), then its money arrived: recorded
+    // Success and refunded at once. The merchant's GET shows that, whatever order the events came in.
+    const outcomes: string[][] = [];
+    for (const voidFirst of [true, false]) {
+      const order = await openOrder();
+      const reference = randomUUID();
+      const voided = () =>
+        deliver(order, 'transaction.payment.canceled', { transactionId: reference, status: 'Canceled' });
+      const paid = () =>
+        deliver(order, 'transaction.payment.success', { transactionId: reference, refundedAtOnce: true });
+      if (voidFirst) await voided().then(paid);
+      else await paid().then(voided);
+      const details = await getOrder.execute(merchantId, order.id);
+      outcomes.push([details.status, ...details.transactions.map((t) => t.status)]);
+    }
+    expect(outcomes).toEqual([
+      ['created', 'Success'],
+      ['created', 'Success'],
+    ]);
+  });
+
   it('announces nothing for a TemporaryFailed event applied after its attempt succeeded', async () => {
     const order = await openOrder();
     const paymentId = await deliver(order, 'transaction.payment.success');
@@ -410,6 +510,17 @@ describe('ApplyTransactionEvent (medium)', () => {
     await deliver(order, 'transaction.payment.success', { transactionId: attempt });
     expect(await reload(order)).toMatchObject({ status: 'paid', paymentId: attempt });
     expect(await eventsOf(order)).toEqual(['order.pending', 'order.temporaryfailed', 'order.paid']);
+  });
+
+  it('announces order.temporaryfailed once when the timeout of an attempt is announced twice', async () => {
+    // Payments may announce an outcome again under another event id (its recovery, a second producer).
+    const attempt = randomUUID();
+    const order = await openOrder();
+    await deliver(order, 'transaction.payment.error', { transactionId: attempt, status: 'TemporaryFailed' });
+    await deliver(order, 'transaction.payment.error', { transactionId: attempt, status: 'TemporaryFailed' });
+
+    expect(await reload(order)).toMatchObject({ status: 'pending', lastTransactionId: attempt });
+    expect(await eventsOf(order)).toEqual(['order.pending', 'order.temporaryfailed']);
   });
 
   it('announces no order.temporaryfailed when a refund of a paid order times out; its success follows', async () => {

@@ -9,6 +9,8 @@ import { ORDERS_ENTITIES, ORDERS_MIGRATIONS } from '../src/database.js';
 
 /** A running orders service on its own database, stream and key bucket, reached over real HTTP. */
 export class OrdersHarness {
+  private readonly replicas: NestFastifyApplication[] = [];
+
   private constructor(
     readonly env: TestEnvironment,
     readonly app: NestFastifyApplication,
@@ -37,7 +39,16 @@ export class OrdersHarness {
     return new OrdersHarness(env, app, url, merchant, vars);
   }
 
+  /** Another orders replica on the same database, stream and buckets: its consumers share the durables. */
+  async startReplica(): Promise<NestFastifyApplication> {
+    const config = loadConfig(ordersConfigSchema, this.vars);
+    const { app } = await startTestApp(AppModule.forRoot(config), SERVICE_NAME);
+    this.replicas.push(app);
+    return app;
+  }
+
   async stop(): Promise<void> {
+    for (const replica of this.replicas) await replica.close();
     await this.app.close();
     await this.env.cleanup();
   }
@@ -73,6 +84,17 @@ export class OrdersHarness {
     order: { orderId: string; orderRef: string },
     fields: Partial<TransactionEventContent> & { transactionId: string },
   ): Promise<EventEnvelope> {
+    const envelope = this.transactionEvent(type, order, fields);
+    await this.env.publish(envelope);
+    return envelope;
+  }
+
+  /** A transaction.* event as payments publishes it: a successful 25.00 EUR payment unless `fields` say otherwise. */
+  transactionEvent(
+    type: EventName,
+    order: { orderId: string; orderRef: string },
+    fields: Partial<TransactionEventContent> & { transactionId: string },
+  ): EventEnvelope {
     const data: TransactionEventContent = {
       orderId: order.orderId,
       orderRef: order.orderRef,
@@ -84,7 +106,7 @@ export class OrdersHarness {
       description: 'Operation successfully completed',
       ...fields,
     };
-    const envelope = {
+    return {
       id: randomUUID(),
       type,
       occurredAt: new Date().toISOString(),
@@ -93,8 +115,14 @@ export class OrdersHarness {
       referenceIds: [order.orderId, fields.transactionId],
       data,
     } as EventEnvelope;
-    await this.env.publish(envelope);
-    return envelope;
+  }
+
+  /**
+   * Publishes `envelope` again as the stream delivers a message it got twice: under the same id,
+   * past the broker's duplicate window (no msgID), so only the consumer's inbox can tell.
+   */
+  async redeliver(envelope: EventEnvelope): Promise<void> {
+    await this.env.nats.js.publish(this.env.nats.subject(envelope.type), JSON.stringify(envelope));
   }
 
   /** Polls the order until `predicate` holds (the state machine is driven asynchronously by events). */

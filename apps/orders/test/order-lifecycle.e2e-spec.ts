@@ -17,6 +17,18 @@ describe('order lifecycle', () => {
   });
   afterAll(() => h?.stop());
 
+  /**
+   * An order that outlives its test (a day here: 432 s) unless the test asks for an expiry: with the
+   * 15-minute default (4.5 s here) the sweep, every 100 ms, could expire it mid-test on a loaded machine.
+   */
+  const createOrder = (overrides: Record<string, unknown> = {}) =>
+    h.createOrder({ expiresIn: 24 * 60, ...overrides });
+  /** Puts an order's expiresAt in the past, once the test holds it as it needs (paid, locked). */
+  const age = (orderId: string) =>
+    h.app.get(DataSource).query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      orderId,
+    ]);
+
   const orderEvents = (orderId: string) =>
     events.events
       .filter((e) => (e.envelope.data as { orderId: string }).orderId === orderId)
@@ -25,7 +37,7 @@ describe('order lifecycle', () => {
   const as = (service: string) => new Rpc(h.env.nats, service, h.env.rpcIdentity(service));
 
   it('pending → paid with paymentId and transactionId, announced once even when the outcome arrives twice', async () => {
-    const { body: order } = await h.createOrder();
+    const { body: order } = await createOrder();
     const transactionId = randomUUID();
 
     await h.publishTransaction('transaction.payment.pending', order, { transactionId, status: 'Processing' });
@@ -62,7 +74,7 @@ describe('order lifecycle', () => {
   });
 
   it('announces a partial refund once, even when its outcome arrives twice', async () => {
-    const { body: order } = await h.createOrder();
+    const { body: order } = await createOrder();
     await h.publishTransaction('transaction.payment.success', order, { transactionId: randomUUID() });
     await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
     const refund = await h.publishTransaction('transaction.refund.success', order, {
@@ -77,7 +89,7 @@ describe('order lifecycle', () => {
   });
 
   it('stays created when every attempt fails; a timed-out one is pending and announced as a temporary failure', async () => {
-    const { body: order } = await h.createOrder();
+    const { body: order } = await createOrder();
     await h.publishTransaction('transaction.payment.failed', order, {
       transactionId: randomUUID(),
       status: 'Denied',
@@ -111,7 +123,7 @@ describe('order lifecycle', () => {
   });
 
   it('pre-auth → pending, capture → paid, partial refund keeps paid (order.partialrefunded), full refund → refunded', async () => {
-    const { body: order } = await h.createOrder({ amount: '40.00' });
+    const { body: order } = await createOrder({ amount: '40.00' });
     const preauth = randomUUID();
     const capture = randomUUID();
     await h.publishTransaction('transaction.preauth.success', order, {
@@ -156,14 +168,18 @@ describe('order lifecycle', () => {
   });
 
   it('expires an unpaid order after expiresAt and announces order.expired; a paid one never expires', async () => {
-    const { body: unpaid } = await h.createOrder({ expiresIn: 2 });
-    const { body: paidOrder } = await h.createOrder({ expiresIn: 2 });
+    const { body: unpaid } = await createOrder({ expiresIn: 2 });
+    // Paid before it is due, then past its expiry: due at once (600 ms here), the sweep could expire
+    // it before its payment's event is applied.
+    const { body: paidOrder } = await createOrder();
     await h.publishTransaction('transaction.payment.success', paidOrder, { transactionId: randomUUID() });
     await h.waitForOrder(paidOrder.orderId, (o) => o.status === 'paid');
+    await age(paidOrder.orderId);
 
     const expired = await h.waitForOrder(unpaid.orderId, (o) => o.status === 'expired');
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expired.expiresAt));
     await events.waitFor((e) => e.type === 'order.expired' && (e.data as any).orderId === unpaid.orderId);
+    await h.app.get(ExpireOrders).execute(); // a sweep surely past the paid order's expiry
     await new Promise((r) => setTimeout(r, 300));
     expect((await h.request('GET', `/api/v2/orders/${paidOrder.orderId}`)).body.status).toBe('paid');
   });
@@ -171,7 +187,7 @@ describe('order lifecycle', () => {
   describe('hosted form RPC', () => {
     it('rpc.orders.get returns the summary only to the holder of the checkout key', async () => {
       const rpc = h.app.get(Rpc);
-      const { body: order } = await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
+      const { body: order } = await createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
 
       const summary = await rpc.call('rpc.orders.get', {
         orderId: order.orderId,
@@ -196,7 +212,7 @@ describe('order lifecycle', () => {
 
     it('rpc.orders.cancel cancels an open order (order.canceled) and refuses a paid one', async () => {
       const rpc = h.app.get(Rpc);
-      const { body: open } = await h.createOrder();
+      const { body: open } = await createOrder();
       const canceled = await rpc.call('rpc.orders.cancel', {
         orderId: open.orderId,
         checkoutKey: open.checkoutKey,
@@ -207,7 +223,7 @@ describe('order lifecycle', () => {
       expect(read.body.canceledAt).toBeTruthy();
       await events.waitFor((e) => e.type === 'order.canceled' && (e.data as any).orderId === open.orderId);
 
-      const { body: paid } = await h.createOrder();
+      const { body: paid } = await createOrder();
       await h.publishTransaction('transaction.payment.success', paid, { transactionId: randomUUID() });
       await h.waitForOrder(paid.orderId, (o) => o.status === 'paid');
       await expect(
@@ -228,7 +244,7 @@ describe('order lifecycle', () => {
     }
 
     it('refuses to cancel or read an order for a request that names its merchant, not its checkout key', async () => {
-      const { body: order } = await h.createOrder();
+      const { body: order } = await createOrder();
       const byMerchant = { orderId: order.orderId, merchantId: h.merchant.merchantId };
 
       for (const subject of ['rpc.orders.cancel', 'rpc.orders.get', 'rpc.orders.getForMerchant']) {
@@ -274,7 +290,7 @@ describe('order lifecycle', () => {
       const payments = as('payments');
       const outcomes = { locked: 0, expired: 0 };
       for (let round = 0; round < 20; round++) {
-        const { body: order } = await h.createOrder({ expiresIn: 1 }); // 300 ms here
+        const { body: order } = await createOrder({ expiresIn: 1 }); // 300 ms here
         const expiresAt = Date.parse(order.expiresAt);
         // The sweep as it runs at the deadline, racing a lock taken just before it.
         const [lock] = await Promise.all([
@@ -308,13 +324,15 @@ describe('order lifecycle', () => {
 
     it('holds an order for one attempt: others, cancel and expiry are refused until it fails', async () => {
       const payments = as('payments');
-      const { body: order } = await h.createOrder({ expiresIn: 2 }); // 600 ms here
+      // Locked before it is due (aged below): due at once, the sweep could expire it before the lock.
+      const { body: order } = await createOrder();
       const [first, second] = [randomUUID(), randomUUID()];
 
       expect(await payments.call('rpc.orders.lockPayment', lockOf(order, first))).toEqual({
         orderId: order.orderId,
         lockedBy: first,
       });
+      await age(order.orderId);
       // The same attempt again (a retry) is a no-op; another attempt is refused.
       expect(await payments.call('rpc.orders.lockPayment', lockOf(order, first))).toMatchObject({
         lockedBy: first,
@@ -335,7 +353,8 @@ describe('order lifecycle', () => {
       });
 
       // Past its expiry, the sweep leaves an order alone while an attempt may be charging it...
-      await new Promise((r) => setTimeout(r, 1_200));
+      await h.app.get(ExpireOrders).execute();
+      await new Promise((r) => setTimeout(r, 300));
       expect((await h.request('GET', `/api/v2/orders/${order.orderId}`)).body.status).toBe('created');
       // ...and the attempt's failure (its event) gives it back: then it expires, unpaid.
       await h.publishTransaction('transaction.payment.failed', order, {
@@ -351,7 +370,7 @@ describe('order lifecycle', () => {
 
     it("answers an unlock that waited for the attempt's own event to release the lock with the lock as it stands", async () => {
       const payments = as('payments');
-      const { body: order } = await h.createOrder();
+      const { body: order } = await createOrder();
       const attempt = randomUUID();
       await payments.call('rpc.orders.lockPayment', lockOf(order, attempt));
       // The attempt's failure event is being applied: its transaction holds the row and lets the lock go.
@@ -382,7 +401,7 @@ describe('order lifecycle', () => {
 
     it('a successful attempt keeps the lock; a released pre-authorisation gives it back', async () => {
       const payments = as('payments');
-      const { body: order } = await h.createOrder();
+      const { body: order } = await createOrder();
       const preAuth = randomUUID();
       await payments.call('rpc.orders.lockPayment', lockOf(order, preAuth));
       await h.publishTransaction('transaction.preauth.success', order, {
@@ -412,7 +431,7 @@ describe('order lifecycle', () => {
       // A repeatable RPC is asked again when a try gets no answer, so a late first try and its
       // retry can reach two replicas together: both must answer that this attempt holds the order.
       const payments = as('payments');
-      const { body: order } = await h.createOrder();
+      const { body: order } = await createOrder();
       const attempt = randomUUID();
       const answers = await Promise.all(
         Array.from({ length: 10 }, () => payments.call('rpc.orders.lockPayment', lockOf(order, attempt))),
@@ -431,7 +450,7 @@ describe('order lifecycle', () => {
       // event, while the request waited. Taking the lock now would hold the order for good: nothing
       // else would announce that attempt's end again, and the expiry sweep skips locked orders.
       const payments = as('payments');
-      const { body: order } = await h.createOrder();
+      const { body: order } = await createOrder();
       const gaveUp = randomUUID();
       await h.publishTransaction('transaction.payment.failed', order, {
         transactionId: gaveUp,
@@ -456,7 +475,7 @@ describe('order lifecycle', () => {
     });
 
     it('answers only payments: the lock decides whether an order can be charged twice', async () => {
-      const { body: order } = await h.createOrder();
+      const { body: order } = await createOrder();
       // Refused for the caller's own identity: a 500 to that caller, orders' reason in its cause.
       const refused = (subject: string, caller: string) => ({
         kind: 'Internal',

@@ -37,6 +37,8 @@ describe('orders process killed between commit and publish', () => {
     await env?.cleanup();
   });
 
+  // Two service processes started one after the other: each may take 20 s or more on a loaded CI
+  // machine (startServiceProcess waits up to 45 s), so together past the 60 s default.
   it('publishes order.created exactly once after a restart', async () => {
     // The relay is held off, so the process dies with the event committed but never published.
     service = await startServiceProcess(MAIN, { ...vars, OUTBOX_RELAY_ENABLED: 'false' });
@@ -68,5 +70,5 @@ describe('orders process killed between commit and publish', () => {
 
     service.child.kill('SIGTERM');
     expect(await service.exited()).toBe(0);
-  });
+  }, 120_000);
 });

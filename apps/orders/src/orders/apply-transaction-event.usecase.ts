@@ -7,6 +7,7 @@ import {
   toIsoAmount,
   transactionOfEventName,
   type EventEnvelope,
+  type OrderEventName,
   type TransactionEventContent,
 } from '@byrd/contracts';
 import { PermanentEventError } from '@byrd/platform';
@@ -21,6 +22,7 @@ import {
   keepsPaymentLock,
   mergeTransactionStatus,
   sumOf,
+  takesLastTransaction,
   transitionEvents,
 } from './order-status.js';
 
@@ -58,7 +60,8 @@ export class ApplyTransactionEvent {
 
     const transactions = manager.getRepository(OrderTransaction);
     const known = await transactions.findOneBy({ transactionId: content.transactionId });
-    const merged = mergeTransactionStatus(known?.status, status);
+    const refundedAtOnce = known?.refundedAtOnce === true || content.refundedAtOnce === true;
+    const merged = mergeTransactionStatus(known?.status, status, refundedAtOnce);
     await transactions.save({
       transactionId: content.transactionId,
       orderId: order.id,
@@ -67,7 +70,7 @@ export class ApplyTransactionEvent {
       isoAmount: content.isoAmount ?? toIsoAmount(content.amount, content.currency),
       paymentMethod: envelope.paymentMethod,
       sourceTransactionId: content.sourceTransactionId ?? null,
-      refundedAtOnce: known?.refundedAtOnce === true || content.refundedAtOnce === true,
+      refundedAtOnce,
     });
     const all = await transactions.findBy({ orderId: order.id });
     for (const released of fullyReleasedPreAuths(all)) {
@@ -88,8 +91,11 @@ export class ApplyTransactionEvent {
       transactions: all,
     });
     // The last transaction is the newest one, or the one that just moved the order: a later event
-    // of an older attempt (a 3DS challenge left to lapse after another card paid) does not take it.
-    if (!known || order.status !== before) order.lastTransactionId = content.transactionId;
+    // of an older attempt (a 3DS challenge left to lapse after another card paid) does not take it,
+    // nor does its first event when it comes after what holds the order (takesLastTransaction).
+    const transaction = all.find((t) => t.transactionId === content.transactionId)!;
+    if (order.status !== before || (!known && takesLastTransaction(transaction, order, all)))
+      order.lastTransactionId = content.transactionId;
     const counted = countedOf(all);
     order.refundedIsoAmount = sumOf(counted, ['Refund'], 'Success');
     // The order newly holds money: this event's payment, or one a refund's event named before it.
@@ -102,23 +108,44 @@ export class ApplyTransactionEvent {
         paying.find((t) => t.transactionId === content.transactionId)?.transactionId ??
         paying[0].transactionId;
     }
-    await manager.save(order);
+    // A refund applied before the payment it gave back (their events came the other way round):
+    // order.paid names the payment; the refund's announcement, and the order from then on, the refund.
+    const earlierRefund = newlyPaid && operationType !== 'Refund' ? latestRefund(counted) : undefined;
+    const announce = (change: OrderEventName) => {
+      if (earlierRefund && (change === OrderEvents.Refunded || change === OrderEvents.PartialRefunded))
+        order.lastTransactionId = earlierRefund.transactionId;
+      return this.events.record(manager, order, change, envelope.paymentMethod);
+    };
 
-    for (const change of transitionEvents(before, order.status))
-      await this.events.record(manager, order, change, envelope.paymentMethod);
+    for (const change of transitionEvents(before, order.status)) await announce(change);
     const newlySucceeded =
       status === 'Success' && known?.status !== 'Success' && content.refundedAtOnce !== true;
     const partial = newlySucceeded ? partialEvent(operationType, order, all) : null;
-    if (partial) await this.events.record(manager, order, partial, envelope.paymentMethod);
+    if (partial) {
+      // It announces this transaction's success: another refund asked for meanwhile is not it.
+      order.lastTransactionId = content.transactionId;
+      await announce(partial);
+    }
     // Refunds applied before the payment they gave back: announced now that the money is known.
-    const refundedBefore =
-      newlyPaid && operationType !== 'Refund' ? partialEvent('Refund', order, all) : null;
-    if (refundedBefore) await this.events.record(manager, order, refundedBefore, envelope.paymentMethod);
-    // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing. Only a
-    // payment attempt's: a capture, refund or release timing out is no failure "during payment" (the
-    // order may be paid already), and is settled later like any of them.
+    const refundedBefore = earlierRefund ? partialEvent('Refund', order, all) : null;
+    if (refundedBefore) await announce(refundedBefore);
+    // As merged: a late TemporaryFailed after the attempt's final outcome announces nothing, nor
+    // one announced again (payments' recovery, another producer). Only a payment attempt's: a
+    // capture, refund or release timing out is no failure "during payment" (the order may be paid
+    // already), and is settled later like any of them.
     const paying = operationType === 'Payment' || operationType === 'PreAuth';
-    if (paying && merged === 'TemporaryFailed' && status === 'TemporaryFailed')
-      await this.events.record(manager, order, OrderEvents.TemporaryFailed, envelope.paymentMethod);
+    const newlyTimedOut = merged === 'TemporaryFailed' && known?.status !== 'TemporaryFailed';
+    if (paying && newlyTimedOut && status === 'TemporaryFailed') await announce(OrderEvents.TemporaryFailed);
+    await manager.save(order);
   }
+}
+
+/** The successful refund recorded last, if any. */
+function latestRefund(transactions: OrderTransaction[]): OrderTransaction | undefined {
+  return transactions
+    .filter((t) => t.operationType === 'Refund' && t.status === 'Success')
+    .reduce<OrderTransaction | undefined>(
+      (latest, t) => (latest && latest.createdAt > t.createdAt ? latest : t),
+      undefined,
+    );
 }

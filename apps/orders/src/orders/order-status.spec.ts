@@ -83,6 +83,13 @@ describe('mergeTransactionStatus', () => {
     expect(mergeTransactionStatus('Success', 'Canceled')).toBe('Canceled');
     expect(mergeTransactionStatus(undefined, 'Created')).toBe('Created');
   });
+
+  it('keeps the success of money refunded at once over the end payments gave the payment before it', () => {
+    expect(mergeTransactionStatus('Success', 'Canceled', true)).toBe('Success');
+    expect(mergeTransactionStatus('Success', 'Error', true)).toBe('Success');
+    expect(mergeTransactionStatus('Canceled', 'Success', true)).toBe('Success');
+    expect(mergeTransactionStatus('Success', 'Processing', true)).toBe('Success');
+  });
 });
 
 describe('eventForTransition', () => {

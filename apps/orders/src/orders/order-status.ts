@@ -52,6 +52,30 @@ export function keepsPaymentLock(attempt: Pick<TransactionFact, 'status' | 'refu
   return attempt.status !== 'Denied' && attempt.status !== 'Error' && attempt.status !== 'Canceled';
 }
 
+/**
+ * Whether `transaction`, first seen, becomes the order's last transaction. An attempt
+ * (or money refunded as it arrived) does not take it from another transaction that holds the order
+ * (took or authorised its money, or holds its payment lock): whatever order their events came in,
+ * that one is what the order rests on, and the attempt is an older one whose events came late (a
+ * 3DS challenge left to lapse after another card paid). Captures, refunds and releases act on the
+ * order's money, so they come after what holds it and take it.
+ */
+export function takesLastTransaction(
+  transaction: TransactionFact,
+  order: { paymentLockId: string | null },
+  transactions: TransactionFact[],
+): boolean {
+  const attempt = transaction.operationType === 'Payment' || transaction.operationType === 'PreAuth';
+  if (!attempt && !transaction.refundedAtOnce) return true;
+  if (order.paymentLockId && order.paymentLockId !== transaction.transactionId) return false;
+  return !countedOf(transactions).some(
+    (t) =>
+      t.transactionId !== transaction.transactionId &&
+      t.status === 'Success' &&
+      (t.operationType === 'Payment' || t.operationType === 'PreAuth' || t.operationType === 'Capture'),
+  );
+}
+
 function rank(status: TransactionStatus): number {
   if (TERMINAL.includes(status)) return 3;
   if (status === 'TemporaryFailed') return 2;
@@ -61,12 +85,17 @@ function rank(status: TransactionStatus): number {
 /**
  * Events can arrive out of order (redeliveries, two producers): a late "pending" must never undo a
  * final outcome. A final outcome may still follow another (a released pre-auth: Success → Canceled).
+ * Not a success refunded at once (`refundedAtOnce`): it is that payment's last word (payments records
+ * such money after its own end of the payment, Error or its void Canceled, or while another payment
+ * holds the order, and nothing after it), so an end seen after it is the older one.
  */
 export function mergeTransactionStatus(
   current: TransactionStatus | undefined,
   incoming: TransactionStatus,
+  refundedAtOnce = false,
 ): TransactionStatus {
   if (current === undefined) return incoming;
+  if (refundedAtOnce && current === 'Success' && TERMINAL.includes(incoming)) return current;
   return rank(incoming) >= rank(current) ? incoming : current;
 }
 
