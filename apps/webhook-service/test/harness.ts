@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { createEnvelope, type EventEnvelope, type EventName, type PaymentMethod } from '@byrd/contracts';
-import { loadConfig, runMigrations } from '@byrd/platform';
+import { loadConfig } from '@byrd/platform';
 import { callService, startTestApp, TestEnvironment, type TestMerchant } from '@byrd/platform/testing';
 import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { webhookConfigSchema, type WebhookConfig } from '../src/config.js';
@@ -99,13 +99,13 @@ export class WebhookHarness {
 
   static async start(extraEnv: Record<string, string> = {}): Promise<WebhookHarness> {
     const env = await TestEnvironment.create();
-    const vars = await env.serviceEnv(SERVICE_NAME, { ...TEST_WEBHOOK_ENV, ...extraEnv });
+    // Its database comes migrated (a copy of a template migrated once, not every file again).
+    const vars = await env.serviceEnv(
+      SERVICE_NAME,
+      { ...TEST_WEBHOOK_ENV, ...extraEnv },
+      { entities: WEBHOOK_ENTITIES, migrations: WEBHOOK_MIGRATIONS },
+    );
     const config = loadConfig(webhookConfigSchema, vars);
-    await runMigrations({
-      url: config.DATABASE_URL,
-      entities: WEBHOOK_ENTITIES,
-      migrations: WEBHOOK_MIGRATIONS,
-    });
     const { app, url } = await startTestApp(AppModule.forRoot(config), SERVICE_NAME);
     const merchant = await env.createMerchant('Acme Shop');
     const db = new pg.Client({ connectionString: config.DATABASE_URL });

@@ -144,22 +144,34 @@ describe('retention', () => {
       );
     }
 
-    /** Waits until `n` sessions wait for a lock (directly or behind another waiting one). */
-    async function waiting(n: number) {
+    /**
+     * Waits until `n` sessions wait for a lock (directly or behind another waiting one), running a
+     * statement like `statement` when given: another session's passing wait must not stand for it.
+     */
+    async function waiting(n: number, statement = '%') {
       await h.waitForRow(
         `SELECT count(*)::int AS n FROM pg_stat_activity
-         WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        [],
+         WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+        [statement],
         ([row]) => row.n >= n,
-        5_000,
       );
     }
 
     it('keeps a failed webhook that a resend delivered for the period of a success from that resend', async () => {
       const id = randomUUID();
-      await delivered(id, 60 * 60_000, 'failed');
       ok.answer = () => ({ status: 200 });
+      // Failed an hour ago, but held (as a resend being asked holds it) until its resend is queued:
+      // the sweep, every 100 ms here, could otherwise take it before the resend is asked.
+      await delivered(id, 0, 'failed');
+      await hand.query('BEGIN');
+      await hand.query(`SELECT 1 FROM webhooks WHERE id = $1 FOR KEY SHARE`, [id]);
+      await h.rows(
+        `UPDATE webhooks SET created_at = now() - interval '1 hour', finished_at = now() - interval '1 hour'
+         WHERE id = $1`,
+        [id],
+      );
       expect((await h.request('POST', '/api/v1/webhooks/resend', { ids: [id] })).status).toBe(202);
+      await hand.query('COMMIT');
       await h.waitForRow(
         `SELECT status FROM webhooks WHERE id = $1`,
         [id],
@@ -175,12 +187,18 @@ describe('retention', () => {
 
     it('a webhook the sweep is deleting is not found by a resend asked meanwhile (202, not a 500)', async () => {
       const id = randomUUID();
-      await delivered(id, 60 * 60_000);
+      // Recent until this session holds its attempts: an old one could go before they are locked.
+      await delivered(id, 0);
       // The sweep's transaction held open by hand: it has taken the webhook and waits to delete its
       // attempts, which this session holds.
       await hand.query('BEGIN');
       await hand.query(`SELECT 1 FROM webhook_attempts WHERE webhook_id = $1 FOR UPDATE`, [id]);
-      await waiting(1);
+      await h.rows(
+        `UPDATE webhooks SET created_at = now() - interval '1 hour', finished_at = now() - interval '1 hour'
+         WHERE id = $1`,
+        [id],
+      );
+      await waiting(1, '%DELETE FROM webhooks w%'); // the sweep's delete, not any passing wait
       const resend = h.request('POST', '/api/v1/webhooks/resend', { ids: [id] });
       await waiting(2); // the resend waits for the sweep
       await hand.query('COMMIT');
@@ -214,13 +232,13 @@ describe('retention', () => {
         });
 
         // Queued, then in flight: kept.
-        await ok.waitFor((r) => r.some((x) => x.headers['webhook-id'] === old), 5_000, 'the resend');
+        await ok.waitFor((r) => r.some((x) => x.headers['webhook-id'] === old), 15_000, 'the resend');
         await purge.execute();
         expect(await h.rows(`SELECT id FROM webhooks WHERE id = $1`, [old])).toHaveLength(1);
         // Once its attempt is recorded (the receiver never answers: a timeout) and the resend gone, the
         // webhook goes too. Sent once, as was the other one.
         await h.waitForRow(`SELECT id FROM webhooks WHERE id = $1`, [old], (r) => r.length === 0);
-        await ok.waitFor((r) => r.some((x) => x.headers['webhook-id'] === other), 5_000, 'the other resend');
+        await ok.waitFor((r) => r.some((x) => x.headers['webhook-id'] === other), 15_000, 'the other resend');
         expect(ok.of(old)).toHaveLength(1);
         expect(ok.of(other)).toHaveLength(1);
       } finally {

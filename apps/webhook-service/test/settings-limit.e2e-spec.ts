@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { callService, type TestMerchant } from '@byrd/platform/testing';
+import { callService, startTestApp, type TestMerchant } from '@byrd/platform/testing';
+import { AppModule, SERVICE_NAME } from '../src/app.module.js';
 import { WebhookHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -85,6 +86,30 @@ describe('live webhook settings per merchant are capped (WEBHOOK_SETTINGS_MAX_PE
       expect(live).toHaveLength(CAP);
       const created = answers.filter((answer) => answer.status === 201).map((answer) => answer.body.data.id);
       expect(created.sort()).toEqual(live.sort());
+    }
+  });
+
+  it(`leaves exactly ${CAP} live settings when creates race on two replicas, round after round`, async () => {
+    // A second replica on the same database: the cap must hold across processes, not only requests.
+    const { app, url } = await startTestApp(AppModule.forRoot(h.config), SERVICE_NAME);
+    try {
+      for (let round = 0; round < 10; round++) {
+        const merchant = await h.freshMerchant();
+        // Some settings exist already: the race is for the last free places.
+        for (let i = 0; i < CAP - 1; i++) expect((await create(merchant)).status).toBe(201);
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            callService(i % 2 === 0 ? h.baseUrl : url, merchant.apiKey, 'POST', '/api/v1/settings', {
+              url: `${RECEIVER}/replica-${i}`,
+              credentialType: 'basic',
+            }),
+          ),
+        );
+        expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(5).fill(422)]);
+        expect(await liveSettings(merchant)).toHaveLength(CAP);
+      }
+    } finally {
+      await app.close();
     }
   });
 

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { runMigrations } from '@byrd/platform';
 import {
   callService,
   freePort,
@@ -17,6 +16,7 @@ import { Receiver } from './receiver.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
 const LEASE_MS = 2_500;
+const ACK_WAIT_MS = 5_000;
 
 /**
  * Replicas as in production: built service processes on one database. A worker killed with SIGKILL
@@ -48,17 +48,19 @@ describe('delivery workers as processes', () => {
     if (!existsSync(MAIN))
       throw new Error(`${MAIN} is missing: run "npx turbo run build --filter=@byrd/webhook-service" first`);
     env = await TestEnvironment.create();
-    vars = await env.serviceEnv('webhook-service', {
-      ...TEST_WEBHOOK_ENV,
-      WEBHOOK_TIMEOUT_MS: '2000',
-      WEBHOOK_LEASE_MS: String(LEASE_MS),
-      LOG_LEVEL: 'warn',
-    });
-    await runMigrations({
-      url: vars.DATABASE_URL,
-      entities: WEBHOOK_ENTITIES,
-      migrations: WEBHOOK_MIGRATIONS,
-    });
+    vars = await env.serviceEnv(
+      'webhook-service',
+      {
+        ...TEST_WEBHOOK_ENV,
+        WEBHOOK_TIMEOUT_MS: '2000',
+        WEBHOOK_LEASE_MS: String(LEASE_MS),
+        // What a killed worker's pulled messages wait before JetStream hands them to another (30 s by
+        // default): the first test waits it out once.
+        EVENT_ACK_WAIT_MS: String(ACK_WAIT_MS),
+        LOG_LEVEL: 'warn',
+      },
+      { entities: WEBHOOK_ENTITIES, migrations: WEBHOOK_MIGRATIONS },
+    );
     merchant = await env.createMerchant();
     db = new pg.Client({ connectionString: vars.DATABASE_URL });
     await db.connect();
@@ -94,7 +96,7 @@ describe('delivery workers as processes', () => {
     const second = await startWorker();
 
     // The event published meanwhile may have been handed to the dead worker's open pull request;
-    // JetStream gives it to the new worker once the consumer's ack wait (30 s) has passed.
+    // JetStream gives it to the new worker once the consumer's ack wait (ACK_WAIT_MS) has passed.
     await receiver.waitFor((r) => r.length === 3, 45_000, 'both deliveries after the restart');
     const [webhook] = await rows(`SELECT * FROM webhooks WHERE event_id = $1`, [held.id]);
     const retried = receiver.of(webhook.id);
@@ -129,10 +131,12 @@ describe('delivery workers as processes', () => {
     expect(await second.exited()).toBe(0);
   }, 90_000);
 
+  // Two service processes started one after the other: each may take 20 s or more on a loaded CI
+  // machine (startServiceProcess waits up to 45 s), so together past the 60 s default.
   it('two workers share the work and never deliver the same attempt twice', async () => {
     // Small concurrency and a slow-ish receiver, so both replicas have work in flight at once.
-    const a = await startWorker({ WEBHOOK_CONCURRENCY: '4' });
-    const b = await startWorker({ WEBHOOK_CONCURRENCY: '4' });
+    // Started side by side: each boot is seconds of CPU that overlap on two cores.
+    const [a, b] = await Promise.all([1, 2].map(() => startWorker({ WEBHOOK_CONCURRENCY: '4' })));
     receiver.answer = () => ({ status: 200 });
     const before = receiver.received.length;
     const TOTAL = 200;
@@ -140,20 +144,27 @@ describe('delivery workers as processes', () => {
     for (let i = 0; i < TOTAL; i++) events.push(await publishEvent(env, merchant.merchantId, 'order.paid'));
 
     await receiver.waitFor((r) => r.length >= before + TOTAL, 30_000, `${TOTAL} deliveries`);
+    // The receiver has each request before its worker commits the outcome: wait for the commits
+    // (a fixed 500 ms was not always enough on a loaded machine), then give a duplicate time to come.
+    const ids = events.map((e) => e.id);
+    const countsOf = async () =>
+      (
+        await rows(
+          `SELECT count(DISTINCT w.id)::int AS webhooks, count(a.id)::int AS attempts,
+                  count(*) FILTER (WHERE w.status = 'succeeded')::int AS succeeded
+           FROM webhooks w LEFT JOIN webhook_attempts a ON a.webhook_id = w.id WHERE w.event_id = ANY ($1::uuid[])`,
+          [ids],
+        )
+      )[0];
+    for (const deadline = Date.now() + 15_000; (await countsOf()).succeeded < TOTAL && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 500));
     const fresh = receiver.received.slice(before);
     expect(fresh).toHaveLength(TOTAL);
     expect(new Set(fresh.map((r) => r.headers['webhook-id'])).size).toBe(TOTAL);
     expect(new Set(fresh.map((r) => r.json.attemptId)).size).toBe(TOTAL);
 
-    const ids = events.map((e) => e.id);
-    const [counts] = await rows(
-      `SELECT count(DISTINCT w.id)::int AS webhooks, count(a.id)::int AS attempts,
-              count(*) FILTER (WHERE w.status = 'succeeded')::int AS succeeded
-       FROM webhooks w LEFT JOIN webhook_attempts a ON a.webhook_id = w.id WHERE w.event_id = ANY ($1::uuid[])`,
-      [ids],
-    );
-    expect(counts).toEqual({ webhooks: TOTAL, attempts: TOTAL, succeeded: TOTAL });
+    expect(await countsOf()).toEqual({ webhooks: TOTAL, attempts: TOTAL, succeeded: TOTAL });
 
     const delivered = async (worker: ServiceProcess) => {
       const metrics = await callService(worker.url, '', 'GET', '/metrics');
@@ -165,5 +176,5 @@ describe('delivery workers as processes', () => {
     expect(byA).toBeGreaterThan(0);
     expect(byB).toBeGreaterThan(0);
     expect(byA + byB).toBe(TOTAL);
-  });
+  }, 120_000);
 });

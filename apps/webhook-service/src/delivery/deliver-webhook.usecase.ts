@@ -83,6 +83,11 @@ export interface DeliveryOutcome {
   verdict: boolean | null;
   /** When the webhook was scheduled again: in this many ms. */
   retryDelayMs: number | null;
+  /**
+   * Not sent: the setting's secrets open with no key of this process. Nothing was recorded and the
+   * receiver was not judged; the delivery was let go of, to wait for the key.
+   */
+  unsent?: boolean;
 }
 
 /**
@@ -115,19 +120,15 @@ export class DeliverWebhook {
   }
 
   private async attempt(job: DeliveryJob, span: Span): Promise<DeliveryOutcome> {
+    if (job.secretsError) return this.unsent(job, job.secretsError, span);
     const attemptId = randomUUID();
     const body = deliveryBody({ ...job, attemptId });
     const startedAt = new Date();
-    const result = job.secretsError
-      ? {
-          statusCode: null,
-          responseBody: null,
-          retryAfter: null,
-          durationMs: 0,
-          error: `not sent: ${job.secretsError}`,
-        }
-      : await this.sender.post({ url: job.url, headers: deliveryHeaders(job, body, startedAt), body });
-    if (job.secretsError) this.logger.error(`Webhook ${job.webhookId}: ${job.secretsError}`);
+    const result = await this.sender.post({
+      url: job.url,
+      headers: deliveryHeaders(job, body, startedAt),
+      body,
+    });
     const verdict = receiverVerdict(result.statusCode);
     const succeeded = verdict === true; // a 2xx
     if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
@@ -182,6 +183,25 @@ export class DeliverWebhook {
       this.logger.warn(`Webhook ${job.webhookId} failed after ${number} of ${MAX_ATTEMPTS} attempts`);
     }
     return { succeeded, verdict, retryDelayMs };
+  }
+
+  /**
+   * A delivery that cannot be signed or authenticated: its setting's secrets open with no key of
+   * this process (one removed from WEBHOOK_SECRETS_KEYS before re-sealing). Our fault, not the
+   * receiver's: it is not an attempt (none recorded, none of its 51 spent, the circuit not judged,
+   * not a failure for the held-webhooks sweep); it is let go of at once, so a replica that holds the
+   * key can send it, and waits for the key here. Loud until then (docs/operations.md).
+   */
+  private async unsent(job: DeliveryJob, reason: string, span: Span): Promise<DeliveryOutcome> {
+    this.metrics.unsent.inc({ reason: 'secrets' });
+    this.logger.error(
+      `Webhook ${job.webhookId} of setting ${job.settingsId} not sent: ${reason}; it waits, its attempts ` +
+        'untouched, until its key is listed in WEBHOOK_SECRETS_KEYS again (docs/operations.md, ' +
+        '"Webhook secrets\' keys")',
+    );
+    span.setStatus({ code: SpanStatusCode.ERROR, message: `not sent: ${reason}` });
+    await this.deliveries.releaseUnsent(job);
+    return { succeeded: false, verdict: null, retryDelayMs: null, unsent: true };
   }
 
   private delivered(job: DeliveryJob): void {

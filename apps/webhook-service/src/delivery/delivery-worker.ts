@@ -41,6 +41,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       endpointConcurrency: config.WEBHOOK_ENDPOINT_CONCURRENCY ?? Math.ceil(config.WEBHOOK_CONCURRENCY / 2),
       breakerFailures: config.WEBHOOK_BREAKER_FAILURES,
       breakerCooldownMs: config.WEBHOOK_BREAKER_COOLDOWN_MS,
+      unopenableRetryMs: config.WEBHOOK_RETRY_UNIT_MS,
     });
   }
 
@@ -74,6 +75,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     this.wakeUp?.();
   }
 
+  /** These settings were deleted: their endpoints' circuits and due times go (EndpointScheduler.forget). */
+  forget(settingsIds: Iterable<string>): void {
+    this.scheduler.forget(settingsIds);
+    this.metrics.openCircuits.set(this.scheduler.openCircuits());
+  }
+
   private async run(): Promise<void> {
     const { WEBHOOK_CONCURRENCY: concurrency, WEBHOOK_POLL_MS: poll } = this.config;
     while (!this.stopped) {
@@ -84,6 +91,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
           const since = this.scheduler.beginDiscovery();
           const { scheduled, resends } = await this.deliveries.dueEndpoints();
           this.scheduler.discovered(scheduled, Date.now(), since, resends);
+          await this.forgetDeleted();
           this.metrics.openCircuits.set(this.scheduler.openCircuits());
         }
         const free = concurrency - this.running.size;
@@ -99,6 +107,17 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         await this.sleep(poll);
       }
     }
+  }
+
+  /**
+   * Drops the circuits kept with nothing pending whose settings are deleted or gone: another replica
+   * (or a request that died here) deleted them, and nothing else would ever close those circuits.
+   */
+  private async forgetDeleted(): Promise<void> {
+    const idle = this.scheduler.idleCircuits();
+    if (idle.length === 0) return;
+    const live = await this.deliveries.liveSettings(idle);
+    this.scheduler.forget(idle.filter((id) => !live.has(id)));
   }
 
   /**
@@ -151,6 +170,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
   /** Feeds an attempt's outcome to the endpoint's circuit and schedule. */
   private finished(job: DeliveryJob, outcome: DeliveryOutcome): void {
     const now = Date.now();
+    if (outcome.unsent) {
+      // Not sent (its secrets did not open here): not the receiver's doing, its circuit is not judged.
+      this.scheduler.unsent(job.settingsId, now, job.kind === 'resend');
+      return;
+    }
     if (job.kind === 'scheduled' && outcome.retryDelayMs !== null)
       this.scheduler.rescheduled(job.settingsId, now + outcome.retryDelayMs);
     const change =

@@ -316,6 +316,24 @@ const RECORD_RESEND_SQL = `
   SELECT (SELECT count(*)::int FROM done) AS done, (SELECT count(*)::int FROM delivered) AS delivered`;
 
 /**
+ * A claimed webhook let go of unsent (its setting's secrets open with no key of this process): its
+ * lease ends now, so any replica may take it (one that holds the key sends it); its attempts,
+ * schedule and status are untouched. Only the claim's holder lets go ($2, its lease token).
+ */
+const RELEASE_UNSENT_SQL = `
+  UPDATE webhooks SET lease_token = NULL, lease_until = NULL
+  WHERE id = $1 AND status = 'pending' AND lease_token = $2`;
+
+/** A claimed resend let go of unsent, as RELEASE_UNSENT_SQL: claimable again now. */
+const RELEASE_UNSENT_RESEND_SQL = `
+  UPDATE webhook_resends SET next_attempt_at = now(), lease_token = NULL
+  WHERE id = $1 AND lease_token = $2`;
+
+/** Of the settings $1, those not deleted. */
+const LIVE_SETTINGS_SQL = `
+  SELECT id FROM webhook_settings WHERE id = ANY ($1::uuid[]) AND deleted_at IS NULL`;
+
+/**
  * The webhooks table as the delivery worker sees it: claims due webhooks and resends under a lease,
  * and records what each attempt did (a repository over SQL, not an in-memory queue).
  */
@@ -422,6 +440,22 @@ export class DeliveryRepository {
       [...attemptParams(job, attempt, 'resend', null), job.resendId, job.leaseToken, job.toSettingsUrl],
     );
     return row.delivered === 1;
+  }
+
+  /**
+   * Lets go of a claimed delivery that was not sent (its setting's secrets could not be opened
+   * here), recording nothing: no attempt was made. A lease already lost is left alone.
+   */
+  async releaseUnsent(job: DeliveryJob): Promise<void> {
+    const [sql, id] =
+      job.kind === 'resend' ? [RELEASE_UNSENT_RESEND_SQL, job.resendId] : [RELEASE_UNSENT_SQL, job.webhookId];
+    await queryPrepared(this.dataSource, sql, [id, job.leaseToken]);
+  }
+
+  /** Which of these settings still exist, not deleted. */
+  async liveSettings(settingsIds: readonly string[]): Promise<Set<string>> {
+    const rows = await queryPrepared<{ id: string }>(this.dataSource, LIVE_SETTINGS_SQL, [settingsIds]);
+    return new Set(rows.map((row) => row.id));
   }
 
   /**

@@ -5,6 +5,7 @@ const SETTINGS: SchedulerSettings = {
   endpointConcurrency: 64,
   breakerFailures: 3,
   breakerCooldownMs: 1_000,
+  unopenableRetryMs: 5_000,
 };
 const T0 = 1_000_000;
 
@@ -243,6 +244,33 @@ describe('EndpointScheduler: circuit breaker', () => {
     expect(s.openCircuits()).toBe(0);
     expect(claimRound(s, 64, T0 + 30)).toEqual({ bad: 64 });
   });
+
+  it('keeps an open circuit past its cool-down when the probe finds nothing due: only an answer closes it', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 64, T0, { bad: 1 });
+    expect(s.finished('bad', false, T0)).toEqual({ to: 'open', cooldownMs: 1_000, failures: 1 });
+    // The cool-down is over; the probe's claim finds nothing (another replica took the row, or it
+    // was resent elsewhere), and discovery then sees nothing pending at the endpoint.
+    s.hint(['bad'], T0 + 1_000);
+    expect(claimRound(s, 64, T0 + 1_000, { bad: 0 })).toEqual({ bad: 0 });
+    s.discovered(new Map(), T0 + 1_010, s.beginDiscovery());
+    expect(s.circuitOf('bad')).toBe('open');
+    expect(s.openCircuits()).toBe(1);
+    // New events for the receiver that failed: one probe goes, not the whole share.
+    s.hint(['bad'], T0 + 2_000);
+    expect(claimRound(s, 64, T0 + 2_000)).toEqual({ bad: 1 });
+    expect(claimRound(s, 63, T0 + 2_000)).toEqual({});
+    // A refusal of the probe judges nothing either; only its 2xx closes the circuit.
+    expect(s.finished('bad', null, T0 + 2_100)).toBeNull();
+    s.discovered(new Map(), T0 + 2_200, s.beginDiscovery());
+    expect(s.circuitOf('bad')).toBe('open');
+    s.hint(['bad'], T0 + 2_300);
+    expect(claimRound(s, 64, T0 + 2_300)).toEqual({ bad: 1 });
+    expect(s.finished('bad', true, T0 + 2_400)).toEqual({ to: 'closed' });
+    s.discovered(new Map(), T0 + 2_500, s.beginDiscovery());
+    expect(s.openCircuits()).toBe(0);
+  });
 });
 
 /** A claim round as the worker makes it: resends first, then rows, with `available` of each due. */
@@ -338,5 +366,115 @@ describe('EndpointScheduler: resends', () => {
     s.released('a', T0 + 1_100, true);
     expect(s.circuitOf('a')).toBe('half-open');
     expect(resendRound(s, 64, T0 + 1_100)).toEqual({ resends: { a: 1 }, rows: {} });
+  });
+});
+
+describe('EndpointScheduler: deliveries not sent (the setting’s secrets open with no key held here)', () => {
+  it('counts no failure and opens no circuit, holds the endpoint, then tries one at a time until one is sent', () => {
+    const s = scheduler({ breakerFailures: 3 });
+    s.hint(['locked', 'other'], T0);
+    expect(claimRound(s, 64, T0)).toEqual({ locked: 32, other: 32 });
+    // Every one of them comes back unsent: far more than the failures that open a circuit.
+    for (let i = 0; i < 32; i++) s.unsent('locked', T0 + 10);
+    expect(s.circuitOf('locked')).toBe('closed');
+    expect(s.openCircuits()).toBe(0);
+    // Its rows wait (the other endpoint takes every free slot), then one is tried again.
+    for (let i = 0; i < 32; i++) s.finished('other', true, T0 + 10);
+    s.hint(['other'], T0 + 10);
+    expect(claimRound(s, 64, T0 + 10)).toEqual({ other: 64 });
+    expect(s.nextDueAt(T0 + 10)).toBe(T0 + 5_010);
+    expect(claimRound(s, 64, T0 + 5_009)).toEqual({});
+    expect(claimRound(s, 64, T0 + 5_010)).toEqual({ locked: 1 });
+    expect(claimRound(s, 63, T0 + 5_010)).toEqual({}); // one try at a time
+    expect(s.nextDueAt(T0 + 5_010)).toBeNull();
+    s.unsent('locked', T0 + 5_020);
+    expect(claimRound(s, 64, T0 + 5_020)).toEqual({});
+    expect(claimRound(s, 64, T0 + 10_020)).toEqual({ locked: 1 });
+    // The key is back: it was sent (whatever the receiver said), and the endpoint has its share again.
+    expect(s.finished('locked', true, T0 + 10_030)).toBeNull();
+    expect(claimRound(s, 64, T0 + 10_030)).toEqual({ locked: 32 });
+    // Failures of the receiver count from zero: none was counted while nothing was sent.
+    for (let i = 0; i < 2; i++) expect(s.finished('locked', false, T0 + 10_040)).toBeNull();
+    expect(s.finished('locked', false, T0 + 10_040)).toEqual({ to: 'open', cooldownMs: 1_000, failures: 3 });
+  });
+
+  it('leaves an open circuit as it was: an unsent probe opens it again for the same cool-down', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    s.hint(['bad'], T0);
+    claimRound(s, 64, T0, { bad: 1 });
+    s.finished('bad', false, T0);
+    s.hint(['bad'], T0);
+    expect(claimRound(s, 64, T0 + 1_000)).toEqual({ bad: 1 });
+    expect(s.circuitOf('bad')).toBe('half-open');
+    s.unsent('bad', T0 + 1_100);
+    expect(s.circuitOf('bad')).toBe('open');
+    // The next try waits for both its cool-down and the wait for the key.
+    expect(s.nextDueAt(T0 + 1_100)).toBe(T0 + 6_100);
+    expect(claimRound(s, 64, T0 + 6_100)).toEqual({ bad: 1 });
+    expect(s.circuitOf('bad')).toBe('half-open');
+    expect(s.finished('bad', false, T0 + 6_200)).toEqual({ to: 'open', cooldownMs: 2_000, failures: 2 });
+  });
+
+  it('holds resends too, one try at a time, and leaves them due', () => {
+    const s = scheduler();
+    s.hint(['locked'], T0);
+    s.hintResends(['locked'], T0);
+    expect(resendRound(s, 64, T0, { resends: { locked: 2 } })).toEqual({
+      resends: { locked: 2 },
+      rows: { locked: 62 },
+    });
+    s.unsent('locked', T0 + 10, true);
+    s.unsent('locked', T0 + 10, true);
+    for (let i = 0; i < 62; i++) s.unsent('locked', T0 + 10);
+    expect(s.circuitOf('locked')).toBe('closed');
+    expect(resendRound(s, 64, T0 + 5_009)).toEqual({ resends: {}, rows: {} });
+    // One try: a resend (they come first), not a resend and a row.
+    expect(resendRound(s, 64, T0 + 5_010)).toEqual({ resends: { locked: 1 }, rows: {} });
+    expect(resendRound(s, 64, T0 + 5_010)).toEqual({ resends: {}, rows: {} });
+    expect(s.resendFinished('locked', true, T0 + 5_020)).toBeNull();
+    expect(resendRound(s, 64, T0 + 5_020, { resends: { locked: 1 } })).toEqual({
+      resends: { locked: 1 },
+      rows: { locked: 63 },
+    });
+  });
+});
+
+describe('EndpointScheduler: deleted settings', () => {
+  /** An endpoint whose circuit opened, then whose webhooks went (its setting deleted elsewhere). */
+  function openAndIdle(s: EndpointScheduler, id: string) {
+    s.hint([id], T0);
+    claimRound(s, 64, T0, { [id]: 1 });
+    s.finished(id, false, T0);
+    s.discovered(new Map(), T0 + 10, s.beginDiscovery());
+  }
+
+  it('names the circuits kept with nothing due nor in flight, and forgets those it is told are gone', () => {
+    const s = scheduler({ breakerFailures: 1 });
+    openAndIdle(s, 'gone');
+    openAndIdle(s, 'live');
+    s.hint(['busy'], T0 + 20);
+    claimRound(s, 64, T0 + 20, { busy: 1 });
+    s.finished('busy', false, T0 + 20);
+    s.hint(['busy'], T0 + 20); // open, with rows due: not idle
+    expect(s.idleCircuits().sort()).toEqual(['gone', 'live']);
+    s.forget(['gone']);
+    expect(s.idleCircuits()).toEqual(['live']);
+    expect(s.openCircuits()).toBe(2);
+    // Forgotten: a hint for it (a late fan-out) starts from a closed circuit.
+    expect(s.circuitOf('gone')).toBe('closed');
+  });
+
+  it('keeps an endpoint with deliveries in flight, closed and with nothing due, until discovery drops it', () => {
+    const s = scheduler({ breakerFailures: 1, endpointConcurrency: 2 });
+    s.hint(['a'], T0);
+    expect(claimRound(s, 64, T0)).toEqual({ a: 2 });
+    expect(s.finished('a', false, T0)).toMatchObject({ to: 'open' });
+    s.forget(['a']);
+    expect(s.openCircuits()).toBe(0);
+    expect(claimRound(s, 64, T0 + 5_000)).toEqual({});
+    expect(s.finished('a', false, T0 + 10)).toBeNull(); // its last one: one failure, no circuit opened
+    s.discovered(new Map(), T0 + 20, s.beginDiscovery());
+    expect(s.idleCircuits()).toEqual([]);
+    expect(s.openCircuits()).toBe(0);
   });
 });

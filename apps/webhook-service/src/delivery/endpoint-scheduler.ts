@@ -16,6 +16,12 @@
  *   (up to MAX_COOLDOWN_FACTOR × the first cool-down); any success closes it. A probe whose outcome
  *   could not be recorded reopens it for the same cool-down. While the circuit is not closed, the
  *   endpoint's resends go one at a time (a resend to the setting's URL that succeeds closes it).
+ * - Our own key missing: a delivery not sent because its setting's secrets open with no key of
+ *   this process (`unsent`) judges nothing about the receiver. The endpoint's circuit is left as it
+ *   was and its rows wait, untouched; one of them is tried again per `unopenableRetryMs` until
+ *   one goes out (the key is back, or the setting was sealed again).
+ * - A setting deleted (`forget`, on this replica or found gone at discovery) takes its circuit
+ *   with it: nothing of it is kept once nothing of it is in flight.
  */
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
@@ -36,6 +42,11 @@ export interface SchedulerSettings {
   breakerFailures: number;
   /** WEBHOOK_BREAKER_COOLDOWN_MS: how long a circuit first stays open. */
   breakerCooldownMs: number;
+  /**
+   * How long an endpoint whose setting's secrets could not be opened here waits before one more
+   * try (WEBHOOK_RETRY_UNIT_MS: a retry minute).
+   */
+  unopenableRetryMs: number;
 }
 
 interface Endpoint {
@@ -56,6 +67,14 @@ interface Endpoint {
   /** While open: when the probe may go. */
   probeAt: number;
   cooldownMs: number;
+  /**
+   * Set when a delivery of it was not sent because its setting's secrets did not open here (a key
+   * missing from WEBHOOK_SECRETS_KEYS): nothing is claimed before then, then one at a time until
+   * one is sent. Null otherwise. Not the receiver's doing: the circuit is not touched.
+   */
+  unopenableUntil: number | null;
+  /** Its setting was deleted while deliveries were in flight: their outcomes judge nothing. */
+  gone: boolean;
 }
 
 /**
@@ -88,8 +107,10 @@ export class EndpointScheduler {
   /**
    * What discovery (begun at step `since`) found: every endpoint with a claimable row and how long
    * until it is due. An endpoint not listed has none; it is forgotten once nothing of it is in
-   * flight, unless its circuit is still open (new rows would go to the receiver that just failed).
-   * An endpoint announced while the query ran is left as announced: the query may not have seen it.
+   * flight, unless its circuit is not closed: only an answer of its receiver closes it (`finished`),
+   * never a cool-down that ran out or a probe that found nothing to send, else new rows would all go
+   * at once to the receiver that failed. An endpoint announced while the query ran is left as
+   * announced: the query may not have seen it.
    */
   discovered(
     due: ReadonlyMap<string, number>,
@@ -101,8 +122,7 @@ export class EndpointScheduler {
       if (endpoint.dueSetAt <= since && !due.has(id)) endpoint.dueAt = null;
       if (endpoint.resendDueSetAt <= since && !resends.has(id)) endpoint.resendDueAt = null;
       if (endpoint.dueAt !== null || endpoint.resendDueAt !== null) continue;
-      const held = endpoint.circuit !== 'closed' && endpoint.probeAt > now;
-      if (endpoint.inFlight === 0 && !held) this.endpoints.delete(id);
+      if (endpoint.inFlight === 0 && endpoint.circuit === 'closed') this.endpoints.delete(id);
     }
     for (const [id, inMs] of due) {
       const endpoint = this.endpoint(id);
@@ -145,9 +165,11 @@ export class EndpointScheduler {
     let contenders = 0;
     for (const [id, endpoint] of this.endpoints) {
       // An endpoint held back by its circuit does not count: the others may use its share.
-      const scheduled = endpoint.dueAt !== null && endpoint.dueAt <= now ? this.mayClaim(endpoint, now) : 0;
+      let scheduled = endpoint.dueAt !== null && endpoint.dueAt <= now ? this.mayClaim(endpoint, now) : 0;
       const resends =
-        endpoint.resendDueAt !== null && endpoint.resendDueAt <= now ? this.mayResend(endpoint) : 0;
+        endpoint.resendDueAt !== null && endpoint.resendDueAt <= now ? this.mayResend(endpoint, now) : 0;
+      // Its secrets did not open here: one try (a resend, else a row), not one of each.
+      if (endpoint.unopenableUntil !== null && resends > 0) scheduled = 0;
       const wants = scheduled + resends > 0;
       if (wants || endpoint.inFlight > 0) contenders++;
       if (wants) ready.push({ id, endpoint, scheduled, resends });
@@ -228,6 +250,66 @@ export class EndpointScheduler {
   }
 
   /**
+   * A delivery claimed here was not sent: its setting's secrets open with no key this process holds
+   * (it was let go of, unrecorded, for any replica to take). That is our fault, not the receiver's:
+   * no failure is counted and the circuit stays as it was (a probe's opens again for the same
+   * cool-down, as when it could not be recorded). The endpoint's rows stay due, and wait here
+   * `unopenableRetryMs` before one is tried again.
+   */
+  unsent(settingsId: string, now: number, resend = false): void {
+    const endpoint = this.endpoint(settingsId);
+    endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
+    if (resend) {
+      endpoint.resendsInFlight = Math.max(0, endpoint.resendsInFlight - 1);
+      this.setResendDue(endpoint, now);
+    } else {
+      if (endpoint.circuit === 'half-open') this.open(endpoint, now);
+      if (endpoint.dueAt === null || endpoint.dueAt > now) this.setDue(endpoint, now);
+    }
+    endpoint.unopenableUntil = now + this.settings.unopenableRetryMs;
+  }
+
+  /**
+   * These endpoints' settings were deleted (here, or found gone at discovery): their circuits and
+   * due times are dropped. One with deliveries in flight is kept, closed, with nothing due, and its
+   * deliveries' outcomes judging nothing (a failure would open a circuit again), until they finish;
+   * discovery then drops it like any endpoint with nothing pending.
+   */
+  forget(settingsIds: Iterable<string>): void {
+    for (const id of settingsIds) {
+      const endpoint = this.endpoints.get(id);
+      if (!endpoint) continue;
+      if (endpoint.inFlight === 0) {
+        this.endpoints.delete(id);
+        continue;
+      }
+      endpoint.gone = true;
+      endpoint.circuit = 'closed';
+      endpoint.failures = 0;
+      endpoint.dueAt = null;
+      endpoint.resendDueAt = null;
+      endpoint.unopenableUntil = null;
+    }
+  }
+
+  /**
+   * Endpoints kept only for their circuit (not closed, nothing due nor in flight): the ones whose
+   * setting may have been deleted meanwhile, for the worker to ask about.
+   */
+  idleCircuits(): string[] {
+    const idle: string[] = [];
+    for (const [id, endpoint] of this.endpoints)
+      if (
+        endpoint.circuit !== 'closed' &&
+        endpoint.inFlight === 0 &&
+        endpoint.dueAt === null &&
+        endpoint.resendDueAt === null
+      )
+        idle.push(id);
+    return idle;
+  }
+
+  /**
    * A resend claimed here finished: its slot is free. `verdict` judges the endpoint's receiver when
    * it went to the setting's URL; null when it went elsewhere (it says nothing about the endpoint) or
    * was refused.
@@ -236,6 +318,7 @@ export class EndpointScheduler {
     const endpoint = this.endpoint(settingsId);
     endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
     endpoint.resendsInFlight = Math.max(0, endpoint.resendsInFlight - 1);
+    endpoint.unopenableUntil = null; // it was sent: its secrets opened
     return verdict === null ? null : this.finished(settingsId, verdict, now, false);
   }
 
@@ -246,6 +329,8 @@ export class EndpointScheduler {
   finished(settingsId: string, verdict: boolean | null, now: number, inFlight = true): CircuitChange {
     const endpoint = this.endpoint(settingsId);
     if (inFlight) endpoint.inFlight = Math.max(0, endpoint.inFlight - 1);
+    endpoint.unopenableUntil = null; // it was sent: its secrets opened
+    if (endpoint.gone) return null;
     const { breakerFailures, breakerCooldownMs } = this.settings;
     if (verdict === null) {
       // The receiver is up and refused that one event: no failure, nor a success to close on (its
@@ -280,16 +365,18 @@ export class EndpointScheduler {
   nextDueAt(now: number): number | null {
     let next: number | null = null;
     for (const endpoint of this.endpoints.values()) {
-      const resendAt = endpoint.resendDueAt;
-      if (
-        resendAt !== null &&
-        resendAt > now &&
-        this.mayResend(endpoint) > 0 &&
-        (next === null || resendAt < next)
-      )
-        next = resendAt;
+      const held = endpoint.unopenableUntil;
+      if (endpoint.resendDueAt !== null) {
+        const resendAt = held === null ? endpoint.resendDueAt : Math.max(endpoint.resendDueAt, held);
+        if (resendAt > now && this.mayResend(endpoint, resendAt) > 0 && (next === null || resendAt < next))
+          next = resendAt;
+      }
       if (endpoint.dueAt === null) continue;
       let at = endpoint.dueAt;
+      if (held !== null) {
+        if (endpoint.inFlight > 0) continue; // its try is out
+        at = Math.max(at, held);
+      }
       if (endpoint.circuit === 'open') at = Math.max(at, endpoint.probeAt);
       else if (endpoint.circuit === 'half-open') continue; // waits for its probe to finish
       if (at > now && (next === null || at < next)) next = at;
@@ -310,13 +397,19 @@ export class EndpointScheduler {
 
   /** Rows the circuit lets this endpoint have in flight now, before the fair share. */
   private mayClaim(endpoint: Endpoint, now: number): number {
-    if (endpoint.circuit === 'closed') return this.settings.concurrency;
+    const held = endpoint.unopenableUntil;
+    // Its secrets did not open here: nothing until the wait is over, then one try at a time.
+    if (held !== null && (held > now || endpoint.inFlight > 0)) return 0;
+    if (endpoint.circuit === 'closed') return held === null ? this.settings.concurrency : 1;
     // Open: one probe once the cool-down is over; half-open: the probe is out.
     return endpoint.circuit === 'open' && endpoint.probeAt <= now && endpoint.inFlight === 0 ? 1 : 0;
   }
 
-  /** Resends the circuit lets this endpoint have in flight now, before the fair share. */
-  private mayResend(endpoint: Endpoint): number {
+  /** Resends the circuit lets this endpoint have in flight at `at`, before the fair share. */
+  private mayResend(endpoint: Endpoint, at: number): number {
+    const held = endpoint.unopenableUntil;
+    // Its secrets did not open here: one try at a time once the wait is over.
+    if (held !== null) return held <= at && endpoint.inFlight === 0 ? 1 : 0;
     if (endpoint.circuit === 'closed') return this.settings.concurrency;
     // Not closed: one at a time. They are explicit asks (a merchant who fixed the receiver resends
     // one and, if it succeeds, the circuit closes), not the held backlog; one slot at most.
@@ -353,6 +446,8 @@ export class EndpointScheduler {
         circuit: 'closed',
         probeAt: 0,
         cooldownMs: this.settings.breakerCooldownMs,
+        unopenableUntil: null,
+        gone: false,
       };
       this.endpoints.set(settingsId, endpoint);
     }

@@ -35,6 +35,17 @@ export class WebhookMetrics {
     registers: [this.service.registry],
   });
 
+  /**
+   * Deliveries claimed and let go of without a request (not attempts: nothing recorded, they wait):
+   * the setting's secrets open with no configured key.
+   */
+  readonly unsent = new Counter({
+    name: 'webhook_attempts_unsent_total',
+    help: "Deliveries not sent, left waiting, by reason (secrets: no key of WEBHOOK_SECRETS_KEYS opens the setting's credential or signing secret)",
+    labelNames: ['reason'] as const,
+    registers: [this.service.registry],
+  });
+
   /** Time of one HTTP attempt. */
   readonly attemptDuration = new Histogram({
     name: 'webhook_attempt_duration_seconds',

@@ -3,7 +3,7 @@ import type { SettingsSecrets, SettingsSecretValues } from './settings-secrets.j
 
 /** Passes over the settings before giving up on rows that keep being sealed with an older key. */
 const MAX_PASSES = 10;
-/** Between passes, so the requests holding rows the last one skipped can finish. */
+/** Between passes, so the requests holding rows the last one skipped can finish (by default). */
 const PASS_PAUSE_MS = 100;
 /** Below every random (v4) id: where a pass starts. */
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
@@ -13,6 +13,8 @@ export interface ResealSecretsCommand {
   batchSize: number;
   /** After each transaction that re-sealed something: the total so far. */
   onBatch?: (resealedSoFar: number) => void;
+  /** The pause between two passes (PASS_PAUSE_MS unless given: a test's runs need not sit it out). */
+  passPauseMs?: number;
 }
 
 export interface ResealSecretsResult {
@@ -60,7 +62,7 @@ export class ResealSecrets {
     let resealed = 0;
     let stillOld = 0;
     for (let pass = 1; pass <= MAX_PASSES; pass++) {
-      if (pass > 1) await new Promise((resolve) => setTimeout(resolve, PASS_PAUSE_MS));
+      if (pass > 1) await new Promise((resolve) => setTimeout(resolve, command.passPauseMs ?? PASS_PAUSE_MS));
       stillOld = 0;
       for (let after = FIRST_ID; ;) {
         const rows = await this.dataSource.query<SecretColumns[]>(

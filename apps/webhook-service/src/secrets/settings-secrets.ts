@@ -1,4 +1,4 @@
-import { Inject, Injectable, Module } from '@nestjs/common';
+import { Inject, Injectable, Logger, Module } from '@nestjs/common';
 import { SecretBox } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import type { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
@@ -11,6 +11,15 @@ export type SettingsSecretValues = Pick<WebhookSettingsRow, 'id' | 'apiKey' | 'p
 /** Opened values kept in memory, so a setting's thousandth delivery does not decrypt again. */
 const OPENED_CACHE_SIZE = 10_000;
 
+/** What the merchant reads in a setting whose secrets no configured key opens (`credential.unavailable`). */
+export const SECRETS_UNAVAILABLE =
+  "This setting's credential and signing secret cannot be read: they were sealed with a key the service no " +
+  'longer holds, so its webhooks are not sent: they wait, none of their attempts used, and go out once the ' +
+  'key is back. Ask the operator to restore the key, or delete the setting and subscribe the URL again.';
+
+/** A setting as answered: opened, or with its secrets null and `unavailable` set (openRowForAnswer). */
+export type AnsweredSecrets<Row extends SettingsSecretValues> = Row & { unavailable?: string };
+
 /**
  * The credentials a setting sends to its receiver and its signing secret are stored sealed
  * (AES-256-GCM, keys WEBHOOK_SECRETS_KEYS): with them anyone could forge "paid" webhooks to a
@@ -19,6 +28,7 @@ const OPENED_CACHE_SIZE = 10_000;
  */
 @Injectable()
 export class SettingsSecrets {
+  private readonly logger = new Logger(SettingsSecrets.name);
   private readonly box: SecretBox;
   private readonly opened = new Map<string, string>();
 
@@ -65,6 +75,21 @@ export class SettingsSecrets {
       password: this.open(row.id, 'password', row.password),
       signingSecret: this.open(row.id, 'signing_secret', row.signingSecret),
     };
+  }
+
+  /**
+   * The row for an API answer: as openRow, or, when no configured key opens one of its values (its
+   * key was removed from WEBHOOK_SECRETS_KEYS before `reseal-secrets` re-sealed it), with the sealed
+   * values null and `unavailable` set, so the merchant still sees (and can delete) the setting and the
+   * rest of a list, instead of a 500.
+   */
+  openRowForAnswer<Row extends SettingsSecretValues>(row: Row): AnsweredSecrets<Row> {
+    try {
+      return this.openRow(row);
+    } catch (error) {
+      this.logger.warn(`Setting ${row.id}: its secrets cannot be opened: ${(error as Error).message}`);
+      return { ...row, apiKey: null, password: null, signingSecret: '', unavailable: SECRETS_UNAVAILABLE };
+    }
   }
 
   /** Whether a value of the row was sealed with another key than the first (rotation). */

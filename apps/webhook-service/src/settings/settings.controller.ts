@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   CreateWebhookSettingsRequest,
@@ -15,7 +15,9 @@ import {
   GuidParam,
   AnswerHoldsSecrets,
   IDEMPOTENCY_HEADER,
+  keyClaimOf,
   NOT_FOUND,
+  type AuthenticatedRequest,
   type MerchantContext,
 } from '@byrd/platform';
 import { CreateSettings, DeleteSettings, GetSettings, ListSettings } from './settings.usecases.js';
@@ -74,9 +76,10 @@ export class SettingsController {
   @ApiOkResponse({ type: DeleteWebhookSettingsAnswer })
   @ApiErrors(NOT_FOUND)
   remove(
+    @Req() request: AuthenticatedRequest,
     @CurrentMerchant() merchant: MerchantContext,
     @Param('id', GuidParam.notFound('Webhook settings')) id: string,
   ): Promise<DeleteWebhookSettingsResponse> {
-    return this.deleteSettings.execute(merchant, id);
+    return this.deleteSettings.execute(merchant, id, keyClaimOf(request));
   }
 }

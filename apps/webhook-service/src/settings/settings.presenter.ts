@@ -1,12 +1,17 @@
 import type { WebhookCredential, WebhookSettings } from '@byrd/contracts';
+import type { AnsweredSecrets } from '../secrets/settings-secrets.js';
 import type { WebhookSettingsRow } from './webhook-settings.entity.js';
 
-export function presentCredential(row: WebhookSettingsRow): WebhookCredential {
-  return { type: row.credentialType, apiKey: row.apiKey, username: row.username, password: row.password };
+/** A row with its secrets opened (SettingsSecrets.openRowForAnswer). */
+export type AnsweredSettingsRow = AnsweredSecrets<WebhookSettingsRow>;
+
+export function presentCredential(row: AnsweredSettingsRow): WebhookCredential {
+  const { credentialType: type, apiKey, username, password, unavailable } = row;
+  return { type, apiKey, username, password, ...(unavailable ? { unavailable } : {}) };
 }
 
-/** A setting as the API answers it; the signing secret only when just created. */
-export function presentSettings(row: WebhookSettingsRow, withSecret = false): WebhookSettings {
+/** A setting as the API answers it; the signing secret only when just created (and readable). */
+export function presentSettings(row: AnsweredSettingsRow, withSecret = false): WebhookSettings {
   return {
     id: row.id,
     url: row.url,
@@ -16,6 +21,6 @@ export function presentSettings(row: WebhookSettingsRow, withSecret = false): We
     storeId: row.storeId,
     retryOn4xx: row.retryOn4xx,
     createdAt: row.createdAt.toISOString(),
-    ...(withSecret ? { signingSecret: row.signingSecret } : {}),
+    ...(withSecret && !row.unavailable ? { signingSecret: row.signingSecret } : {}),
   };
 }

@@ -12,10 +12,13 @@ import {
   createdWithinKeyRetention,
   lockInTransaction,
   Refusal,
+  storeAnswerWithWork,
+  type KeyClaim,
   type MerchantContext,
 } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { CANCELED } from '../delivery/delivery.repository.js';
+import { DeliveryWorker } from '../delivery/delivery-worker.js';
 import { RefusedUrlError, UrlGuard } from '../egress/url-guard.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 import { deliveryCredential, newSigningSecret } from './credentials.js';
@@ -60,7 +63,7 @@ export class CreateSettings {
         idempotencyKey,
         request,
       );
-      if (earlier) return { data: presentSettings(this.secrets.openRow(earlier), true) };
+      if (earlier) return { data: presentSettings(this.secrets.openRowForAnswer(earlier), true) };
     }
     await vetReceiverUrl(this.guard, 'url', request.url, merchant);
     const row = this.dataSource.getRepository(WebhookSettingsRow).create({
@@ -93,7 +96,7 @@ export class CreateSettings {
       await manager.getRepository(WebhookSettingsRow).insert(this.secrets.sealRow(row));
       return null;
     });
-    return { data: presentSettings(earlier ? this.secrets.openRow(earlier) : row, true) };
+    return { data: presentSettings(earlier ? this.secrets.openRowForAnswer(earlier) : row, true) };
   }
 
   /**
@@ -166,7 +169,7 @@ export class ListSettings {
       where: { merchantId: merchant.merchantId, deletedAt: IsNull() },
       order: { createdAt: 'DESC' },
     });
-    return { data: rows.map((row) => presentSettings(this.secrets.openRow(row))) };
+    return { data: rows.map((row) => presentSettings(this.secrets.openRowForAnswer(row))) };
   }
 }
 
@@ -179,7 +182,7 @@ export class GetSettings {
 
   async execute(merchant: MerchantContext, id: string): Promise<WebhookSettingsResponse> {
     const row = await findSettings(this.dataSource, merchant.merchantId, id);
-    return { data: presentSettings(this.secrets.openRow(row)) };
+    return { data: presentSettings(this.secrets.openRowForAnswer(row)) };
   }
 }
 
@@ -208,16 +211,33 @@ const CANCEL_PENDING_LEFT = `UPDATE webhooks w SET ${CANCELED} WHERE settings_id
  * delivery of the setting being recorded waited for it, and with it the replica's recorder, which
  * writes one batch at a time for every merchant. A batch skips rows a recorder holds (the next one
  * takes them); whatever a request that dies leaves pending, the claim cancels when it comes due.
+ * The endpoint's circuit is dropped from this replica's memory at once, and from the others' at
+ * their next discovery (DeliveryWorker).
  */
 @Injectable()
 export class DeleteSettings {
   private readonly logger = new Logger(DeleteSettings.name);
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly worker: DeliveryWorker,
+  ) {}
 
-  async execute(merchant: MerchantContext, id: string): Promise<DeleteWebhookSettingsResponse> {
+  /** `claim`: the request's idempotency-key, whose answer commits with the delete. */
+  async execute(
+    merchant: MerchantContext,
+    id: string,
+    claim?: KeyClaim,
+  ): Promise<DeleteWebhookSettingsResponse> {
     const row = await findSettings(this.dataSource, merchant.merchantId, id);
-    await this.dataSource.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
+    const answer: DeleteWebhookSettingsResponse = { data: { id: row.id, deleted: true } };
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`UPDATE webhook_settings SET deleted_at = now() WHERE id = $1`, [row.id]);
+      // Else a retry after a death between the commit and the answer would find it gone: 404.
+      await storeAnswerWithWork(manager, claim, 200, answer);
+    });
+    // Its circuit here goes with it (the other replicas drop theirs at discovery, finding it deleted).
+    this.worker.forget([row.id]);
     for (;;) {
       // An UPDATE answers [rows, how many it changed].
       const [, canceled] = await this.dataSource.query<[unknown, number]>(CANCEL_PENDING_BATCH, [
@@ -232,6 +252,6 @@ export class DeleteSettings {
     await this.dataSource.query(CANCEL_PENDING_LEFT, [row.id]).catch((error: unknown) => {
       this.logger.warn(`Setting ${row.id}: pending webhooks left for the claim to cancel: ${String(error)}`);
     });
-    return { data: { id: row.id, deleted: true } };
+    return answer;
   }
 }

@@ -72,7 +72,7 @@ export class ListAttempts {
     const settings = await this.dataSource
       .getRepository(WebhookSettingsRow)
       .findOneByOrFail({ id: webhook.settingsId });
-    const opened = this.secrets.openRow(settings);
+    const opened = this.secrets.openRowForAnswer(settings);
     const [attempts, total] = await this.dataSource.getRepository(WebhookAttemptRow).findAndCount({
       where: { webhookId: webhook.id },
       order: { createdAt: 'DESC', id: 'DESC' },

@@ -1,6 +1,5 @@
 import type { WebhookAttempt, WebhookDelivery, WebhookRecord } from '@byrd/contracts';
-import { presentCredential } from '../settings/settings.presenter.js';
-import type { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
+import { presentCredential, type AnsweredSettingsRow } from '../settings/settings.presenter.js';
 import type { WebhookAttemptRow, WebhookRow } from './webhook.entity.js';
 
 export function presentWebhook(row: WebhookRow): WebhookRecord {
@@ -18,7 +17,7 @@ export function presentWebhook(row: WebhookRow): WebhookRecord {
 export function presentAttempt(
   attempt: WebhookAttemptRow,
   webhook: WebhookRow,
-  settings: WebhookSettingsRow,
+  settings: AnsweredSettingsRow,
 ): WebhookAttempt {
   return {
     id: attempt.id,
