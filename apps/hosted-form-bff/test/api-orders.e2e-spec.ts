@@ -53,14 +53,72 @@ describe('hosted form API: orders', () => {
       },
     });
     const { body } = await view(order.orderId, order.checkoutKey);
-    expect(body.paymentMethods).toEqual(['card', 'mbway']);
+    // MB WAY is allowed but would settle the pre-authorisation in full: card alone.
+    expect(body.paymentMethods).toEqual(['card']);
     expect(body.saveCardOffered).toBe(true);
     expect(body.isPreAuth).toBe(true);
+    const asPayment = await h.createOrder({
+      paymentOptions: { allowedPaymentMethods: ['mbway', 'paypal', 'card'] },
+    });
+    expect((await view(asPayment.orderId, asPayment.checkoutKey)).body.paymentMethods).toEqual([
+      'card',
+      'mbway',
+    ]);
 
     const multibancoOnly = await h.createOrder({ paymentOptions: { allowedPaymentMethods: ['multibanco'] } });
     expect((await view(multibancoOnly.orderId, multibancoOnly.checkoutKey)).body.paymentMethods).toEqual([
       'multibanco',
     ]);
+  });
+
+  it('offers a USD order only card (payments takes Multibanco and MB WAY in EUR only) and refuses MB WAY for it', async () => {
+    const order = await h.createOrder({ currency: 'USD' });
+    expect((await view(order.orderId, order.checkoutKey)).body.paymentMethods).toEqual(['card']);
+    const mbway = await h.api(
+      'POST',
+      `/checkout/api/v2/orders/${order.orderId}/payments`,
+      { type: 'mbway', mbway: { phoneNumber: '912345678' } },
+      order.checkoutKey,
+    );
+    expect(mbway.status).toBe(400);
+    expect(mbway.body.errors).toEqual([{ field: 'type', message: expect.stringContaining('card') }]);
+
+    const asyncOnly = await h.createOrder({
+      currency: 'USD',
+      paymentOptions: { allowedPaymentMethods: ['multibanco', 'mbway'] },
+    });
+    expect((await view(asyncOnly.orderId, asyncOnly.checkoutKey)).body).toMatchObject({
+      status: 'created',
+      paymentMethods: [],
+    });
+  });
+
+  it('offers an order asking for a pre-authorisation only card (Multibanco and MB WAY settle in full) and refuses them for it, paying nothing', async () => {
+    const order = await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } });
+    expect((await view(order.orderId, order.checkoutKey)).body).toMatchObject({
+      isPreAuth: true,
+      paymentMethods: ['card'],
+    });
+    for (const body of [{ type: 'multibanco' }, { type: 'mbway', mbway: { phoneNumber: '912345678' } }]) {
+      const refused = await h.api(
+        'POST',
+        `/checkout/api/v2/orders/${order.orderId}/payments`,
+        body,
+        order.checkoutKey,
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'BYRD900' });
+      expect(refused.body.errors).toEqual([{ field: 'type', message: expect.stringContaining('card') }]);
+    }
+    expect(await h.getOrder(order.orderId)).toMatchObject({ status: 'created', transactions: [] });
+
+    const asyncOnly = await h.createOrder({
+      paymentOptions: { cardOptions: { isPreAuth: true }, allowedPaymentMethods: ['multibanco', 'mbway'] },
+    });
+    expect((await view(asyncOnly.orderId, asyncOnly.checkoutKey)).body).toMatchObject({
+      status: 'created',
+      paymentMethods: [],
+    });
   });
 
   it('says a pre-authorised order is authorised (held, pending) until the merchant releases it', async () => {

@@ -144,7 +144,8 @@ describe('hosted form page and API guards', () => {
         { type: 'card', card: { expiration: futureExpiry(), holder: 'Ana Silva', ...card } },
         order.checkoutKey,
       );
-    const invalid = await pay({ number: '4242 4242 42', cvv: '98765' });
+    // A CVV no log's ids, hashes or timings can hold by chance (five digits alone can).
+    const invalid = await pay({ number: '4242 4242 42', cvv: '98x65' });
     expect(invalid.status).toBe(400);
     expect(invalid.body).toMatchObject({ code: 'BYRD900' });
     expect(invalid.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
@@ -153,13 +154,13 @@ describe('hosted form page and API guards', () => {
     ]);
     const text = JSON.stringify(invalid.body);
     expect(text).not.toContain('42424242');
-    expect(text).not.toContain('98765');
+    expect(text).not.toContain('98x65');
 
     // A body that is not JSON gets the uniform error body too, without a piece of the body.
     const broken = await h.api(
       'POST',
       `/checkout/api/v2/orders/${order.orderId}/payments`,
-      '{"type":"card","card":{"number":"4242424242424242","cvv":"98765"',
+      '{"type":"card","card":{"number":"4242424242424242","cvv":"98x65"',
       order.checkoutKey,
     );
     expect(broken.status).toBe(400);
@@ -185,7 +186,7 @@ describe('hosted form page and API guards', () => {
 
     expect(h.logs()).toContain('"statusCode":400'); // the refused requests were logged
     expect(h.logs()).not.toContain('42424242');
-    expect(h.logs()).not.toContain('98765');
+    expect(h.logs()).not.toContain('98x65');
   });
 
   /**

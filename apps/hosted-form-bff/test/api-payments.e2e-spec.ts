@@ -65,6 +65,7 @@ describe('hosted form API: payments', () => {
       currency: 'EUR',
       brand: 'MASTER',
       threeDSecure: null,
+      refusedByOrder: false,
       multibanco: null,
       mbway: null,
       savedCard: null,
@@ -141,6 +142,92 @@ describe('hosted form API: payments', () => {
     expect((await h.simulateAsyncPayment(answer.body.transactionId, 'pay')).status).toBe(200);
     expect((await getPayment(order, answer.body.transactionId)).body).toMatchObject({ status: 'Success' });
     await h.waitForOrderStatus(order.orderId, 'paid');
+  });
+
+  describe("the page's idempotency-key: one payment per attempt", () => {
+    const ROUNDS = 8;
+    const MBWAY = { type: 'mbway', mbway: { phoneNumber: '912 345 678' } };
+    const MULTIBANCO = { type: 'multibanco' };
+    const payKeyed = (order: Order, body: Record<string, unknown>, key: string) =>
+      record(
+        h.api('POST', `/checkout/api/v2/orders/${order.orderId}/payments`, body, order.checkoutKey, {
+          'idempotency-key': key,
+        }),
+      );
+
+    it('the same MB WAY or Multibanco attempt sent twice at once makes one payment (one push, one reference), both answered with it', async () => {
+      for (const body of [MBWAY, MULTIBANCO]) {
+        for (let round = 0; round < ROUNDS; round++) {
+          const order = await h.createOrder();
+          const key = randomUUID();
+          const [first, second] = await Promise.all([
+            payKeyed(order, body, key),
+            payKeyed(order, body, key),
+          ]);
+          expect([first.status, second.status]).toEqual([201, 201]);
+          expect(second.body).toEqual(first.body);
+          expect(first.body).toMatchObject({ type: body.type, status: 'Processing', code: 'BYRD201' });
+          const made = await h.transactionsOf(order.orderId);
+          expect(made.map((t) => t.transactionId)).toEqual([first.body.transactionId]);
+        }
+      }
+    });
+
+    it('sent again after its answer was lost: the same payment as it stands; another key is another attempt', async () => {
+      for (const body of [MBWAY, MULTIBANCO]) {
+        const order = await h.createOrder();
+        const key = randomUUID();
+        const first = await payKeyed(order, body, key);
+        const again = await payKeyed(order, body, key);
+        expect(again.status).toBe(201);
+        expect(again.body).toEqual(first.body);
+        const other = await payKeyed(order, body, randomUUID());
+        expect(other.status).toBe(201);
+        expect(other.body.transactionId).not.toBe(first.body.transactionId);
+        expect(await h.transactionsOf(order.orderId)).toHaveLength(2);
+        // Once settled, the retry answers it so (the page shows the order paid, not a new request).
+        expect((await h.simulateAsyncPayment(first.body.transactionId, 'pay')).status).toBe(200);
+        expect((await payKeyed(order, body, key)).body).toMatchObject({
+          transactionId: first.body.transactionId,
+          status: 'Success',
+        });
+      }
+    });
+
+    it('an MB WAY refused in the app is over: its key sent again asks the phone anew', async () => {
+      const order = await h.createOrder();
+      const key = randomUUID();
+      const first = await payKeyed(order, MBWAY, key);
+      expect((await h.simulateAsyncPayment(first.body.transactionId, 'refuse')).status).toBe(200);
+      const again = await payKeyed(order, MBWAY, key);
+      expect(again.status).toBe(201);
+      expect(again.body).toMatchObject({ status: 'Processing' });
+      expect(again.body.transactionId).not.toBe(first.body.transactionId);
+    });
+
+    it('refuses a malformed key (on the header) and the key of another phone number, 400 each, paying nothing', async () => {
+      const order = await h.createOrder();
+      for (const bad of ['x'.repeat(256)]) {
+        const refused = await payKeyed(order, MBWAY, bad);
+        expect(refused.status).toBe(400);
+        expect(refused.body).toMatchObject({
+          code: 'BYRD900',
+          errors: [{ field: 'idempotency-key', message: 'must be 1 to 255 characters' }],
+        });
+      }
+      expect(await h.transactionsOf(order.orderId)).toEqual([]);
+      const key = randomUUID();
+      const first = await payKeyed(order, MBWAY, key);
+      const otherPhone = await payKeyed(order, { type: 'mbway', mbway: { phoneNumber: '961 234 567' } }, key);
+      expect(otherPhone.status).toBe(400);
+      expect(otherPhone.body).toMatchObject({
+        code: 'BYRD900',
+        message: expect.stringContaining('already used for payment'),
+      });
+      expect((await h.transactionsOf(order.orderId)).map((t) => t.transactionId)).toEqual([
+        first.body.transactionId,
+      ]);
+    });
   });
 
   it('refuses to pay or cancel a paid order, with sentences saying why', async () => {

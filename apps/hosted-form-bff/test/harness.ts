@@ -23,7 +23,7 @@ import {
   PAYMENTS_MIGRATIONS,
   paymentsConfigSchema,
 } from '@byrd/payments';
-import { loadConfig, runMigrations, setLogDestination } from '@byrd/platform';
+import { loadConfig, setLogDestination } from '@byrd/platform';
 import {
   callHttp,
   callService,
@@ -105,6 +105,7 @@ export type { CheckoutConfig };
  * - `api(method, path, body, checkoutKey)`: a call to the BFF, path from its root
  *   (`/checkout/api/v2/orders/{id}`), with the key in `x-checkout-key` when given.
  * - `simulateAsyncPayment(transactionId, 'pay' | ...)`: the sandbox shopper of a Multibanco/MB WAY payment.
+ * - `transactionsOf(orderId)`: the order's payments as payments keeps them.
  * - `logs()`: every line the four services logged since start (JSON, for a card-data scan).
  * - `stopOrders()`: takes orders away (last in a suite: nothing else works without it).
  * - `stop()`: closes everything and drops this run's databases and streams.
@@ -137,15 +138,15 @@ export class CheckoutHarness {
     try {
       const logLevel = options.logLevel ?? 'trace';
 
+      // Each database comes migrated: a copy of a template migrated once for these migrations.
       const paymentsConfig = loadConfig(
         paymentsConfigSchema,
-        await env.serviceEnv('payments', { LOG_LEVEL: logLevel, ...options.paymentsEnv }),
+        await env.serviceEnv(
+          'payments',
+          { LOG_LEVEL: logLevel, ...options.paymentsEnv },
+          { entities: PAYMENTS_ENTITIES, migrations: PAYMENTS_MIGRATIONS },
+        ),
       );
-      await runMigrations({
-        url: paymentsConfig.DATABASE_URL,
-        entities: PAYMENTS_ENTITIES,
-        migrations: PAYMENTS_MIGRATIONS,
-      });
       const payments = await startTestApp(PaymentsAppModule.forRoot(paymentsConfig), 'payments');
       apps.push(payments.app);
       // Known once listening; payments reads PUBLIC_BASE_URL from this object on each use.
@@ -153,27 +154,25 @@ export class CheckoutHarness {
 
       const tokensConfig = loadConfig(
         tokensConfigSchema,
-        await env.serviceEnv('gateway-tokens', {
-          LOG_LEVEL: logLevel,
-          VAULT_KEKS: newKekEntry('k1'),
-          VAULT_FINGERPRINT_KEY: randomBytes(32).toString('base64'),
-        }),
+        await env.serviceEnv(
+          'gateway-tokens',
+          {
+            LOG_LEVEL: logLevel,
+            VAULT_KEKS: newKekEntry('k1'),
+            VAULT_FINGERPRINT_KEY: randomBytes(32).toString('base64'),
+          },
+          { entities: TOKENS_ENTITIES, migrations: TOKENS_MIGRATIONS },
+        ),
       );
-      await runMigrations({
-        url: tokensConfig.DATABASE_URL,
-        entities: TOKENS_ENTITIES,
-        migrations: TOKENS_MIGRATIONS,
-      });
       const tokens = await startTestApp(TokensAppModule.forRoot(tokensConfig), 'gateway-tokens');
       apps.push(tokens.app);
 
-      const ordersVars = await env.serviceEnv('orders', { LOG_LEVEL: logLevel, ...options.ordersEnv });
+      const ordersVars = await env.serviceEnv(
+        'orders',
+        { LOG_LEVEL: logLevel, ...options.ordersEnv },
+        { entities: ORDERS_ENTITIES, migrations: ORDERS_MIGRATIONS },
+      );
       const ordersConfig = loadConfig(ordersConfigSchema, ordersVars);
-      await runMigrations({
-        url: ordersConfig.DATABASE_URL,
-        entities: ORDERS_ENTITIES,
-        migrations: ORDERS_MIGRATIONS,
-      });
       const orders = await startTestApp(OrdersAppModule.forRoot(ordersConfig), 'orders');
       apps.push(orders.app);
 
@@ -326,5 +325,12 @@ export class CheckoutHarness {
    */
   simulateAsyncPayment(transactionId: string, action: string): Promise<HttpAnswer> {
     return this.merchantCall(this.paymentsUrl, 'POST', `/api/v2/sandbox/payments/${transactionId}/${action}`);
+  }
+
+  /** Every payment of the order as payments keeps it (the merchant's `GET /api/v2/transactions`), newest first. */
+  async transactionsOf(orderId: string): Promise<Record<string, any>[]> {
+    const answer = await this.merchantCall(this.paymentsUrl, 'GET', `/api/v2/transactions?orderId=${orderId}`);
+    if (answer.status !== 200) throw new Error(`transactions of ${orderId}: HTTP ${answer.status}`);
+    return answer.body.data;
   }
 }

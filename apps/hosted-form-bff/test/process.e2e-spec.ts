@@ -37,9 +37,21 @@ describe('the hosted form as a process', () => {
     expect(bff.output()).toContain('"level":30'); // it does log, as JSON lines
   });
 
-  it('documents no idempotency-key: without a database it runs no idempotency guard', async () => {
-    const spec = await (await fetch(`${bff.url}/docs/json`)).text();
-    expect(spec).toContain('/checkout/api/v2/orders');
-    expect(spec).not.toContain('idempotency-key');
+  it("documents idempotency-key on the payment POST alone (forwarded to payments); without a database it runs no idempotency guard, so no 409", async () => {
+    const spec = await (await fetch(`${bff.url}/docs/json`)).json();
+    const keyed = Object.entries(spec.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) =>
+          (operation.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'idempotency-key'),
+        )
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(keyed).toEqual(['post /checkout/api/v2/orders/{orderId}/payments']);
+    const payment = spec.paths['/checkout/api/v2/orders/{orderId}/payments'].post;
+    expect(payment.parameters.find((p: any) => p.name === 'idempotency-key')).toMatchObject({
+      required: false,
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+    });
+    expect(payment.responses['409']).toBeUndefined();
   });
 });

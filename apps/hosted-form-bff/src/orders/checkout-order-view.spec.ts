@@ -27,7 +27,36 @@ describe('the order the page renders', () => {
     [['paypal', 'multibanco', 'pix'], ['multibanco']],
     [['paypal'], []],
   ] as const)('offers %j as %j', (allowed, offered) => {
-    expect(offeredPaymentMethods(allowed)).toEqual(offered);
+    expect(
+      offeredPaymentMethods({ allowedPaymentMethods: [...allowed], currency: 'EUR', isPreAuth: false }),
+    ).toEqual(offered);
+  });
+
+  // Multibanco and MB WAY settle in full: an order asking for a pre-authorisation is offered card alone.
+  it('offers a pre-authorisation order card alone, and one allowing only Multibanco and MB WAY nothing', () => {
+    expect(toCheckoutOrderView({ ...summary, isPreAuth: true }, 'x').paymentMethods).toEqual(['card']);
+    expect(
+      toCheckoutOrderView(
+        { ...summary, isPreAuth: true, allowedPaymentMethods: ['multibanco', 'mbway'] },
+        'x',
+      ).paymentMethods,
+    ).toEqual([]);
+  });
+
+  // Payments takes Multibanco and MB WAY in euros only: offering them would end in an error.
+  it('offers a USD order only card, and an order allowing only them in USD nothing', () => {
+    expect(toCheckoutOrderView({ ...summary, currency: 'USD' }, 'x').paymentMethods).toEqual(['card']);
+    expect(
+      toCheckoutOrderView(
+        { ...summary, currency: 'USD', allowedPaymentMethods: ['multibanco', 'mbway'] },
+        'x',
+      ).paymentMethods,
+    ).toEqual([]);
+    expect(toCheckoutOrderView({ ...summary, currency: 'EUR' }, 'x').paymentMethods).toEqual([
+      'card',
+      'multibanco',
+      'mbway',
+    ]);
   });
 
   it('offers save card only with a customReference, and names some merchant', () => {

@@ -1,4 +1,11 @@
-import { PaymentType, type CheckoutOrderView, type OrderSummary, type PaymentMethod } from '@byrd/contracts';
+import {
+  PaymentType,
+  paymentTypePreAuthorises,
+  paymentTypeTakesCurrency,
+  type CheckoutOrderView,
+  type OrderSummary,
+  type PaymentMethod,
+} from '@byrd/contracts';
 import { allowedCheckoutOrigins } from '@byrd/platform';
 
 /** The methods this form takes, in the order it lists them. */
@@ -13,10 +20,19 @@ export const FALLBACK_MERCHANT_NAME = 'Online store';
 
 /**
  * The methods offered for an order: those the merchant allowed (none listed means all) that this
- * form can take, in the form's order.
+ * form can take and payments would accept for it (Multibanco and MB WAY: euros only, and never for
+ * an order asking for a pre-authorisation, since they settle in full), in the form's order.
  */
-export function offeredPaymentMethods(allowed: readonly PaymentMethod[]): PaymentType[] {
-  return FORM_PAYMENT_METHODS.filter((method) => allowed.length === 0 || allowed.includes(method));
+export function offeredPaymentMethods(
+  order: Pick<OrderSummary, 'allowedPaymentMethods' | 'currency' | 'isPreAuth'>,
+): PaymentType[] {
+  const allowed: readonly PaymentMethod[] = order.allowedPaymentMethods ?? [];
+  return FORM_PAYMENT_METHODS.filter(
+    (method) =>
+      (allowed.length === 0 || allowed.includes(method)) &&
+      paymentTypeTakesCurrency(method, order.currency) &&
+      (!order.isPreAuth || paymentTypePreAuthorises(method)),
+  );
 }
 
 /** What the page renders of an order (never the merchant id nor the checkout key). */
@@ -37,7 +53,7 @@ export function toCheckoutOrderView(
     expiresAt: order.expiresAt,
     redirectUrl: order.redirectUrl,
     allowedOrigins: allowedCheckoutOrigins(order.redirectUrl, merchantOrigins),
-    paymentMethods: offeredPaymentMethods(order.allowedPaymentMethods ?? []),
+    paymentMethods: offeredPaymentMethods(order),
     saveCardOffered: Boolean(order.tokenOptions?.customReference),
     isPreAuth: order.isPreAuth,
     paymentLocked: order.paymentLocked,

@@ -21,6 +21,7 @@ export function toCheckoutPaymentView(payment: CheckoutPaymentView): CheckoutPay
           requestId: payment.threeDSecure.requestId,
         }
       : null,
+    refusedByOrder: payment.refusedByOrder === true,
     multibanco: payment.multibanco ?? null,
     mbway: payment.mbway ?? null,
     savedCard: payment.savedCard

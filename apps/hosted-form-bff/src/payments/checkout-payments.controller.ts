@@ -1,8 +1,10 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   CHECKOUT_KEY_HEADER,
   CheckoutPaymentRequest,
+  HttpHeaders,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
   CheckoutPaymentViewSchema,
   type CheckoutPaymentView,
 } from '@byrd/contracts';
@@ -37,15 +39,24 @@ export class CheckoutPaymentsController {
     type: CheckoutPaymentViewSchema,
     description: 'Also a denied or failed payment (its code says)',
   })
-  // The order closed or taking no other payment, and the payments service's refusals.
+  @ApiHeader({
+    name: HttpHeaders.IdempotencyKey,
+    required: false,
+    description:
+      "The page's key for this payment attempt (one method and its inputs), 1 to 255 characters: a Multibanco or MB WAY attempt sent again with it answers the payment it made, as it stands (one reference, one MB WAY request), unless that one ended without money",
+    schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+  })
+  // The order closed or taking no other payment, and the payments service's refusals (400 BYRD900,
+  // the platform's, also answers the key sent again with another phone number).
   @ApiErrors({ 422: ['BYRD205', 'BYRD240', 'BYRD291', 'BYRD292'] })
   pay(
     @Param('orderId', new GuidParam(orderNotFound)) orderId: string,
     @CheckoutKey() checkoutKey: string,
     @Body() body: CheckoutPaymentRequest,
     @RequestId() requestId: string,
+    @Headers(HttpHeaders.IdempotencyKey) idempotencyKey?: string,
   ): Promise<CheckoutPaymentView> {
-    return this.payOrder.execute({ orderId, checkoutKey }, body, requestId);
+    return this.payOrder.execute({ orderId, checkoutKey }, body, requestId, idempotencyKey);
   }
 
   @Get(':transactionId')

@@ -5,7 +5,7 @@ import {
   type CheckoutPaymentRpcRequest,
   type CheckoutPaymentView,
 } from '@byrd/contracts';
-import { ApiError, notFoundAs, Rpc } from '@byrd/platform';
+import { ApiError, checkedIdempotencyKey, notFoundAs, Rpc } from '@byrd/platform';
 import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js';
 import { GetCheckoutOrderView } from '../orders/get-checkout-order-view.usecase.js';
 import { toCheckoutPaymentView } from './checkout-payment-view.js';
@@ -15,7 +15,9 @@ const PAYMENT_RPC_TIMEOUT_MS = 30_000;
 
 /**
  * `POST /checkout/api/v2/orders/{orderId}/payments`: the shopper pays the order with one of the
- * methods the form offers for it. The card travels to payments only, signed and encrypted.
+ * methods the form offers for it. The card travels to payments only, signed and encrypted. The
+ * page's `idempotency-key` (one per attempt) goes with it: payments answers an attempt sent again
+ * with the payment it made.
  */
 @Injectable()
 export class PayCheckoutOrder {
@@ -28,7 +30,10 @@ export class PayCheckoutOrder {
     access: CheckoutAccess,
     body: CheckoutPaymentRequest,
     requestId: string,
+    idempotencyKey?: string,
   ): Promise<CheckoutPaymentView> {
+    // The platform's rules for the header, checked before anything is asked of anyone.
+    const key = checkedIdempotencyKey(idempotencyKey);
     // Whether the order may still be paid is payments' decision (it asks orders): only the form's
     // own choices (its methods, its save-card offer) are checked here.
     const order = await this.orders.execute(access);
@@ -56,7 +61,13 @@ export class PayCheckoutOrder {
     const created = await this.rpc
       .call(
         RpcSubjects.PaymentsCreate,
-        { ...access, payment, saveCard: body.saveCard === true, requestId },
+        {
+          ...access,
+          payment,
+          saveCard: body.saveCard === true,
+          requestId,
+          ...(key !== undefined ? { idempotencyKey: key } : {}),
+        },
         PAYMENT_RPC_TIMEOUT_MS,
       )
       .catch(notFoundAs(orderNotFound));

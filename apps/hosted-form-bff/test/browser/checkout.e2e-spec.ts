@@ -17,6 +17,12 @@ import {
 } from './support.js';
 
 const shots = artifactsDir();
+/**
+ * What the page waits in these tests (`window.byrdCheckoutTimings`); defaults in web/src/timings.ts.
+ * The leave delay keeps the shopper's 0.9 s: tests read "Payment successful" before the page leaves,
+ * and at 400 ms a loaded CI machine once saw the shop's page first.
+ */
+const PAGE_TIMINGS = { followEveryMs: 250, leaveDelayMs: 900, outcomeEveryMs: 250 };
 
 /**
  * A shopper paying on the hosted form in Debian's Chromium, against the real services (orders,
@@ -39,10 +45,13 @@ describe('hosted form in Chromium', () => {
         // The merchant's test site is plain http on loopback: allow it to embed the form.
         bffEnv: { CHECKOUT_FRAME_ANCESTORS: "'self' https: http://127.0.0.1:*" },
         ordersEnv: { ORDER_EXPIRY_SWEEP_MS: '250' },
-        // The recovery of a payment whose acquirer answer was lost, in seconds (default 60 s).
+        // The recovery of a payment whose acquirer answer was lost, in seconds (default 60 s). The
+        // sandbox answers that card at once, so this is the whole wait of the two tests that use it;
+        // 5 s still leaves their in-flight steps (reload, the other tab's refused answer, ~1-2 s under
+        // load) well before it.
         paymentsEnv: {
-          ACQUIRER_TIMEOUT_MS: '5000',
-          ACQUIRER_RECOVERY_AFTER_MS: '8000',
+          ACQUIRER_TIMEOUT_MS: '2000',
+          ACQUIRER_RECOVERY_AFTER_MS: '5000',
           ACQUIRER_RECOVERY_SWEEP_MS: '250',
         },
       }),
@@ -63,6 +72,12 @@ describe('hosted form in Chromium', () => {
 
   async function open(options: BrowserContextOptions = {}) {
     context = await browser.newContext({ viewport: { width: 1000, height: 900 }, ...options });
+    // The page's own waits (web/src/timings.ts: 2.5 s between reads of what it follows, 0.9 s before
+    // leaving, 1.5 s between reads after 3DS), shortened: the same steps in the same order, without
+    // minutes of sitting out. The leaving page still shows long enough for the tests that read it.
+    await context.addInitScript((timings) => {
+      (window as { byrdCheckoutTimings?: typeof timings }).byrdCheckoutTimings = timings;
+    }, PAGE_TIMINGS);
     page = await context.newPage();
     errors = watchForErrors(page);
     return page;
@@ -247,6 +262,63 @@ describe('hosted form in Chromium', () => {
         'Success',
       ]);
       expect(errors).toEqual([]);
+    });
+
+    it('two tabs: the one answered while the other payment is at the bank shows that payment in progress, not "declined", then the order paid', async () => {
+      const order = await h.createOrder();
+      // The second tab waits at its bank challenge.
+      const other = await context.newPage();
+      const otherErrors = watchForErrors(other);
+      await other.goto(formUrl(h.checkoutUrl, order, configsFor({ defaultPaymentMethod: 'card' })));
+      await typeCard(other, CARDS.challenge);
+      await other.getByRole('button', { name: 'Pay €25.00' }).click();
+      await other.getByRole('heading', { name: 'Confirm with your bank' }).waitFor();
+
+      // This tab pays with a card whose acquirer answer is lost: its payment holds the order's
+      // payment lock until payments' recovery settles it (ACQUIRER_RECOVERY_AFTER_MS).
+      await goto(order, { defaultPaymentMethod: 'card' });
+      await typeCard(page, CARDS.timeout);
+      await page.getByRole('button', { name: 'Pay €25.00' }).click();
+      for (const deadline = Date.now() + 10_000; ;) {
+        const view = await h.api(
+          'GET',
+          `/checkout/api/v2/orders/${order.orderId}`,
+          undefined,
+          order.checkoutKey,
+        );
+        if (view.body.paymentLocked) break;
+        if (Date.now() > deadline) throw new Error(`Order ${order.orderId} never held by the first payment`);
+        await page.waitForTimeout(50);
+      }
+
+      // The other shopper authenticates now: the order refuses their payment (BYRD205, never sent to
+      // the bank). Their card was not declined, and the page must not say so.
+      await answerChallenge(other, GOOD_OTP);
+      await other.locator('#closed-title, [role=alert]').first().waitFor({ timeout: 20_000 });
+      await expect(other.locator('form, [role=alert]').allTextContents()).resolves.toEqual([]);
+      await other.getByRole('heading', { name: 'A payment for this order is in progress' }).waitFor();
+      await other.screenshot({ path: `${shots}card-refused-while-another-in-progress.png` });
+
+      // The first payment settles (the recovery finds the acquirer's approval): both tabs show it.
+      expect(await backAtShop()).toMatchObject({ orderId: order.orderId, status: 'Success' });
+      await other
+        .getByRole('heading', { name: 'This order has already been paid' })
+        .waitFor({ timeout: 30_000 });
+      const paid = await h.waitForOrderStatus(order.orderId, 'paid');
+      expect(paid.transactions.map((t: { status: string }) => t.status).sort()).toEqual([
+        'Denied',
+        'Success',
+      ]);
+      const refused = paid.transactions.find((t: { status: string }) => t.status === 'Denied');
+      // The merchant's API keeps its documented answer for the refused attempt.
+      const asMerchant = await h.merchantCall(
+        h.paymentsUrl,
+        'GET',
+        `/api/v2/transactions/${refused.transactionId}`,
+      );
+      expect(asMerchant.body).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+      expect(errors).toEqual([]);
+      expect(otherErrors).toEqual([]);
     });
 
     it('two tabs at the bank challenge of a pre-authorised order: the second, and the link reopened in any language, show it authorised', async () => {
@@ -741,7 +813,7 @@ describe('hosted form in Chromium', () => {
       await page
         .getByRole('heading', { name: 'This order has already been paid' })
         .waitFor({ timeout: 20_000 });
-      await page.waitForTimeout(1_500); // longer than the page waits before leaving for the shop
+      await page.waitForTimeout(PAGE_TIMINGS.leaveDelayMs * 3); // longer than the page waits before leaving for the shop
       expect(left).toEqual([]);
       const back = new URL(
         (await page.getByRole('link', { name: 'Return to Acme Shop' }).getAttribute('href'))!,
@@ -776,6 +848,47 @@ describe('hosted form in Chromium', () => {
       await page.getByRole('button', { name: 'Try again' }).click();
       await expect(heading()).resolves.toBe('Pay with MB WAY');
       await expect(h.getOrder(order.orderId)).resolves.not.toMatchObject({ status: 'paid' });
+    });
+
+    it('an MB WAY answer lost after the request went out: sending again (also after a reload) shows that one request, none other reaches the phone', async () => {
+      for (const reload of [false, true]) {
+        const order = await h.createOrder();
+        let posts = 0;
+        const edge = await startLossyEdge(h.bffUrl, (method, path) =>
+          method === 'POST' && path.endsWith('/payments') && posts++ === 0 ? 'drop' : null,
+        );
+        try {
+          await page.goto(
+            formUrl(`${edge.url}/checkout/`, order, configsFor({ defaultPaymentMethod: 'mbway' })),
+          );
+          await page.getByLabel('Phone number').fill('912 345 678');
+          await page.getByRole('button', { name: 'Send request to MB WAY' }).click();
+          await page.getByRole('alert').waitFor({ timeout: 20_000 });
+          // The BFF did send it: the phone has its request.
+          const [sent] = await h.transactionsOf(order.orderId);
+          expect(sent).toMatchObject({ status: 'Processing' });
+          if (reload) {
+            await page.reload();
+            await page.getByLabel('Phone number').fill('912 345 678');
+          }
+          const payment = nextPayment();
+          await page.getByRole('button', { name: 'Send request to MB WAY' }).click();
+          await expect(payment).resolves.toMatchObject({ transactionId: sent.transactionId });
+          await page.getByRole('heading', { name: 'Confirm in the MB WAY app' }).waitFor();
+          expect(posts).toBe(2);
+          expect((await h.transactionsOf(order.orderId)).map((t) => t.transactionId)).toEqual([
+            sent.transactionId,
+          ]);
+          expect((await h.simulateAsyncPayment(sent.transactionId, 'pay')).status).toBe(200);
+          expect(await backAtShop()).toEqual({
+            orderId: order.orderId,
+            transactionId: sent.transactionId,
+            status: 'Success',
+          });
+        } finally {
+          await edge.close();
+        }
+      }
     });
   });
 
@@ -820,6 +933,39 @@ describe('hosted form in Chromium', () => {
         expect(Object.fromEntries(back.searchParams)).toEqual({ orderId: order.orderId, status });
         if (shot) await page.screenshot({ path: `${shots}${shot}` });
       }
+    });
+
+    it('an open order no method here can pay says so, and a USD order opens on card alone', async () => {
+      const paypalOnly = await h.createOrder({ paymentOptions: { allowedPaymentMethods: ['paypal'] } });
+      // Multibanco in USD: payments would refuse it, so the form offers nothing.
+      const multibancoInUsd = await h.createOrder({
+        currency: 'USD',
+        paymentOptions: { allowedPaymentMethods: ['multibanco'] },
+      });
+      for (const order of [paypalOnly, multibancoInUsd]) {
+        await goto(order);
+        await page.getByRole('heading', { name: 'No payment method is available for this order' }).waitFor();
+        await expect(page.getByText('A payment for this order is in progress').count()).resolves.toBe(0);
+        await expect(page.locator('.method, form, .pay').count()).resolves.toBe(0);
+        const back = new URL(
+          (await page.getByRole('link', { name: 'Return to Acme Shop' }).getAttribute('href'))!,
+        );
+        expect(Object.fromEntries(back.searchParams)).toEqual({ orderId: order.orderId, status: 'created' });
+      }
+      await page.screenshot({ path: `${shots}closed-no-method.png` });
+
+      // A USD order: card is its only method, so the form opens on it.
+      await goto(await h.createOrder({ currency: 'USD' }));
+      await expect(heading()).resolves.toBe('Pay by card');
+      await expect(page.locator('button.back').count()).resolves.toBe(0);
+
+      // An order asking for a pre-authorisation: Multibanco and MB WAY would settle it in full, so
+      // card is its only method, even when Multibanco is the link's default.
+      await goto(await h.createOrder({ paymentOptions: { cardOptions: { isPreAuth: true } } }), {
+        defaultPaymentMethod: 'multibanco',
+      });
+      await expect(heading()).resolves.toBe('Pay by card');
+      await expect(page.locator('button.back, .method').count()).resolves.toBe(0);
     });
 
     it('an order canceled while the shopper is on the form: the attempt to pay shows the closed page', async () => {

@@ -23,17 +23,16 @@ import { messagesFor, type Messages } from './i18n.js';
 import { isHttpUrl, type CheckoutLink, type LinkResult } from './link.js';
 import { isAllowedTarget, leaveTo, redirectTarget } from './navigate.js';
 import { applyTheme } from './theme.js';
+import { timing } from './timings.js';
 
 /** Methods this page can take, in the order the BFF lists them. */
 type FormMethod = 'card' | 'multibanco' | 'mbway';
 const FORM_METHODS: readonly PaymentMethod[] = ['card', 'multibanco', 'mbway'];
-/** Long enough to read "Payment successful" before the merchant's page loads. */
-const LEAVE_DELAY_MS = 900;
 
 type Loaded =
   | { kind: 'loading' }
   | { kind: 'problem'; title: string; text: string; detail?: string; retry?: boolean }
-  | { kind: 'closed'; order: CheckoutOrderView; returnUrl: string | null }
+  | { kind: 'closed'; order: CheckoutOrderView; returnUrl: string | null; noMethod: boolean }
   | { kind: 'ready'; order: CheckoutOrderView; configs: ResolvedHostedFormConfigs };
 
 /** The page of one link (`parsed` from the address's fragment). */
@@ -114,7 +113,9 @@ export function App({ parsed }: { parsed: LinkResult }) {
             onRetry={loaded.retry ? () => setAttempt(attempt + 1) : undefined}
           />
         )}
-        {loaded.kind === 'closed' && <ClosedOrder order={loaded.order} t={t} returnUrl={loaded.returnUrl} />}
+        {loaded.kind === 'closed' && (
+          <ClosedOrder order={loaded.order} t={t} returnUrl={loaded.returnUrl} noMethod={loaded.noMethod} />
+        )}
         {loaded.kind === 'ready' && api && link && (
           <CheckoutFlow
             order={loaded.order}
@@ -143,16 +144,14 @@ function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Load
     );
   const redirectUrl = askedAllowed ? asked : isHttpUrl(order.redirectUrl) ? order.redirectUrl : '';
   const methods = order.paymentMethods.filter((method) => FORM_METHODS.includes(method));
-  if (
-    !OPEN_ORDER_STATUSES.includes(order.status) ||
-    order.authorized ||
-    isBeingPaid(order) ||
-    methods.length === 0
-  ) {
+  const closed = !OPEN_ORDER_STATUSES.includes(order.status) || order.authorized || isBeingPaid(order);
+  // An open order none of whose methods this form takes (or its currency allows) says so, not "closed".
+  const noMethod = !closed && methods.length === 0;
+  if (closed || noMethod) {
     const returnUrl = redirectUrl
       ? redirectTarget(redirectUrl, { orderId: order.orderId, status: order.status })
       : null;
-    return { kind: 'closed', order, returnUrl };
+    return { kind: 'closed', order, returnUrl, noMethod };
   }
   if (!redirectUrl) {
     return {
@@ -265,7 +264,7 @@ function CheckoutFlow({
               ? ['info', t.processingTitle]
               : ['failure', t.failedTitle];
       setView({ name: 'leaving', url, tone, title });
-      window.setTimeout(() => leaveTo(url, params, order.allowedOrigins), LEAVE_DELAY_MS);
+      window.setTimeout(() => leaveTo(url, params, order.allowedOrigins), timing('leaveDelayMs'));
     };
     const recheckOrder = async (failure?: unknown, lockIsOurs = false) => {
       if (failure !== undefined && !mayHaveMovedOn(failure)) return false;

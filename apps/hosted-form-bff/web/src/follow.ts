@@ -6,6 +6,7 @@ import {
   OPEN_ORDER_STATUSES,
 } from '@byrd/contracts/browser';
 import type { CheckoutApi } from './api.js';
+import { timing } from './timings.js';
 
 /**
  * A payment's outcome is not known yet: at the shopper (3DS, MB WAY), at the acquirer, or lost on
@@ -39,7 +40,6 @@ export interface Follow<T> {
   immediately?: boolean;
 }
 
-const EVERY_MS = 2500;
 /**
  * Long past an MB WAY request's expiry and several rounds of payments' recovery (its delay plus
  * sweep): what has not settled by then waits for someone, and the page stops asking on its own.
@@ -62,9 +62,9 @@ export function follow<T>(options: Follow<T>): () => void {
       if (options.settled(answer.value)) return options.onSettled(answer.value);
     }
     if (Date.now() - startedAt > FOR_MS) return options.onGaveUp?.();
-    timer = window.setTimeout(() => void tick(), EVERY_MS);
+    timer = window.setTimeout(() => void tick(), timing('followEveryMs'));
   };
-  timer = window.setTimeout(() => void tick(), options.immediately ? 0 : EVERY_MS);
+  timer = window.setTimeout(() => void tick(), options.immediately ? 0 : timing('followEveryMs'));
   return () => {
     stopped = true;
     window.clearTimeout(timer);

@@ -102,6 +102,9 @@ export interface Messages {
   closedText: string;
   inProgressTitle: string;
   inProgressText: string;
+  /** The order is open, but none of the methods it allows can pay it here (nor its currency). */
+  noMethodTitle: string;
+  noMethodText: string;
 
   notFoundTitle: string;
   notFoundText: string;
@@ -224,6 +227,8 @@ const en: Messages = {
   closedText: 'It can no longer be paid. Please return to the shop to place a new order.',
   inProgressTitle: 'A payment for this order is in progress',
   inProgressText: 'Please wait for it to complete. The shop will confirm your order.',
+  noMethodTitle: 'No payment method is available for this order',
+  noMethodText: 'None of the ways to pay offered here can be used for this order. Please return to the shop to choose another way to pay.',
 
   notFoundTitle: 'We couldn’t find this order',
   notFoundText:
@@ -347,6 +352,8 @@ const ptPT: Messages = {
   closedText: 'Já não pode ser paga. Volte à loja para fazer uma nova encomenda.',
   inProgressTitle: 'Está em curso um pagamento desta encomenda',
   inProgressText: 'Aguarde que seja concluído. A loja irá confirmar a sua encomenda.',
+  noMethodTitle: 'Não há nenhum método de pagamento disponível para esta encomenda',
+  noMethodText: 'Nenhum dos métodos de pagamento aqui disponíveis serve para esta encomenda. Volte à loja para escolher outra forma de pagamento.',
 
   notFoundTitle: 'Não encontrámos esta encomenda',
   notFoundText:
@@ -446,6 +453,8 @@ const ptBR: Messages = {
   closedText: 'Ele não pode mais ser pago. Volte à loja para fazer um novo pedido.',
   inProgressTitle: 'Há um pagamento deste pedido em andamento',
   inProgressText: 'Aguarde a conclusão. A loja vai confirmar seu pedido.',
+  noMethodTitle: 'Nenhuma forma de pagamento está disponível para este pedido',
+  noMethodText: 'Nenhuma das formas de pagamento disponíveis aqui serve para este pedido. Volte à loja para escolher outra forma de pagamento.',
 
   notFoundTitle: 'Não encontramos este pedido',
   notFoundText:
@@ -568,6 +577,8 @@ const esES: Messages = {
   closedText: 'Ya no se puede pagar. Vuelve a la tienda para hacer un nuevo pedido.',
   inProgressTitle: 'Hay un pago de este pedido en curso',
   inProgressText: 'Espera a que termine. La tienda confirmará tu pedido.',
+  noMethodTitle: 'No hay ningún método de pago disponible para este pedido',
+  noMethodText: 'Ninguno de los métodos de pago disponibles aquí sirve para este pedido. Vuelve a la tienda para elegir otra forma de pago.',
 
   notFoundTitle: 'No hemos encontrado este pedido',
   notFoundText:
@@ -694,6 +705,8 @@ const frFR: Messages = {
   closedText: 'Elle ne peut plus être payée. Retournez sur la boutique pour passer une nouvelle commande.',
   inProgressTitle: 'Un paiement de cette commande est en cours',
   inProgressText: 'Veuillez patienter jusqu’à la fin. La boutique confirmera votre commande.',
+  noMethodTitle: 'Aucun moyen de paiement n’est disponible pour cette commande',
+  noMethodText: 'Aucun des moyens de paiement proposés ici ne convient à cette commande. Retournez sur la boutique pour choisir un autre moyen de paiement.',
 
   notFoundTitle: 'Nous n’avons pas trouvé cette commande',
   notFoundText:

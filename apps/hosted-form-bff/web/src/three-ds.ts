@@ -2,6 +2,7 @@
 // `CheckoutOrderView.threeDSecureSdkUrl`) runs the issuer's steps, with the challenge in our container.
 import type { CheckoutPaymentView } from '@byrd/contracts/browser';
 import type { CheckoutApi } from './api.js';
+import { timing } from './timings.js';
 
 interface AuthenticateOptions {
   id: string;
@@ -61,7 +62,7 @@ const BEFORE_ACQUIRER_ANSWER = new Set(['Created', 'Processing']);
 export async function waitForOutcome(api: CheckoutApi, transactionId: string): Promise<CheckoutPaymentView> {
   let payment = await api.getPayment(transactionId);
   for (let attempt = 0; attempt < 8 && BEFORE_ACQUIRER_ANSWER.has(payment.status); attempt++) {
-    await new Promise((resolve) => window.setTimeout(resolve, 1500));
+    await new Promise((resolve) => window.setTimeout(resolve, timing('outcomeEveryMs')));
     payment = await api.getPayment(transactionId);
   }
   return payment;

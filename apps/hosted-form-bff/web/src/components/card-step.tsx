@@ -211,6 +211,18 @@ export function CardStep({
         return;
       }
       setValues((current) => ({ ...current, cvv: '' }));
+      if (payment.refusedByOrder) {
+        // The order refused this attempt before the bank saw the card (another tab's payment holds
+        // or paid it, or it closed): no decline. It never held the lock, so the order as it stands
+        // is the answer: "in progress", followed until it settles, or paid, or closed; free again,
+        // the shopper may simply try again.
+        if (await recheckOrder()) {
+          handedOn = true;
+          return;
+        }
+        showFormError(t.tryLater);
+        return;
+      }
       // Another tab may have paid the order (this attempt was then refused): show that, not
       // "declined". A lock alone may still be this attempt's own, on its way out: the form stays.
       if (await recheckOrder(undefined, true)) {

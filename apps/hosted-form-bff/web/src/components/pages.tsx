@@ -13,7 +13,7 @@ import { Button, ScreenTitle, Spinner, StatusMark } from './ui.js';
  * seen here returns the shopper like any other.
  */
 export function Outcome({ payment, onRetry }: { payment: CheckoutPaymentView; onRetry: () => void }) {
-  const { api, t, order, amount, leave, configs } = useCheckout();
+  const { api, t, order, amount, leave, configs, recheckOrder } = useCheckout();
   // A pending payment shows as such at once; a settled one is first checked with the backend.
   const [checked, setChecked] = useState<CheckoutPaymentView | null>(
     isPending(payment.status) ? payment : null,
@@ -25,10 +25,12 @@ export function Outcome({ payment, onRetry }: { payment: CheckoutPaymentView; on
         onRead: setChecked,
         onSettled: (current) => {
           if (configs.autoRedirect && current.status === 'Success') leave(current.status, current);
+          // Refused by its order (another payment holds or paid it): the order's page replaces this one.
+          else if (current.refusedByOrder) void recheckOrder();
         },
         immediately: true,
       }),
-    [api, payment.transactionId, configs.autoRedirect, leave],
+    [api, payment.transactionId, configs.autoRedirect, leave, recheckOrder],
   );
 
   const title = checked && outcomeTitle(checked, order, t);
@@ -61,9 +63,11 @@ export function Outcome({ payment, onRetry }: { payment: CheckoutPaymentView; on
           ? (order.isPreAuth ? t.authorizedText : t.successText)(amount, order.merchantName)
           : pending
             ? t.processingText
-            : checked.type === 'mbway'
-              ? t.mbwayFailed
-              : t.declined}
+            : checked.refusedByOrder
+              ? t.tryLater // not sent to the bank: no decline
+              : checked.type === 'mbway'
+                ? t.mbwayFailed
+                : t.declined}
       </p>
       {checked.savedCard && <p class="note">{t.cardSaved(lastFour(checked.savedCard.maskedCardNumber))}</p>}
       <dl class="details">
@@ -124,19 +128,21 @@ export function Leaving({
 }
 
 /**
- * Paid, authorised (a pre-authorisation awaiting capture), canceled, expired, refunded, or busy with
- * another payment: nothing to pay here.
+ * Paid, authorised (a pre-authorisation awaiting capture), canceled, expired, refunded, busy with
+ * another payment, or open but with no method this form can pay it with: nothing to pay here.
  */
 export function ClosedOrder({
   order,
   t,
   returnUrl,
+  noMethod = false,
 }: {
   order: CheckoutOrderView;
   t: Messages;
   returnUrl: string | null;
+  noMethod?: boolean;
 }) {
-  const [title, text, tone] = closedTexts(order, t);
+  const [title, text, tone] = noMethod ? [t.noMethodTitle, t.noMethodText, 'info' as const] : closedTexts(order, t);
   useEffect(() => announce(title), [title]);
   return (
     <section class="step result" aria-labelledby="closed-title" data-order-status={order.status}>
