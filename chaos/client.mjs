@@ -8,9 +8,11 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const RETRY_DEADLINE_MS = 120_000;
 
 export class ClientError extends Error {
-  constructor(message, answer) {
+  /** `transactionId`: the payment that ended unexpectedly, for the run to explain from its rows. */
+  constructor(message, answer, { transactionId } = {}) {
     super(message);
     this.answer = answer;
+    this.transactionId = transactionId;
   }
 }
 

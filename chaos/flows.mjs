@@ -57,7 +57,13 @@ function orderPayment(number, expected) {
     const orderId = await createOrder(client);
     const payment = await payOrder(client, orderId, { card: card(number) });
     if (payment.status !== expected)
-      throw new ClientError(`payment of ${orderId} ended ${payment.status}, expected ${expected}`);
+      throw new ClientError(
+        `payment of ${orderId} ended ${payment.status}, expected ${expected}`,
+        undefined,
+        {
+          transactionId: payment.transactionId,
+        },
+      );
     return { orderId, succeeded: expected === 'Success' ? [payment.transactionId] : [] };
   };
 }
@@ -83,7 +89,9 @@ async function orderChallenge(client) {
     await client.expect(200, 'GET', `/api/v2/transactions/${created.transactionId}`),
   );
   if (payment.status !== 'Success')
-    throw new ClientError(`challenge payment of ${orderId} ended ${payment.status}`);
+    throw new ClientError(`challenge payment of ${orderId} ended ${payment.status}`, undefined, {
+      transactionId: created.transactionId,
+    });
   return { orderId, succeeded: [payment.transactionId] };
 }
 
@@ -130,19 +138,26 @@ async function preAuthCaptureRefund(client) {
       card: card(CARDS.preAuth),
     }),
   );
-  if (preAuth.status !== 'Success') throw new ClientError(`pre-auth ended ${preAuth.status}`);
+  if (preAuth.status !== 'Success')
+    throw new ClientError(`pre-auth ended ${preAuth.status}`, undefined, {
+      transactionId: preAuth.transactionId,
+    });
   const capture = await settled(
     client,
     await client.expect(200, 'POST', `/api/v2/capture/${preAuth.transactionId}`, { isoAmount: 6000 }),
   );
   if (capture.status !== 'Success')
-    throw new ClientError(`capture of ${preAuth.transactionId} ended ${capture.status}`);
+    throw new ClientError(`capture of ${preAuth.transactionId} ended ${capture.status}`, undefined, {
+      transactionId: capture.transactionId,
+    });
   const refund = await settled(
     client,
     await client.expect(200, 'POST', `/api/v2/refund/${capture.transactionId}`, { amount: '35.00' }),
   );
   if (refund.status !== 'Success')
-    throw new ClientError(`refund of ${capture.transactionId} ended ${refund.status}`);
+    throw new ClientError(`refund of ${capture.transactionId} ended ${refund.status}`, undefined, {
+      transactionId: refund.transactionId,
+    });
   return { orderId: null, succeeded: [preAuth.transactionId, capture.transactionId, refund.transactionId] };
 }
 
@@ -158,7 +173,9 @@ async function tokenPayment(client) {
     transactionMode: 'merchantInitiatedRecurring',
   });
   if (payment.status !== 'Success')
-    throw new ClientError(`token payment of ${orderId} ended ${payment.status}`);
+    throw new ClientError(`token payment of ${orderId} ended ${payment.status}`, undefined, {
+      transactionId: payment.transactionId,
+    });
   return { orderId, succeeded: [payment.transactionId] };
 }
 

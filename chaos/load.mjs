@@ -19,7 +19,12 @@ export function startLoad(client, rate) {
       .run(client)
       .then(
         (outcome) => Object.assign(record, { ok: true, ...outcome }),
-        (error) => Object.assign(record, { ok: false, error: error.message }),
+        (error) =>
+          Object.assign(record, {
+            ok: false,
+            error: error.message,
+            ...(error.transactionId ? { transactionId: error.transactionId } : {}),
+          }),
       )
       .finally(() => {
         record.endedAt = Date.now();

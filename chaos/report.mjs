@@ -1,5 +1,6 @@
 // Prints a chaos run: the faults with their recovery and the client-visible failures they caused,
 // the flows, the ledger checks, and the replicas that died on their own.
+import { CAUSES } from './explain.mjs';
 import { note, paint, step } from './lib/util.mjs';
 
 const AFTER_FAULT_MS = 10_000;
@@ -16,7 +17,17 @@ function faultOf(flow, timeline) {
   return hit?.name ?? 'no fault';
 }
 
-export function printReport({ settings, loadSeconds, drainMs, flows, timeline, ledger, crashes, retries }) {
+export function printReport({
+  settings,
+  loadSeconds,
+  drainMs,
+  flows,
+  timeline,
+  ledger,
+  explained = [],
+  crashes,
+  retries,
+}) {
   const failures = flows.filter((flow) => !flow.ok);
   step('Faults');
   console.table(
@@ -40,6 +51,7 @@ export function printReport({ settings, loadSeconds, drainMs, flows, timeline, l
   console.table(Object.values(byName));
   for (const flow of failures.slice(0, 10))
     note(`failed ${flow.name} (${faultOf(flow, timeline)}): ${flow.error}`);
+  printExplained(explained);
   step(
     `Ledger (${ledger.figures.events} events on the stream, ${ledger.figures.webhooks} webhooks, drained in ${seconds(drainMs)})`,
   );
@@ -67,4 +79,20 @@ export function printReport({ settings, loadSeconds, drainMs, flows, timeline, l
           `FAIL: ${lost.map((check) => check.check).join('; ')}${crashes.length ? '; replicas crashed' : ''}`,
         ),
   );
+}
+
+/** Why the failed flows' payments ended as they did (chaos/explain.mjs), by cause. */
+function printExplained(explained) {
+  if (explained.length === 0) return;
+  step(`Why ${explained.length} failed flows' payments ended as they did (their rows)`);
+  const byCause = {};
+  for (const { cause, flow } of explained) {
+    byCause[cause] ??= { cause, flows: 0, names: new Set() };
+    byCause[cause].flows++;
+    byCause[cause].names.add(flow);
+  }
+  for (const { cause, flows, names } of Object.values(byCause))
+    note(`${flows} (${[...names].join(', ')}): ${CAUSES[cause]}`);
+  for (const one of explained.filter((e) => e.cause === 'other').slice(0, 5))
+    note(`unexplained ${one.flow} ${one.transactionId}: ${JSON.stringify(one.row ?? 'no row')}`);
 }

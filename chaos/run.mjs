@@ -18,20 +18,12 @@ import { ensureBuilt } from './lib/build.mjs';
 import { ProcessGroup } from './lib/processes.mjs';
 import { serviceMain, serviceMigrate } from './lib/stack.mjs';
 import { platformFiles } from './lib/platform.mjs';
-import {
-  BenchError,
-  RESULTS_DIR,
-  note,
-  paint,
-  pollUntil,
-  sleep,
-  step,
-  timestamp,
-} from './lib/util.mjs';
+import { BenchError, RESULTS_DIR, note, paint, pollUntil, sleep, step, timestamp } from './lib/util.mjs';
 import { SERVICES, WITH_DATABASE, createWorld, destroyWorld } from './world.mjs';
 import { faultPlan, runFaults } from './faults.mjs';
 import { startLoad } from './load.mjs';
 import { checkLedger, checksMissingSabotage } from './ledger.mjs';
+import { explainFailures } from './explain.mjs';
 import { printReport } from './report.mjs';
 
 const OPTIONS = {
@@ -42,6 +34,10 @@ const OPTIONS = {
   },
   rate: { type: 'string', help: 'merchant flows started per second (default 20, quick 8)' },
   replicas: { type: 'string', default: '2', help: 'replicas of every service' },
+  only: {
+    type: 'string',
+    help: "only the faults whose name matches this regular expression (e.g. 'payments replica')",
+  },
   'keep-logs': {
     type: 'boolean',
     default: false,
@@ -85,6 +81,10 @@ async function main() {
   };
   if (!(settings.rate > 0) || !(settings.replicas >= 1))
     throw new BenchError('--rate and --replicas must be positive numbers.');
+  const plan = faultPlan(settings).filter(
+    (fault) => !values.only || new RegExp(values.only).test(fault.name),
+  );
+  if (plan.length === 0) throw new BenchError(`--only ${values.only} matches no fault of the plan.`);
   await ensureBuilt([...SERVICES.map(serviceMain), ...WITH_DATABASE.map(serviceMigrate), ...platformFiles()]);
 
   const dir = mkdtempSync(join(tmpdir(), 'byrd-chaos-'));
@@ -114,7 +114,6 @@ async function main() {
 
   try {
     await createWorld(world, { dir, logDir, replicas: settings.replicas });
-    const plan = faultPlan(settings);
     step(
       `Load: ${settings.rate} flows/s; ${plan.length} faults, ${settings.outageMs / 1000} s outages, ${settings.recoveryMs / 1000} s of calm after each`,
     );
@@ -143,6 +142,8 @@ async function main() {
       merchantId: world.merchantId,
     };
     const ledger = await checkLedger(ledgerInput);
+    // Read before the world (and its database) is removed: why each failed flow's payment ended so.
+    const explained = await explainFailures({ postgres: world.postgres, dbs: world.dbs, flows, timeline });
     const crashes = world.supervisor.replicas.flatMap((replica) =>
       replica.crashes.map((crash) => ({ replica: replica.name, ...crash })),
     );
@@ -153,6 +154,7 @@ async function main() {
       flows,
       timeline,
       ledger,
+      explained,
       crashes,
       retries: world.client.retries,
       dir,
@@ -211,7 +213,14 @@ async function drain(world) {
 }
 
 function summariseFlows(flows) {
-  return flows.map(({ name, ok, error, startedAt, endedAt }) => ({ name, ok, error, startedAt, endedAt }));
+  return flows.map(({ name, ok, error, transactionId, startedAt, endedAt }) => ({
+    name,
+    ok,
+    error,
+    transactionId,
+    startedAt,
+    endedAt,
+  }));
 }
 
 main().then(
