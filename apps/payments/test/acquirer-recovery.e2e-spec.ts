@@ -11,6 +11,8 @@ import {
   type ServiceProcess,
 } from '@byrd/platform/testing';
 import { ACQUIRER, type Acquirer } from '../src/acquirer/acquirer.js';
+import { markInFlight, PaymentAuthorizer } from '../src/payments/payment-authorizer.js';
+import { Transaction } from '../src/transactions/transaction.entity.js';
 import { PaymentsHarness } from './harness.js';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/main.js');
@@ -415,6 +417,34 @@ describe('acquirer calls cut off are recovered', () => {
       order.orderId,
     ]);
     expect(charges).toEqual([{ id: retried.body.transactionId }]);
+  });
+
+  it("a request stalled past the recovery, then refused by its order, leaves the recovery's outcome as it was (not refusedByOrder)", async () => {
+    // Its replica paused between the write-ahead commit and the order's lock; meanwhile the recovery
+    // ended its payment (Error) and another payment paid the order. The stalled request resumes.
+    const order = (await h.createOrder()).body as { orderId: string };
+    const paid = await h.pay(FRICTIONLESS, { orderId: order.orderId, orderRef: undefined });
+    expect(paid.body.status).toBe('Success');
+    const transactions = db.getRepository(Transaction);
+    const stalled = transactions.create({
+      ...(await transactions.findOneByOrFail({ id: paid.body.transactionId })),
+      id: randomUUID(),
+    });
+    markInFlight(stalled);
+    await transactions.save(stalled);
+    await db.query(
+      `UPDATE transactions SET status = 'Error', code = 'BYRD299', acquirer_pending_since = NULL WHERE id = $1`,
+      [stalled.id],
+    );
+
+    const refusal = await h.payments
+      .get(PaymentAuthorizer)
+      .authorize(stalled, { card: { number: FRICTIONLESS, expiration: futureExpiry() } });
+    expect(refusal?.code).toBe('BYRD205');
+    const [after] = await db.query(`SELECT status, refused_by_order FROM transactions WHERE id = $1`, [
+      stalled.id,
+    ]);
+    expect(after).toEqual({ status: 'Error', refused_by_order: false });
   });
 
   it('kill -9 with a capture in flight: the retry with its idempotency-key answers that capture, never a second one', async () => {

@@ -180,6 +180,16 @@ describe('3DS challenge code checks across replicas and kill -9', () => {
       )
     ).rows[0].kept;
 
+  /** The order's status once it reads paid, or after 15 s: orders learns of a payment from its event. */
+  async function orderStatusOnceSettled(orderId: string): Promise<string> {
+    let status = '';
+    for (const deadline = Date.now() + 15_000; status !== 'paid' && Date.now() < deadline;) {
+      if (status) await new Promise((r) => setTimeout(r, 100));
+      status = (await callService(orders.url, merchant.apiKey, 'GET', `/api/v2/orders/${orderId}`)).body.status;
+    }
+    return status;
+  }
+
   const statusOf = async (transactionId: string) =>
     (await db.query<{ status: string }>(`SELECT status FROM transactions WHERE id = $1`, [transactionId]))
       .rows[0].status;
@@ -280,15 +290,42 @@ describe('3DS challenge code checks across replicas and kill -9', () => {
     expect(answer.status).toBe(200);
     expect(answer.body.data).toMatchObject({ status: 'Authorized', paymentStatus: 'Success' });
     expect([await statusOf(c.transactionId), await charges(c.transactionId)]).toEqual(['Success', 1]);
-    // Orders learns of the payment from its event (transaction.payment.success), a moment later.
-    let orderStatus = '';
-    for (const deadline = Date.now() + 15_000; orderStatus !== 'paid' && Date.now() < deadline;) {
-      if (orderStatus) await new Promise((r) => setTimeout(r, 100));
-      orderStatus = (await callService(orders.url, merchant.apiKey, 'GET', `/api/v2/orders/${order.orderId}`))
-        .body.status;
-    }
-    expect(orderStatus).toBe('paid');
+    expect(await orderStatusOnceSettled(order.orderId as string)).toBe('paid');
     // The card was kept sealed only until the acquirer's answer was recorded.
+    expect(await cardSealed(c.id)).toBe(false);
+  });
+
+  it('orders paused when an answered challenge goes to take its lock: the payment waits in flight and succeeds once orders is back', async () => {
+    const [replica] = replicas;
+    const { body: order } = await callService(orders.url, merchant.apiKey, 'POST', '/api/v2/orders', {
+      amount: '25.00',
+      currency: 'EUR',
+    });
+    const c = await challenge(replica.url, order.orderId as string);
+    orders.child.kill('SIGSTOP');
+    try {
+      // The code is right: the challenge ends authenticated although the order cannot be asked.
+      expect(await submit(replica.url, c)).toEqual({ status: 200, transStatus: 'Y' });
+      const inFlight = await db.query<{ status: string; pending: boolean }>(
+        `SELECT status, acquirer_pending_since IS NOT NULL AS pending FROM transactions WHERE id = $1`,
+        [c.transactionId],
+      );
+      expect(inFlight.rows[0]).toEqual({ status: 'Processing', pending: true });
+      expect([await charges(c.transactionId), await cardSealed(c.id)]).toEqual([0, true]);
+      const waiting = await callService(replica.url, '', 'POST', `/3ds/api/v2/${c.id}/postAuth`, {});
+      expect(waiting.status).toBe(409);
+    } finally {
+      orders.child.kill('SIGCONT');
+    }
+
+    let answer = await callService(replica.url, '', 'POST', `/3ds/api/v2/${c.id}/postAuth`, {});
+    for (const deadline = Date.now() + 30_000; answer.status === 409 && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 200));
+      answer = await callService(replica.url, '', 'POST', `/3ds/api/v2/${c.id}/postAuth`, {});
+    }
+    expect(answer.body.data).toMatchObject({ status: 'Authorized', paymentStatus: 'Success' });
+    expect([await statusOf(c.transactionId), await charges(c.transactionId)]).toEqual(['Success', 1]);
+    expect(await orderStatusOnceSettled(order.orderId as string)).toBe('paid');
     expect(await cardSealed(c.id)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull, Not } from 'typeorm';
 import { Refusal, type ApiError } from '@byrd/platform';
 import {
   ACQUIRER,
@@ -13,7 +13,7 @@ import { OpenAttempts } from '../async/open-attempts.js';
 import type { AuthenticationResult } from '../three-ds-server/three-ds-provider.js';
 import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
 import { applyOutcome } from '../transactions/outcome.js';
-import type { Transaction } from '../transactions/transaction.entity.js';
+import { Transaction } from '../transactions/transaction.entity.js';
 import { CardSaver } from './card-saver.js';
 import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
 import { PayerResolver } from '../payments-core/payer.js';
@@ -105,7 +105,8 @@ export class PaymentAuthorizer {
    * then recorded Denied, BYRD205, and nothing reached the acquirer): final when the order is closed,
    * not when another attempt holds it (`PayerResolver.lockRefusal`); a conflict (409)
    * when another payment of its idempotency-key is charging (recorded Error, `anotherPaymentOfKey`),
-   * else null.
+   * else null. When the order cannot be asked, a card sent again by the merchant ends Error (the
+   * error is thrown); an answered challenge's (`sealedOnSession`) stays in flight for the recovery.
    */
   async authorize(transaction: Transaction, pending: PendingAuthorization): Promise<ApiError | null> {
     if (await anotherPaymentOfKey(this.dataSource, transaction)) {
@@ -117,6 +118,15 @@ export class PaymentAuthorizer {
     try {
       refusal = await this.orderLock.take(transaction);
     } catch (error) {
+      if (pending.sealedOnSession) {
+        // An answered challenge: its shopper cannot be asked to authenticate again for an outage of
+        // ours. The row stays in flight with the card sealed, and RecoverAcquirerCalls asks the order
+        // again (then the acquirer) once orders answers; the shopper's page waits on postAuth (409).
+        this.logger.warn(
+          `Order ${transaction.orderId} not asked for ${transaction.id}; left in flight for the recovery: ${String(error)}`,
+        );
+        return null;
+      }
       // The order could not be asked (orders or the broker away). Nothing reached the acquirer, so
       // the attempt ends now holding no money (Error), and the merchant's retry with the same
       // idempotency-key is tried anew, instead of answering an attempt the recovery would only void.
@@ -125,11 +135,13 @@ export class PaymentAuthorizer {
     }
     if (refusal) {
       // Marked before the outcome (true whatever happens next: the card never reaches the acquirer),
-      // so a shopper's page reading the Denied payment always knows it was no decline.
-      await this.dataSource.query(`UPDATE transactions SET refused_by_order = true WHERE id = $1`, [
-        transaction.id,
-      ]);
-      transaction.refusedByOrder = true;
+      // so a shopper's page reading the Denied payment always knows it was no decline. Only while it
+      // is still in flight: a request that stalled (a paused replica) past the recovery, which ended
+      // the payment another way, must not relabel that outcome.
+      const flagged = await this.dataSource
+        .getRepository(Transaction)
+        .update({ id: transaction.id, acquirerPendingSince: Not(IsNull()) }, { refusedByOrder: true });
+      transaction.refusedByOrder = (flagged.affected ?? 0) > 0;
       await this.end(transaction, acquirerResult('Denied'), pending);
       return this.payer.lockRefusal(transaction, refusal);
     }

@@ -83,9 +83,10 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
       try {
         await this.authorizer.authorize(transaction, resumable);
       } finally {
-        // Ended holding no money (the order refused it, could not be asked, another payment of its
-        // key charges, or a decline): the first request may still be on the wire (a paused replica),
-        // so the reference is voided as for any call the recovery cannot finish.
+        // Ended holding no money (the order refused it, another payment of its key charges, or a
+        // decline): the first request may still be on the wire (a paused replica), so the reference
+        // is voided as for any call the recovery cannot finish. An order that could not be asked
+        // leaves it in flight: asked again after the delay (until the sealed card is given up).
         if (NO_MONEY_HELD.includes(transaction.status))
           await this.acquirer.void(transaction.id, transaction.merchantMode);
       }
