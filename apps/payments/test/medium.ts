@@ -105,6 +105,7 @@ export class PaymentsMedium {
       new CardSaver(this.rpc(), dataSource),
       new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider(), config),
       this.payer(),
+      this.transactions,
     );
   }
 

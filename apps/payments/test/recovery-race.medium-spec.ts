@@ -69,6 +69,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       new CardSaver(medium.rpc(), dataSource),
       new OpenAttempts(dataSource, events, new SandboxAsyncPaymentProvider(), config),
       medium.payer(),
+      medium.transactions,
     );
     recovery = new RecoverAcquirerCalls(
       dataSource,

@@ -296,7 +296,15 @@ describe('3DS challenge code checks across replicas and kill -9', () => {
   });
 
   it('orders paused when an answered challenge goes to take its lock: the payment waits in flight and succeeds once orders is back', async () => {
-    const [replica] = replicas;
+    // One replica whose recovery waits two minutes for a call sent to the acquirer: this payment,
+    // never sent, is due at its next sweep instead, so the shopper waits for orders, not for that.
+    for (const running of replicas) running.child.kill('SIGKILL');
+    const replica = await startServiceProcess(PAYMENTS_MAIN, {
+      ...paymentsVars,
+      HTTP_PORT: String(await freePort()),
+      ACQUIRER_RECOVERY_AFTER_MS: '120000',
+    });
+    replicas = [replica];
     const { body: order } = await callService(orders.url, merchant.apiKey, 'POST', '/api/v2/orders', {
       amount: '25.00',
       currency: 'EUR',

@@ -14,6 +14,7 @@ import type { AuthenticationResult } from '../three-ds-server/three-ds-provider.
 import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
+import { TransactionRepository } from '../transactions/transaction.repository.js';
 import { CardSaver } from './card-saver.js';
 import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
 import { PayerResolver } from '../payments-core/payer.js';
@@ -38,6 +39,8 @@ export interface PendingAuthorization {
    * outcome is recorded so the recovery can still send it: wiped then (CardSaver).
    */
   sealedOnSession?: boolean;
+  /** Sent by the recovery (RecoverAcquirerCalls), not by the request that wrote it ahead. */
+  resumedByRecovery?: boolean;
 }
 
 /**
@@ -64,6 +67,7 @@ export class PaymentAuthorizer {
     private readonly cardSaver: CardSaver,
     private readonly openAttempts: OpenAttempts,
     private readonly payer: PayerResolver,
+    private readonly transactions: TransactionRepository,
   ) {}
 
   /**
@@ -125,6 +129,9 @@ export class PaymentAuthorizer {
         this.logger.warn(
           `Order ${transaction.orderId} not asked for ${transaction.id}; left in flight for the recovery: ${String(error)}`,
         );
+        // Nothing was sent to the acquirer, so the recovery need not wait out an acquirer call: due at
+        // its next sweep. Not when the recovery itself is asking: then once per delay while orders is away.
+        if (!pending.resumedByRecovery) await this.dueForRecovery(transaction);
         return null;
       }
       // The order could not be asked (orders or the broker away). Nothing reached the acquirer, so
@@ -158,6 +165,15 @@ export class PaymentAuthorizer {
     if (!(await this.outcomes.record(transaction, result))) return false;
     await this.cardSaver.afterOutcome(transaction, pending);
     return true;
+  }
+
+  /** Best effort: if this fails too, the recovery takes the row after its usual delay. */
+  private async dueForRecovery(transaction: Transaction): Promise<void> {
+    await this.transactions
+      .dueForRecovery(transaction.id, this.config.ACQUIRER_RECOVERY_AFTER_MS)
+      .catch((error: unknown) =>
+        this.logger.warn(`${transaction.id} left for the recovery's usual delay: ${String(error)}`),
+      );
   }
 
   /**

@@ -136,6 +136,7 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
       card,
       authentication: { eci: session.eci, aav: session.aav, dsTransactionId: session.dsTransactionId },
       sealedOnSession: true,
+      resumedByRecovery: true,
     };
   }
 }

@@ -131,6 +131,20 @@ export class TransactionRepository {
     return claimed.map((row) => row.id);
   }
 
+  /**
+   * Makes a call still in flight due for the next recovery sweep (`claimCallsInFlight` with
+   * `dueAfterMs`), instead of a whole delay after it was sent: for a call its request gave up on
+   * before the acquirer was asked, so there is no answer on the wire to wait for.
+   */
+  async dueForRecovery(id: string, dueAfterMs: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE transactions
+          SET acquirer_pending_since = now() - make_interval(secs => $2::double precision / 1000)
+        WHERE id = $1 AND acquirer_pending_since IS NOT NULL`,
+      [id, dueAfterMs],
+    );
+  }
+
   /** A token's 3DS card verification (the vault keeps its id), or null. */
   verification(id: string): Promise<Transaction | null> {
     return this.dataSource.getRepository(Transaction).findOneBy({ id, operationType: 'Verification' });
