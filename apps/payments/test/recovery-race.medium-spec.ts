@@ -30,6 +30,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
   let outcomes: AcquirerOutcomeRecorder;
   let operations: RunOperation;
   let recovery: RecoverAcquirerCalls;
+  let authorizer: PaymentAuthorizer;
   /** Run by the acquirer the recovery talks to: just after its lookup, and just after its void. */
   const hooks: { afterLookup?: () => Promise<void>; afterVoid?: () => Promise<void> } = {};
 
@@ -60,7 +61,7 @@ describe('the recovery racing a live acquirer call (medium)', () => {
       sandbox,
       config,
     );
-    const authorizer = new PaymentAuthorizer(
+    authorizer = new PaymentAuthorizer(
       dataSource,
       sandbox,
       config,
@@ -205,6 +206,45 @@ describe('the recovery racing a live acquirer call (medium)', () => {
     expect(await sandbox.lookup(live.id, 'sandbox')).toMatchObject({ outcome: 'Denied' });
     expect(await medium.reload(live.id)).toMatchObject({ status: 'Denied', acquirerPendingSince: null });
     expect(await eventsOf(live.id)).toEqual(['transaction.payment.failed']);
+  });
+
+  it("a stalled request whose order could not be asked moves no recovery's claim, and marks no refusal under it", async () => {
+    // An answered challenge's payment of an order, written ahead; its request stalled before the
+    // order's lock, and the recovery claimed the row meanwhile (moving acquirer_pending_since).
+    const stalled = medium.orderless(`merchant-${randomUUID()}`, 2500);
+    stalled.orderId = randomUUID(); // no orders service answers here: the lock cannot be asked
+    markInFlight(stalled, AN_HOUR_AGO());
+    await medium.insert(stalled);
+    const claimOf = async (id: string) =>
+      (
+        await medium.dataSource.query<{ claim: Date }[]>(
+          `SELECT acquirer_pending_since AS claim FROM transactions WHERE id = $1`,
+          [id],
+        )
+      )[0].claim;
+    await medium.dataSource.query(`UPDATE transactions SET acquirer_pending_since = now() WHERE id = $1`, [
+      stalled.id,
+    ]);
+    const recoveryClaim = await claimOf(stalled.id);
+    const pending = { card: CARD, sealedOnSession: true };
+
+    expect(await authorizer.authorize(stalled, pending)).toBeNull(); // left in flight
+    expect(await claimOf(stalled.id)).toEqual(recoveryClaim); // the recovery's claim, not made due
+    expect(await medium.transactions.markRefusedByOrder(stalled)).toBe(false);
+
+    // The same payment under its own request's claim: made due for the recovery's next sweep.
+    const own = await medium.reload(stalled.id);
+    expect(await authorizer.authorize(own, pending)).toBeNull();
+    const due = await claimOf(stalled.id);
+    expect(Date.now() - due.getTime()).toBeGreaterThanOrEqual(medium.config.ACQUIRER_RECOVERY_AFTER_MS - 1_000);
+    const now = await medium.reload(stalled.id);
+    expect(now).toMatchObject({ status: 'Processing', refusedByOrder: false });
+    expect(await medium.transactions.markRefusedByOrder(now)).toBe(true); // under its claim it may
+    // Settled here, so that the other tests' sweeps do not take it.
+    await medium.dataSource.query(
+      `UPDATE transactions SET status = 'Error', acquirer_pending_since = NULL WHERE id = $1`,
+      [stalled.id],
+    );
   });
 
   it('never records a capture the recovery voided at the acquirer as Success', async () => {

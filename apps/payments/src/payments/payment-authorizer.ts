@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource, IsNull, Not } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Refusal, type ApiError } from '@byrd/platform';
 import {
   ACQUIRER,
@@ -13,7 +13,7 @@ import { OpenAttempts } from '../async/open-attempts.js';
 import type { AuthenticationResult } from '../three-ds-server/three-ds-provider.js';
 import { AcquirerOutcomeRecorder } from '../transactions/acquirer-outcome.recorder.js';
 import { applyOutcome } from '../transactions/outcome.js';
-import { Transaction } from '../transactions/transaction.entity.js';
+import type { Transaction } from '../transactions/transaction.entity.js';
 import { TransactionRepository } from '../transactions/transaction.repository.js';
 import { CardSaver } from './card-saver.js';
 import { NO_MONEY_HELD, OrderLock } from '../payments-core/order-lock.js';
@@ -142,13 +142,10 @@ export class PaymentAuthorizer {
     }
     if (refusal) {
       // Marked before the outcome (true whatever happens next: the card never reaches the acquirer),
-      // so a shopper's page reading the Denied payment always knows it was no decline. Only while it
-      // is still in flight: a request that stalled (a paused replica) past the recovery, which ended
-      // the payment another way, must not relabel that outcome.
-      const flagged = await this.dataSource
-        .getRepository(Transaction)
-        .update({ id: transaction.id, acquirerPendingSince: Not(IsNull()) }, { refusedByOrder: true });
-      transaction.refusedByOrder = (flagged.affected ?? 0) > 0;
+      // so a shopper's page reading the Denied payment always knows it was no decline. Only under
+      // this request's claim: one that stalled (a paused replica) past the recovery, which settles
+      // the payment another way, must not relabel it.
+      transaction.refusedByOrder = await this.transactions.markRefusedByOrder(transaction);
       await this.end(transaction, acquirerResult('Denied'), pending);
       return this.payer.lockRefusal(transaction, refusal);
     }
@@ -170,7 +167,7 @@ export class PaymentAuthorizer {
   /** Best effort: if this fails too, the recovery takes the row after its usual delay. */
   private async dueForRecovery(transaction: Transaction): Promise<void> {
     await this.transactions
-      .dueForRecovery(transaction.id, this.config.ACQUIRER_RECOVERY_AFTER_MS)
+      .dueForRecovery(transaction, this.config.ACQUIRER_RECOVERY_AFTER_MS)
       .catch((error: unknown) =>
         this.logger.warn(`${transaction.id} left for the recovery's usual delay: ${String(error)}`),
       );

@@ -13,6 +13,12 @@ export interface LockedMoney {
 }
 
 const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
+/**
+ * The row still waits under the claim its caller read (`acquirer_pending_since` as the write-ahead or
+ * the recovery's claim set it), to the millisecond as the caller's Date holds it.
+ */
+const underClaim = (claimParameter: string) =>
+  `date_trunc('milliseconds', acquirer_pending_since) = ${claimParameter}`;
 
 /**
  * The transactions table: the reads and writes of the use cases that move money. Methods taking a
@@ -134,15 +140,31 @@ export class TransactionRepository {
   /**
    * Makes a call still in flight due for the next recovery sweep (`claimCallsInFlight` with
    * `dueAfterMs`), instead of a whole delay after it was sent: for a call its request gave up on
-   * before the acquirer was asked, so there is no answer on the wire to wait for.
+   * before the acquirer was asked, so there is no answer on the wire to wait for. Only under the
+   * claim the caller read (as AcquirerOutcomeRecorder records): a request that stalled past a
+   * recovery's claim must not move that claim.
    */
-  async dueForRecovery(id: string, dueAfterMs: number): Promise<void> {
+  async dueForRecovery(transaction: Transaction, dueAfterMs: number): Promise<void> {
     await this.dataSource.query(
       `UPDATE transactions
           SET acquirer_pending_since = now() - make_interval(secs => $2::double precision / 1000)
-        WHERE id = $1 AND acquirer_pending_since IS NOT NULL`,
-      [id, dueAfterMs],
+        WHERE id = $1 AND ${underClaim('$3')}`,
+      [transaction.id, dueAfterMs, transaction.acquirerPendingSince],
     );
+  }
+
+  /**
+   * Marks a payment refused by its order, only under the claim the caller read: a request that
+   * stalled past the recovery (which settles the payment another way) must not relabel it.
+   * Returns whether it did.
+   */
+  async markRefusedByOrder(transaction: Transaction): Promise<boolean> {
+    // An UPDATE answers [rows, affected] through TypeORM.
+    const [, marked] = await this.dataSource.query<[unknown[], number]>(
+      `UPDATE transactions SET refused_by_order = true WHERE id = $1 AND ${underClaim('$2')}`,
+      [transaction.id, transaction.acquirerPendingSince],
+    );
+    return marked === 1;
   }
 
   /** A token's 3DS card verification (the vault keeps its id), or null. */
