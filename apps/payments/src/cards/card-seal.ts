@@ -1,4 +1,7 @@
+import { Logger } from '@nestjs/common';
 import { aesGcmOpen, aesGcmSeal } from '@byrd/platform';
+
+const logger = new Logger('CardSeal');
 
 /** A card kept while its shopper is in a 3DS challenge. CVV is deliberately not part of it. */
 export interface SealedCardContent {
@@ -27,18 +30,14 @@ export class CardSeal {
   }
 
   /**
-   * The card, or null (after `onFailure`) when it cannot be opened: sealed under another
+   * The card, or null (logged, never with card data) when it cannot be opened: sealed under another
    * CARD_SEAL_KEY (a replica configured apart, or the key changed since).
    */
-  openOrNull(
-    sealed: Buffer,
-    sessionId: string,
-    onFailure: (error: unknown) => void,
-  ): SealedCardContent | null {
+  openOrNull(sealed: Buffer, sessionId: string): SealedCardContent | null {
     try {
       return this.open(sealed, sessionId);
     } catch (error) {
-      onFailure(error);
+      logger.error(`3DS session ${sessionId}: its sealed card cannot be opened: ${String(error)}`);
       return null;
     }
   }

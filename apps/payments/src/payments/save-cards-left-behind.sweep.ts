@@ -86,7 +86,7 @@ export class SaveCardsLeftBehind extends PeriodicSweep {
     const givenUp = row.sealedAt.getTime() <= now.getTime() - KEEP_SEALED_MS;
     const wanted = transaction.saveCardReference !== null && transaction.savedTokenId === null && !givenUp;
     if (wanted && transaction.status === 'Success') {
-      const card = this.open(row);
+      const card = this.seal.openOrNull(row.sealedCard, row.sessionId);
       if (card) return this.saver.save(transaction, card);
     } else if (!givenUp && transaction.acquirerPendingSince) {
       return false; // the recovery has not settled it yet (and may have to send the card)
@@ -95,12 +95,5 @@ export class SaveCardsLeftBehind extends PeriodicSweep {
     }
     await this.saver.forget(transaction.id);
     return false;
-  }
-
-  /** The sealed card, or null when it cannot be opened (sealed under another CARD_SEAL_KEY). */
-  private open(row: SealedCardRow) {
-    return this.seal.openOrNull(row.sealedCard, row.sessionId, (error) =>
-      this.logger.error(`Payment ${row.transactionId}: its sealed card cannot be opened: ${String(error)}`),
-    );
   }
 }

@@ -128,9 +128,7 @@ export class RecoverAcquirerCalls extends PeriodicSweep {
       .findOneBy({ transactionId: transaction.id });
     if (!session?.sealedCard) return null;
     if (session.status !== 'Authorized' && session.status !== 'NotEnrolled') return null;
-    const card = this.seal.openOrNull(session.sealedCard, session.id, (error) =>
-      this.logger.error(`Payment ${transaction.id}: its sealed card cannot be opened: ${String(error)}`),
-    );
+    const card = this.seal.openOrNull(session.sealedCard, session.id);
     if (!card) return null;
     return {
       card,

@@ -246,8 +246,6 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
    */
   private openCard(session: ThreeDSSession): SealedCardContent | null {
     if (!session.sealedCard) return null;
-    return this.seal.openOrNull(session.sealedCard, session.id, (error) =>
-      this.logger.error(`3DS session ${session.id}: its sealed card cannot be opened: ${String(error)}`),
-    );
+    return this.seal.openOrNull(session.sealedCard, session.id);
   }
 }

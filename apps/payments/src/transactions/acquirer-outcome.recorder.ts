@@ -5,6 +5,7 @@ import type { AcquirerResult } from '../acquirer/acquirer.js';
 import { applyOutcome } from './outcome.js';
 import { Transaction } from './transaction.entity.js';
 import { TransactionEventRecorder } from './transaction-event-recorder.js';
+import { underClaim } from './transaction.repository.js';
 
 /**
  * Records acquirers' answers to written-ahead payments and their events in ONE statement, each only
@@ -32,8 +33,7 @@ const RECORD = `
            acquirer_pending_since = i.pending_since
       FROM input i
      WHERE t.id = ANY ($1::uuid[]) AND t.id = i.id
-       -- to the millisecond, as the caller's Date holds it
-       AND date_trunc('milliseconds', t.acquirer_pending_since) = i.claimed_since
+       AND ${underClaim('i.claimed_since', 't.acquirer_pending_since')}
     RETURNING i.event_id)
   INSERT INTO outbox (id, subject, payload, traceparent)
   SELECT i.event_id, i.subject, i.payload, i.traceparent FROM input i JOIN done USING (event_id)

@@ -15,10 +15,11 @@ export interface LockedMoney {
 const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
 /**
  * The row still waits under the claim its caller read (`acquirer_pending_since` as the write-ahead or
- * the recovery's claim set it), to the millisecond as the caller's Date holds it.
+ * the recovery's claim set it), to the millisecond as the caller's Date holds it: the one condition
+ * of every write a claim entitles (outcomes: AcquirerOutcomeRecorder).
  */
-const underClaim = (claimParameter: string) =>
-  `date_trunc('milliseconds', acquirer_pending_since) = ${claimParameter}`;
+export const underClaim = (claim: string, column = 'acquirer_pending_since') =>
+  `date_trunc('milliseconds', ${column}) = ${claim}`;
 
 /**
  * The transactions table: the reads and writes of the use cases that move money. Methods taking a
