@@ -179,4 +179,41 @@ describe('attempt recorder', () => {
     const [after] = await h.rows(`SELECT sent_at FROM webhooks WHERE id = $1`, [done.webhookId]);
     expect(after.sent_at).toEqual(before.sent_at);
   });
+
+  it("delivers a webhook whose late success and its next lease's failure finish together", async () => {
+    // The receiver's 200 came back after the lease ran out; the webhook was claimed again meanwhile
+    // and that attempt failed. Both records reach the recorder while another write runs.
+    const [other, job] = [await leasedWebhook(), await leasedWebhook()];
+    const earlier = { ...job, leaseToken: randomUUID() };
+    const failed = {
+      ...attempt(),
+      number: 2,
+      statusCode: 500,
+      responseBody: 'down',
+      succeeded: false,
+      verdict: false,
+    };
+    const moved = await Promise.all([
+      recorder.record(other, attempt(), delivered),
+      recorder.record(job, failed, { status: 'pending', retryDelayMs: 120_000 }),
+      recorder.record(earlier, attempt(), delivered),
+    ]);
+    expect(moved).toEqual([true, true, true]);
+    const [row] = await h.rows(
+      `SELECT status, sent_at, next_attempt_at, attempt_count FROM webhooks WHERE id = $1`,
+      [job.webhookId],
+    );
+    // Delivered: the receiver has it, and nothing sends it again.
+    expect(row).toMatchObject({
+      status: 'succeeded',
+      sent_at: expect.any(Date),
+      next_attempt_at: null,
+      attempt_count: 2,
+    });
+    const attempts = await h.rows(
+      `SELECT succeeded FROM webhook_attempts WHERE webhook_id = $1 ORDER BY number`,
+      [job.webhookId],
+    );
+    expect(attempts.map((a) => a.succeeded)).toEqual([true, false]);
+  });
 });

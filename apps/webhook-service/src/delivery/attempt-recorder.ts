@@ -47,10 +47,26 @@ export class AttemptRecorder {
   private async writeAll(): Promise<void> {
     this.writing = true;
     try {
-      while (this.pending.length > 0) await this.write(this.pending.splice(0, MAX_BATCH));
+      while (this.pending.length > 0) await this.write(this.nextBatch());
     } finally {
       this.writing = false;
     }
+  }
+
+  /**
+   * The records to write together next, in arrival order: at most MAX_BATCH, and one per webhook.
+   * A batch statement moves each webhook once, by whichever of its records PostgreSQL joins first,
+   * so a webhook's second record (a late success after its lease moved on, say) waits for the next
+   * write and is judged on what the first left, as it would be alone.
+   */
+  private nextBatch(): PendingRecord[] {
+    const webhooks = new Set<string>();
+    let end = 0;
+    while (end < Math.min(this.pending.length, MAX_BATCH) && !webhooks.has(this.pending[end].job.webhookId)) {
+      webhooks.add(this.pending[end].job.webhookId);
+      end += 1;
+    }
+    return this.pending.splice(0, end);
   }
 
   private async write(batch: PendingRecord[]): Promise<void> {
