@@ -73,6 +73,28 @@ describe('AcquirerOutcomeRecorder (medium)', () => {
     }
   });
 
+  it('of two answers at once, records the one under the current claim even when a stale one came first', async () => {
+    // A request stalled past its claim; the recovery claimed the payment again, asked the acquirer,
+    // and both answers reach the recorder together, the stale one first.
+    const payment = await inFlight();
+    const stale = copyOf(payment);
+    const reclaimed = new Date(payment.acquirerPendingSince!.getTime() + 60_000);
+    await medium.dataSource.query(`UPDATE transactions SET acquirer_pending_since = $2 WHERE id = $1`, [
+      payment.id,
+      reclaimed,
+    ]);
+    const recovery = Object.assign(copyOf(payment), { acquirerPendingSince: reclaimed });
+
+    const outcomes = await Promise.all([
+      recorder.record(stale, acquirerResult('Denied')),
+      recorder.record(recovery, acquirerResult('Success')),
+    ]);
+
+    expect(outcomes).toEqual([false, true]);
+    expect(await medium.reload(payment.id)).toMatchObject({ status: 'Success', acquirerPendingSince: null });
+    expect((await events(payment.id)).map((e) => e.subject)).toEqual(['transaction.payment.success']);
+  });
+
   it('records nothing for a payment no longer waiting for its answer', async () => {
     const answered = await medium.settled(`merchant-${randomUUID()}`, 'Payment', 900);
     const stale = copyOf(answered);

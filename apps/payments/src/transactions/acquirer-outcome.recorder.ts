@@ -15,18 +15,17 @@ import { underClaim } from './transaction.repository.js';
  * once the recovery has claimed the row, the live request's answer is no longer recorded (the
  * recovery may be voiding that very call at the acquirer). An unknown outcome (TemporaryFailed) is
  * recorded and announced but keeps the row waiting, so the recovery settles it later. Answers that
- * arrive together are recorded together (group commit); the same transaction twice in one batch is
- * recorded as it first arrived, and the second finds it recorded. Planned for each batch
+ * arrive together are recorded together (group commit); answers for the same transaction never share
+ * a statement (`keyOf`): the later one is written after the earlier, on what it left. Planned for each batch
  * (`queryReplanned`): a generic plan made while the table was small scans all of it ever after.
  */
 const RECORD = `
   WITH input AS (
-    SELECT DISTINCT ON (id) *
+    SELECT *
       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
                   $7::uuid[], $8::text[], $9::jsonb[], $10::text[], $11::timestamptz[]) WITH ORDINALITY
         AS i(id, status, code, description, updated_at, pending_since, event_id, subject, payload,
-             traceparent, claimed_since, arrival)
-     ORDER BY id, arrival),
+             traceparent, claimed_since, arrival)),
   done AS (
     UPDATE transactions t
        SET status = i.status, code = i.code, description = i.description, updated_at = i.updated_at,
@@ -55,8 +54,8 @@ type OutcomeRow = [
   claimedSince: Date | null,
 ];
 
-/** Outcomes recorded together at most, and batches written at once. */
-const BATCH = { maxBatch: 64, maxInFlight: 2 };
+/** Outcomes recorded together at most, batches written at once, and one outcome per transaction a batch. */
+const BATCH = { maxBatch: 64, maxInFlight: 2, keyOf: ([id]: OutcomeRow) => id };
 
 @Injectable()
 export class AcquirerOutcomeRecorder {

@@ -47,6 +47,32 @@ describe('GroupCommit', () => {
     await expect(Promise.all(rest)).resolves.toEqual(['written 3', 'written 4', 'written 5']);
   });
 
+  it('never writes two items of one key together: the second waits for the first write', async () => {
+    const writes = new HeldWrites();
+    const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 2, keyOf: (item) => item % 10 });
+    const results = [1, 11, 2].map((item) => group.submit(item));
+    await endOfTurn();
+    // 11 changes what 1 changes; 2 keeps its place behind 11, though a second write could run.
+    expect(writes.batches).toEqual([[1]]);
+    await writes.finishNext();
+    expect(writes.batches).toEqual([[1], [11, 2]]);
+    const more = [3, 21].map((item) => group.submit(item));
+    await endOfTurn();
+    // 3 runs beside the write in flight; 21 waits for 11's.
+    expect(writes.batches).toEqual([[1], [11, 2], [3]]);
+    await writes.finishNext();
+    expect(writes.batches).toEqual([[1], [11, 2], [3], [21]]);
+    await writes.finishNext();
+    await writes.finishNext();
+    await expect(Promise.all([...results, ...more])).resolves.toEqual([
+      'written 1',
+      'written 11',
+      'written 2',
+      'written 3',
+      'written 21',
+    ]);
+  });
+
   it('writes an item alone at the end of its turn', async () => {
     const writes = new HeldWrites();
     const group = new GroupCommit(writes.write, { maxBatch: 10, maxInFlight: 1 });

@@ -1,8 +1,15 @@
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<I = unknown> {
   /** Most items one write carries. */
   maxBatch: number;
   /** Writes running at once; items arriving meanwhile wait and go together in the next one. */
   maxInFlight: number;
+  /**
+   * The row an item changes, when a statement may change each row only once (an UPDATE … FROM
+   * moves a row by whichever of its input rows it joins first): an item whose key is in the batch
+   * being gathered or in a write in flight waits for that write, and is written after it, on what
+   * it left, as it would be alone. The items behind it wait with it (arrival order is kept).
+   */
+  keyOf?: (item: I) => unknown;
 }
 
 interface Waiting<I, O> {
@@ -27,10 +34,11 @@ export class GroupCommit<I, O> {
   private readonly queue: Waiting<I, O>[] = [];
   private inFlight = 0;
   private flushScheduled = false;
+  private readonly keysInFlight = new Set<unknown>();
 
   constructor(
     private readonly write: (batch: I[]) => Promise<O[]>,
-    private readonly options: GroupCommitOptions,
+    private readonly options: GroupCommitOptions<I>,
   ) {}
 
   submit(item: I): Promise<O> {
@@ -48,13 +56,32 @@ export class GroupCommit<I, O> {
 
   private next(): void {
     while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.maxBatch);
+      const { batch, keys } = this.take();
+      // The first waiting item's key is being written: it goes once that write is done.
+      if (batch.length === 0) return;
       this.inFlight += 1;
       void this.run(batch).finally(() => {
+        for (const key of keys) this.keysInFlight.delete(key);
         this.inFlight -= 1;
         this.next();
       });
     }
+  }
+
+  /** The next batch, in arrival order, up to the first item whose key is taken (see `keyOf`). */
+  private take(): { batch: Waiting<I, O>[]; keys: Set<unknown> } {
+    const { keyOf, maxBatch } = this.options;
+    const keys = new Set<unknown>();
+    if (!keyOf) return { batch: this.queue.splice(0, maxBatch), keys };
+    let end = 0;
+    while (end < Math.min(this.queue.length, maxBatch)) {
+      const key = keyOf(this.queue[end].item);
+      if (keys.has(key) || this.keysInFlight.has(key)) break;
+      keys.add(key);
+      end += 1;
+    }
+    for (const key of keys) this.keysInFlight.add(key);
+    return { batch: this.queue.splice(0, end), keys };
   }
 
   private async run(batch: Waiting<I, O>[]): Promise<void> {
