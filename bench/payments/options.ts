@@ -6,6 +6,11 @@ export const PAYMENTS_OPTIONS: Options = {
   warmup: { type: 'string', default: '3', help: 'warm-up seconds before each measured window' },
   connections: { type: 'string', default: '50', help: 'concurrent connections' },
   'no-direct': { type: 'boolean', default: false, help: 'skip the direct (no edge) phases' },
+  'paced-share': {
+    type: 'string',
+    default: '0.6',
+    help: "the paced phases' rate as a share of the bare handler's req/s (the p99 goal is judged at 0.6 only)",
+  },
   'bare-3ds-row': {
     type: 'boolean',
     default: false,

@@ -28,6 +28,7 @@ function settingsOf(args: Args) {
     warmupS: atLeastZero(text(args, 'warmup')),
     connections: Math.round(positiveNumber('connections', text(args, 'connections'))),
     direct: !flag(args, 'no-direct'),
+    pacedShare: positiveNumber('paced-share', text(args, 'paced-share')),
     bare3dsRow: flag(args, 'bare-3ds-row'),
     poolSize: pool ? String(Math.round(positiveNumber('pool-size', pool))) : null,
     profile: flag(args, 'profile'),
@@ -95,7 +96,7 @@ async function measure(context: RunContext, s: Settings, startedAt: Date) {
       memory,
       ledger,
       ratios: ratiosOf(phases),
-      goals: goalsOf(phases, memory),
+      goals: goalsOf(phases, memory, s.pacedShare),
       profile,
     };
     printReport({ ...result, describe });
