@@ -17,7 +17,7 @@ const ROWS = `
 /** The causes, each with what it means for the shopper and the merchant. */
 export const CAUSES = {
   cutBeforeAcquirer:
-    "written ahead, never reached the acquirer (its replica died between the in-flight commit and the acquirer call): the recovery voided its reference and ended it Error, BYRD299, no money moved; the merchant, who still has the card, token or pre-authorisation, can send it again (a payment's order is payable again)",
+    "written ahead, never reached the acquirer (its replica died or stalled past ACQUIRER_RECOVERY_AFTER_MS between the in-flight commit and the acquirer call): the recovery voided its reference and ended it Error, BYRD299, no money moved; the merchant, who still has the card, token or pre-authorisation, can send it again (a payment's order is payable again)",
   challengeCutBeforeAcquirer:
     "an answered 3DS challenge's payment that never reached the acquirer, and whose sealed card was gone, so the recovery could not send it: voided, Error, BYRD299, no money; its shopper must pay again",
   endedBeforeAcquirer:
