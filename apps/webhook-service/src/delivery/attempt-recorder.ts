@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { distinctKeysAhead } from '@byrd/platform';
 import {
   DeliveryRepository,
   type AttemptRecord,
@@ -60,13 +61,7 @@ export class AttemptRecorder {
    * write and is judged on what the first left, as it would be alone.
    */
   private nextBatch(): PendingRecord[] {
-    const webhooks = new Set<string>();
-    let end = 0;
-    while (end < Math.min(this.pending.length, MAX_BATCH) && !webhooks.has(this.pending[end].job.webhookId)) {
-      webhooks.add(this.pending[end].job.webhookId);
-      end += 1;
-    }
-    return this.pending.splice(0, end);
+    return this.pending.splice(0, distinctKeysAhead(this.pending, MAX_BATCH, (r) => r.job.webhookId).size);
   }
 
   private async write(batch: PendingRecord[]): Promise<void> {

@@ -71,17 +71,10 @@ export class GroupCommit<I, O> {
   /** The next batch, in arrival order, up to the first item whose key is taken (see `keyOf`). */
   private take(): { batch: Waiting<I, O>[]; keys: Set<unknown> } {
     const { keyOf, maxBatch } = this.options;
-    const keys = new Set<unknown>();
-    if (!keyOf) return { batch: this.queue.splice(0, maxBatch), keys };
-    let end = 0;
-    while (end < Math.min(this.queue.length, maxBatch)) {
-      const key = keyOf(this.queue[end].item);
-      if (keys.has(key) || this.keysInFlight.has(key)) break;
-      keys.add(key);
-      end += 1;
-    }
+    if (!keyOf) return { batch: this.queue.splice(0, maxBatch), keys: new Set() };
+    const keys = distinctKeysAhead(this.queue, maxBatch, (waiting) => keyOf(waiting.item), this.keysInFlight);
     for (const key of keys) this.keysInFlight.add(key);
-    return { batch: this.queue.splice(0, end), keys };
+    return { batch: this.queue.splice(0, keys.size), keys };
   }
 
   private async run(batch: Waiting<I, O>[]): Promise<void> {
@@ -94,6 +87,26 @@ export class GroupCommit<I, O> {
       for (const waiting of batch) await this.run([waiting]);
     }
   }
+}
+
+/**
+ * The keys of the items at the front of `items` (at most `most`) up to the first whose key repeats
+ * one before it or is `taken`: those items, `size` of them, can share one statement that changes
+ * each key's row once.
+ */
+export function distinctKeysAhead<T>(
+  items: readonly T[],
+  most: number,
+  keyOf: (item: T) => unknown,
+  taken: ReadonlySet<unknown> = new Set(),
+): Set<unknown> {
+  const keys = new Set<unknown>();
+  for (const item of items.slice(0, most)) {
+    const key = keyOf(item);
+    if (keys.has(key) || taken.has(key)) break;
+    keys.add(key);
+  }
+  return keys;
 }
 
 /**
