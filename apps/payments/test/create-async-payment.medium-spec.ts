@@ -6,6 +6,9 @@ import { CreateAsyncPayment } from '../src/async/create-async-payment.usecase.js
 import { EndLapsedAttempts } from '../src/async/end-lapsed-attempts.sweep.js';
 import { OpenAttempts } from '../src/async/open-attempts.js';
 import { SandboxAsyncPaymentProvider } from '../src/async/sandbox-async-provider.js';
+import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
+import { ChargebackRepository } from '../src/chargebacks/chargeback.repository.js';
+import { RunOperation } from '../src/operations/run-operation.usecase.js';
 import { SettleAsyncPayment } from '../src/async/settle-async-payment.usecase.js';
 import { OrderLock } from '../src/payments-core/order-lock.js';
 import { PayerResolver, type Payer, type PaymentActor } from '../src/payments-core/payer.js';
@@ -58,7 +61,14 @@ describe('CreateAsyncPayment (medium)', () => {
       payer = medium.payer(),
       phoneNumber = '912345678',
       config = medium.config,
-    }: { key?: string; payer?: PayerResolver; phoneNumber?: string; config?: PaymentsConfig } = {},
+      amount = '25.00',
+    }: {
+      key?: string;
+      payer?: PayerResolver;
+      phoneNumber?: string;
+      config?: PaymentsConfig;
+      amount?: string;
+    } = {},
   ) =>
     new CreateAsyncPayment(
       medium.dataSource,
@@ -71,7 +81,7 @@ describe('CreateAsyncPayment (medium)', () => {
       { merchant },
       {
         type: 'mbway',
-        amount: '25.00',
+        amount,
         currency: 'EUR',
         orderRef: 'mbway-medium',
         mbway: { phoneNumber },
@@ -277,6 +287,67 @@ describe('CreateAsyncPayment (medium)', () => {
     }
     for (const id of [inGrace, waiting]) expect((await medium.reload(id)).status).toBe('Processing');
     expect(await sweep()).toBe(0);
+  });
+
+  it('never ends a refund of a lapsed MB WAY payment while the refund is at the acquirer', async () => {
+    // A refund copies its payment's method and expiry, so the refund of an MB WAY payment paid an
+    // hour ago is "Processing mbway, expired" while the acquirer has it. Only the acquirer's answer
+    // (or the recovery) may end it: a sweep that canceled it would announce refund.canceled for
+    // money that moves, and let a retry with the refund's key refund it again.
+    const { transactionId: paymentId } = await createWith(new SandboxAsyncPaymentProvider(), {
+      amount: '100.00',
+    });
+    await settle.execute(merchantId, paymentId, 'pay');
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    await medium.dataSource.getRepository(Transaction).update({ id: paymentId }, { expiresAt: anHourAgo });
+    const acquirer = new SandboxAcquirer(medium.dataSource, medium.config);
+    let answered!: () => void;
+    const atAcquirer = new Promise<void>((resolve) => (answered = resolve));
+    let letAnswerThrough!: () => void;
+    const held = new Promise<void>((resolve) => (letAnswerThrough = resolve));
+    // The acquirer records the refund, and its answer is held on its way back (a slow network, or a
+    // process about to be killed).
+    const slowAnswer = Object.assign(Object.create(acquirer) as SandboxAcquirer, {
+      async followUp(request: Parameters<SandboxAcquirer['followUp']>[0]) {
+        const result = await acquirer.followUp(request);
+        answered();
+        await held;
+        return result;
+      },
+    });
+    const refunds = new RunOperation(
+      medium.dataSource,
+      medium.transactions,
+      new ChargebackRepository(),
+      events,
+      new OrderLock(medium.rpc()),
+      slowAnswer,
+      medium.config,
+    );
+    const key = randomUUID();
+    const refund = (run: RunOperation) =>
+      run.execute(merchant, 'Refund', paymentId, { isoAmount: 4000 }, randomUUID(), key);
+    const first = refund(refunds);
+    await atAcquirer;
+    const [inFlight] = await refundsOf(paymentId);
+    expect(inFlight).toMatchObject({ status: 'Processing', paymentMethod: 'mbway' });
+    expect(inFlight.expiresAt.getTime()).toBeLessThan(Date.now());
+
+    const sweep = new EndLapsedAttempts(
+      new OpenAttempts(medium.dataSource, events, new SandboxAsyncPaymentProvider(), medium.config),
+      medium.config,
+    );
+    expect(await sweep.execute()).toBe(0);
+    expect((await medium.reload(inFlight.id)).status).toBe('Processing');
+    // The merchant's retry with the refund's key meets the refund in flight, not a second refund.
+    const retried = await refund(refunds);
+    expect(retried).toMatchObject({ transactionId: inFlight.id });
+
+    letAnswerThrough();
+    expect(await first).toMatchObject({ transactionId: inFlight.id, status: 'Success' });
+    expect(await refundsOf(paymentId)).toHaveLength(1);
+    expect(await medium.reload(paymentId)).toMatchObject({ refundedIsoAmount: 4000 });
+    expect(await subjectsOf(inFlight.id)).toEqual(['transaction.refund.success']);
   });
 
   it('makes one MB WAY payment of an idempotency-key whose first request stalled past its lease', async () => {

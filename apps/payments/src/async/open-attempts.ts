@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource, In, LessThan, Not } from 'typeorm';
+import { DataSource, In, IsNull, LessThan, Not } from 'typeorm';
 import { ASYNC_PAYMENT_TYPES } from '@byrd/contracts';
 import { applyOutcome } from '../transactions/outcome.js';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -8,8 +8,17 @@ import { PAYMENTS_CONFIG, type PaymentsConfig } from '../config.js';
 import { withTimeout } from '../payments-core/timeout.js';
 import { ASYNC_PAYMENT_PROVIDER, type AsyncPaymentProvider } from './async-payment-provider.js';
 
-/** An async payment still waiting for the shopper: one a void at the processor may still stop. */
-const OPEN_ASYNC = { status: 'Processing' as const, paymentMethod: In([...ASYNC_PAYMENT_TYPES]) };
+/**
+ * An async payment still waiting for the shopper: one a void at the processor may still stop. Not a
+ * refund of one: it copies the payment's method and expiry, and is Processing while the acquirer
+ * has it, where only the acquirer's answer (or the recovery) ends it (as in SettleAsyncPayment).
+ */
+const OPEN_ASYNC = {
+  operationType: 'Payment' as const,
+  status: 'Processing' as const,
+  paymentMethod: In([...ASYNC_PAYMENT_TYPES]),
+  acquirerPendingSince: IsNull(),
+};
 
 /**
  * Once an order is paid or canceled, the Multibanco references and MB WAY requests it still has open
@@ -112,7 +121,7 @@ export class OpenAttempts {
       const { status, code, description, updatedAt } = attempt;
       const result = await manager.update(
         Transaction,
-        { id: attempt.id, status: 'Processing' },
+        { id: attempt.id, ...OPEN_ASYNC },
         { status, code, description, updatedAt },
       );
       if (!result.affected) return false;
