@@ -252,6 +252,31 @@ describe('operations', () => {
     expect(release.body).toMatchObject({ isoAmount: 1000, sourceTransaction: { isoRemainingAmount: 4000 } });
   });
 
+  it('refuses a body of JSON null (400 BYRD900): never read as "no amount", which moves the whole remaining amount', async () => {
+    const { body: payment } = await h.pay('4242424242424242', { amount: '100.00' });
+    const preAuthId = await preAuth('50.00');
+    for (const [operation, id] of [
+      ['refund', payment.transactionId as string],
+      ['capture', preAuthId],
+      ['release', preAuthId],
+    ]) {
+      const refused = await h.request('POST', `/api/v2/${operation}/${id}`, null);
+      expect({ operation, status: refused.status, code: refused.body.code }).toEqual({
+        operation,
+        status: 400,
+        code: 'BYRD900',
+      });
+    }
+    // Nothing moved: the whole of each is still there to refund and to capture.
+    const refund = await h.request('POST', `/api/v2/refund/${payment.transactionId}`, { isoAmount: 10000 });
+    expect(refund.body).toMatchObject({ status: 'Success', sourceTransaction: { isoRefundedAmount: 10000 } });
+    const capture = await h.request('POST', `/api/v2/capture/${preAuthId}`, { isoAmount: 5000 });
+    expect(capture.body).toMatchObject({
+      status: 'Success',
+      sourceTransaction: { isoCapturedAmount: 5000, isoRemainingAmount: 0 },
+    });
+  });
+
   it("answers 404 for another merchant's transaction", async () => {
     const id = await preAuth();
     const other = await h.env.createMerchant('Other');

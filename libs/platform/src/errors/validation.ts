@@ -44,6 +44,11 @@ export function invalidInputFrom(errors: ValidationError[]): ApiError {
  */
 export class InputValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // A body of JSON `null`: Nest's pipe would read it as `{}`, and on a capture, refund or release
+    // "no amount" means the whole remaining amount. Refused, as `validateDto` refuses it.
+    if (metadata.type === 'body' && value === null) {
+      throw invalidFields([{ field: '', message: 'the body must be a JSON object' }]);
+    }
     if (metadata.type !== 'custom') {
       // `@Param('transactionId')` / `@Query('orderRef')` hand over one value: its name is the path.
       const unstorable = unstorableInputFields(value, metadata.data ?? '');
