@@ -135,6 +135,30 @@ describe('hosted form page and API guards', () => {
     }
   });
 
+  it('leaves out of frame-ancestors a stored origin listed before hosts were checked (a wildcard, a `;`)', async () => {
+    // Written straight to the merchant's record, as PUT /api/v2/checkout-origins now refuses them.
+    const merchants = await h.env.nats.kv(`MERCHANTS_${h.env.id}`);
+    const record = (await merchants.get(h.merchant.merchantId))!.json<Record<string, unknown>>();
+    const setOrigins = (checkoutOrigins: string[]) =>
+      merchants.put(h.merchant.merchantId, JSON.stringify({ ...record, checkoutOrigins }));
+    await setOrigins(['https://*', 'https://a.com;sandbox', 'https://store.example.org', 'https://a,b.com']);
+    try {
+      const order = await h.createOrder();
+      const page = await fetch(`${h.bffUrl}/checkout/o/${order.orderId}/`, {
+        headers: { 'x-forwarded-for': '192.0.2.90' },
+      });
+      expect(page.status).toBe(200);
+      const csp = page.headers.get('content-security-policy') ?? '';
+      expect(/frame-ancestors ([^;]+)/.exec(csp)?.[1]).toBe(
+        "'self' https://shop.example.com https://store.example.org",
+      );
+      expect(csp).not.toContain('sandbox');
+      expect(csp).not.toContain('*');
+    } finally {
+      await setOrigins([]);
+    }
+  });
+
   it('refuses an invalid card without echoing it, and answers 429 with Retry-After past the payment limit', async () => {
     const order = await h.createOrder();
     const pay = (card: Record<string, string>) =>

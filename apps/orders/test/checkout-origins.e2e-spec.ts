@@ -46,6 +46,27 @@ describe('checkout origins (PUT/GET /api/v2/checkout-origins, npm run cli -- mer
       expect([bad, answer.status]).toEqual([bad, 400]);
       expect(answer.body.errors[0].field).toBe('origins');
     }
+    // URL parses these, but their hosts are no host name or IP address: a wildcard would let any
+    // site frame the form, and `;` or `,` would add directives or sources to its CSP.
+    for (const bad of [
+      'https://*',
+      'https://*.com',
+      'https://*.example.com',
+      'https://a.com;sandbox',
+      'https://a.com;frame-ancestors',
+      'https://a,b.com',
+      "https://a'b.com",
+      'https://shop_1.example.com',
+      'https://-shop.example.com',
+    ]) {
+      const answer = await put(['https://shop.example.com', bad]);
+      expect([bad, answer.status]).toEqual([bad, 400]);
+      expect(answer.body).toMatchObject({
+        code: 'BYRD900',
+        errors: [{ field: 'origins', message: expect.stringContaining('is not a host name or IP address') }],
+      });
+    }
+    expect((await h.request('GET', '/api/v2/checkout-origins')).body).toEqual({ origins: [] });
     const many = Array.from({ length: 21 }, (_, i) => `https://shop${i}.example.com`);
     expect((await put(many)).status).toBe(400);
 
@@ -57,6 +78,27 @@ describe('checkout origins (PUT/GET /api/v2/checkout-origins, npm run cli -- mer
     expect(
       (await h.request('PUT', '/api/v2/checkout-origins', { origins: [] }, { 'x-api-key': '' })).status,
     ).toBe(401);
+  });
+
+  it('keeps accepting every host name and IP address: localhost, IPv4, IPv6 and IDN (as punycode)', async () => {
+    const set = await put([
+      'http://localhost:3000',
+      'https://shop-1.example.co.uk',
+      'http://10.0.0.2',
+      'http://[::1]:8443',
+      'https://bücher.example',
+    ]);
+    expect(set.status).toBe(200);
+    expect(set.body).toEqual({
+      origins: [
+        'http://localhost:3000',
+        'https://shop-1.example.co.uk',
+        'http://10.0.0.2',
+        'http://[::1]:8443',
+        'https://xn--bcher-kva.example',
+      ],
+    });
+    await put([]);
   });
 
   it('keeps one whole list when several replacements race (compare-and-set on the merchant record)', async () => {

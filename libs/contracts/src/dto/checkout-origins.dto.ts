@@ -9,7 +9,10 @@ export const MAX_CHECKOUT_ORIGINS = 20;
  * origin of each order's own `redirectUrl`. Replaces the list; `[]` clears it.
  */
 export class CheckoutOriginsRequest {
-  /** Scheme, host and port only; https for live merchants. */
+  /**
+   * Scheme, host and port only; https for live merchants. The host is a DNS host name (an IDN is
+   * stored as punycode), an IPv4 address or a bracketed IPv6 address: no wildcards (`https://*`).
+   */
   @IsArray()
   @ArrayMaxSize(MAX_CHECKOUT_ORIGINS)
   @IsString({ each: true })

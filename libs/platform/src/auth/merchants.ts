@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
+import { isFQDN, isIP } from 'class-validator';
 import { MAX_CHECKOUT_ORIGINS } from '@byrd/contracts';
 import { isKvWriteConflict } from '../messaging/nats.js';
 import { ApiKeyStore, type MerchantMode } from './api-keys.js';
@@ -20,7 +21,10 @@ export interface Merchant {
 /**
  * The origin of an allow-list entry (`https://shop.example.com`, a port allowed), or why it is
  * refused: a scheme and host only (no path, query, fragment or credentials), https for live
- * merchants (http also for sandbox ones, for shops on a developer's machine).
+ * merchants (http also for sandbox ones, for shops on a developer's machine). The host must be a
+ * DNS host name (an IDN as URL's punycode; `localhost` too), an IPv4 address or a bracketed IPv6
+ * literal: URL also takes `*`, `;`, `,` or `'` in a host, and the origin ends up verbatim in the
+ * hosted form's CSP `frame-ancestors`, where `https://*` would let any site frame it.
  */
 export function checkoutOriginOf(
   entry: string,
@@ -38,7 +42,19 @@ export function checkoutOriginOf(
   const bare = url.pathname === '/' && !/[?#]/.test(entry) && !url.username && !url.password;
   if (!bare)
     return { problem: `"${entry}" must be an origin only (scheme, host and port; no path, query or user)` };
+  if (!isOriginHost(url.hostname))
+    return { problem: `"${entry}" is not an origin: its host "${url.hostname}" is not a host name or IP address` };
   return { origin: url.origin };
+}
+
+/** A URL's `hostname` (already ASCII and lower-case) that is a DNS name, an IPv4 address or `[IPv6]`. */
+function isOriginHost(hostname: string): boolean {
+  if (hostname.startsWith('[') && hostname.endsWith(']')) return isIP(hostname.slice(1, -1), '6');
+  return (
+    isIP(hostname, '4') ||
+    // Letters, digits and hyphens in labels of at most 63, no label starting or ending with a hyphen.
+    (/^[a-z0-9.-]+$/.test(hostname) && hostname.length <= 253 && isFQDN(hostname, { require_tld: false }))
+  );
 }
 
 /**
