@@ -43,7 +43,9 @@ export function checkoutOriginOf(
   if (!bare)
     return { problem: `"${entry}" must be an origin only (scheme, host and port; no path, query or user)` };
   if (!isOriginHost(url.hostname))
-    return { problem: `"${entry}" is not an origin: its host "${url.hostname}" is not a host name or IP address` };
+    return {
+      problem: `"${entry}" is not an origin: its host "${url.hostname}" is not a host name or IP address`,
+    };
   return { origin: url.origin };
 }
 
