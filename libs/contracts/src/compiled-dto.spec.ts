@@ -5,7 +5,7 @@ import { getMetadataStorage, validateSync } from 'class-validator';
 import * as contracts from './index.js';
 import { hasCompiledPlan, validInstance } from './compiled-dto.js';
 import { TRANSFORM_OPTIONS, VALIDATOR_OPTIONS } from './validate.js';
-import { unstorableInputFields } from './safe-input.js';
+import { refusedInputFields } from './safe-input.js';
 import { ALL_EVENT_NAMES } from './events/catalogue.js';
 import { ASYNC_PAYMENT_TYPES, PAYMENT_TYPES, REQUEST_TRANSACTION_MODES } from './enums.js';
 
@@ -49,7 +49,7 @@ function sameShape(a: unknown, b: unknown, path = '$'): string | null {
 /** Both paths on their own parse of the same JSON text; answers a disagreement, or null. */
 function disagreement(cls: ClassConstructor<object>, json: string): string | null {
   // Text the database cannot store is refused before either path runs (validateDto, the HTTP pipe).
-  if (unstorableInputFields(JSON.parse(json)).length) return null;
+  if (refusedInputFields(JSON.parse(json)).length) return null;
   const expected = reference(cls, JSON.parse(json));
   const compiled = validInstance(cls, JSON.parse(json));
   if (expected === undefined && compiled === undefined) return null;
@@ -237,7 +237,7 @@ describe('the compiled DTO plan', () => {
     fc.assert(
       fc.property(inputsOf(cls), (json) => {
         expect(disagreement(cls, json)).toBeNull();
-        if (!unstorableInputFields(JSON.parse(json)).length && validInstance(cls, JSON.parse(json)))
+        if (!refusedInputFields(JSON.parse(json)).length && validInstance(cls, JSON.parse(json)))
           accepted += 1;
       }),
       { numRuns: 300, seed: 42 },

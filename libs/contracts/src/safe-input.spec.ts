@@ -1,6 +1,13 @@
 import { CreateOrderRequest } from './dto/orders.dto.js';
 import { CreatePaymentRequest } from './dto/payments.dto.js';
-import { isStorableText, MAX_INPUT_DEPTH, unstorableInputFields } from './safe-input.js';
+import {
+  isStorableText,
+  MAX_INPUT_DEPTH,
+  MAX_INPUT_ENTRIES,
+  MAX_INPUT_STRING,
+  MAX_INPUT_VALUES,
+  refusedInputFields,
+} from './safe-input.js';
 import { validateDto } from './validate.js';
 
 const HIGH = '\uD83D'; // first half of 😀
@@ -28,10 +35,10 @@ describe('isStorableText', () => {
   });
 });
 
-describe('unstorableInputFields', () => {
+describe('refusedInputFields', () => {
   it('returns nothing for clean input of any shape', () => {
     expect(
-      unstorableInputFields({
+      refusedInputFields({
         a: 'x',
         n: 1,
         b: true,
@@ -40,12 +47,12 @@ describe('unstorableInputFields', () => {
         metadata: { 'clé 😀': 'v' },
       }),
     ).toEqual([]);
-    expect(unstorableInputFields(undefined)).toEqual([]);
-    expect(unstorableInputFields(42)).toEqual([]);
+    expect(refusedInputFields(undefined)).toEqual([]);
+    expect(refusedInputFields(42)).toEqual([]);
   });
 
   it('names nested fields, array items and free-form metadata by their dotted path', () => {
-    const fields = unstorableInputFields({
+    const fields = refusedInputFields({
       orderRef: 'r\u0000',
       card: { holder: 'A\u0000' },
       items: ['ok', `bad${LOW}`],
@@ -63,23 +70,23 @@ describe('unstorableInputFields', () => {
   });
 
   it('checks property names, reporting the object that holds a bad one', () => {
-    expect(unstorableInputFields({ metadata: { 'k\u0000': 'v', [`k${HIGH}`]: 'w' } })).toEqual([
+    expect(refusedInputFields({ metadata: { 'k\u0000': 'v', [`k${HIGH}`]: 'w' } })).toEqual([
       { field: 'metadata', message: expect.stringMatching(/property name .*NUL/) },
       { field: 'metadata', message: expect.stringMatching(/property name .*surrogate/) },
     ]);
   });
 
   it('names a single value (query or path parameter) by the base path', () => {
-    expect(unstorableInputFields('a\u0000', 'orderRef')).toEqual([
+    expect(refusedInputFields('a\u0000', 'orderRef')).toEqual([
       { field: 'orderRef', message: expect.stringMatching(/NUL/) },
     ]);
-    expect(unstorableInputFields({ orderRef: 'a\u0000' }, 'query')[0].field).toBe('query.orderRef');
+    expect(refusedInputFields({ orderRef: 'a\u0000' }, 'query')[0].field).toBe('query.orderRef');
   });
 
   it('refuses input nested deeper than the limit, without recursion', () => {
     let deep: unknown = 'leaf';
     for (let i = 0; i < MAX_INPUT_DEPTH + 5; i++) deep = { d: deep };
-    expect(unstorableInputFields({ metadata: deep })).toEqual([
+    expect(refusedInputFields({ metadata: deep })).toEqual([
       {
         field: expect.stringMatching(/^metadata(\.d)+$/),
         message: expect.stringMatching(/nested too deeply/),
@@ -87,7 +94,7 @@ describe('unstorableInputFields', () => {
     ]);
     let ok: unknown = 'leaf';
     for (let i = 0; i < MAX_INPUT_DEPTH - 2; i++) ok = [ok];
-    expect(unstorableInputFields({ m: ok })).toEqual([]);
+    expect(refusedInputFields({ m: ok })).toEqual([]);
   });
 
   it('walks dictionaries without a prototype, as query string parsers make them', () => {
@@ -95,17 +102,58 @@ describe('unstorableInputFields', () => {
     function Empty() {}
     Empty.prototype = Object.create(null) as object; // fast-querystring (Fastify's query strings)
     const querystring = Object.assign(new (Empty as unknown as new () => object)(), { orderRef: 'b\u0000' });
-    expect(unstorableInputFields(nullPrototype)[0]?.field).toBe('orderRef');
-    expect(unstorableInputFields(querystring)[0]?.field).toBe('orderRef');
+    expect(refusedInputFields(nullPrototype)[0]?.field).toBe('orderRef');
+    expect(refusedInputFields(querystring)[0]?.field).toBe('orderRef');
   });
 
   it('does not walk class instances (dates, buffers)', () => {
-    expect(unstorableInputFields({ at: new Date(), raw: Buffer.from([0]) })).toEqual([]);
+    expect(refusedInputFields({ at: new Date(), raw: Buffer.from([0]) })).toEqual([]);
+  });
+
+  it('refuses an object or array past MAX_INPUT_ENTRIES, naming it, and takes one at the limit', () => {
+    const entries = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+    expect(refusedInputFields({ metadata: entries(MAX_INPUT_ENTRIES) })).toEqual([]);
+    expect(refusedInputFields({ metadata: entries(MAX_INPUT_ENTRIES + 1) })).toEqual([
+      { field: 'metadata', message: `has more than ${MAX_INPUT_ENTRIES} properties` },
+    ]);
+    expect(refusedInputFields({ card: new Array(MAX_INPUT_ENTRIES + 1).fill({}) })).toEqual([
+      { field: 'card', message: `has more than ${MAX_INPUT_ENTRIES} items` },
+    ]);
+    expect(refusedInputFields(entries(MAX_INPUT_ENTRIES + 1), 'query')[0].field).toBe('query');
+  });
+
+  it('refuses more than MAX_INPUT_VALUES values in all, however they are spread', () => {
+    const spread = (objects: number) =>
+      Object.fromEntries(
+        Array.from({ length: objects }, (_, o) => [
+          `o${o}`,
+          Object.fromEntries(Array.from({ length: MAX_INPUT_ENTRIES - 2 }, (_, i) => [`k${i}`, i])),
+        ]),
+      );
+    const within = Math.floor(MAX_INPUT_VALUES / MAX_INPUT_ENTRIES);
+    expect(refusedInputFields({ metadata: spread(within) })).toEqual([]);
+    expect(refusedInputFields({ metadata: spread(within + 1) })).toEqual([
+      { field: '', message: `has more than ${MAX_INPUT_VALUES} values in all` },
+    ]);
+  });
+
+  it('refuses a string longer than MAX_INPUT_STRING, as a value or a property name', () => {
+    const long = 'x'.repeat(MAX_INPUT_STRING + 1);
+    expect(refusedInputFields({ holder: 'x'.repeat(MAX_INPUT_STRING) })).toEqual([]);
+    expect(refusedInputFields({ card: { holder: long } })).toEqual([
+      { field: 'card.holder', message: `is longer than ${MAX_INPUT_STRING} characters` },
+    ]);
+    expect(refusedInputFields({ metadata: { [long]: 1 } })).toEqual([
+      {
+        field: 'metadata',
+        message: `has a property name that is longer than ${MAX_INPUT_STRING} characters`,
+      },
+    ]);
   });
 
   it('reports at most 20 problems', () => {
     const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, '\u0000']));
-    expect(unstorableInputFields(many)).toHaveLength(20);
+    expect(refusedInputFields(many)).toHaveLength(20);
   });
 });
 

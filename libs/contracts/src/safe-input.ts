@@ -10,17 +10,31 @@ const UNSTORABLE_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\
 
 /** Nesting deeper than this is refused (no request of the API comes near it; it bounds the walk). */
 export const MAX_INPUT_DEPTH = 64;
+/**
+ * Most properties of one object, or items of one array. The validation libraries' cost grows with
+ * the square of them (class-transformer's key de-duplication, `@ArrayUnique`): 80,000 keys in a
+ * body under the 1 MB limit cost 7 s of CPU. No request of the API comes near it.
+ */
+export const MAX_INPUT_ENTRIES = 1_000;
+/** Most values (properties and items, at any depth) of one input. */
+export const MAX_INPUT_VALUES = 10_000;
+/**
+ * Longest string. The checks of a text field (no card number in it, a phone number's forms) read
+ * all of it, whatever its own length limit: a megabyte costs them 100–200 ms.
+ */
+export const MAX_INPUT_STRING = 65_536;
 
 /** At most this many problems are reported for one request. */
-const MAX_REPORTED = 20;
+export const MAX_REPORTED_ERRORS = 20;
 
 /** True when PostgreSQL can store the string as sent (no NUL, no unpaired surrogate). */
 export function isStorableText(value: string): boolean {
   return !UNSTORABLE_TEXT.test(value);
 }
 
-/** Why a string cannot be stored, or null. */
+/** Why a string is refused (too long, or not storable), or null. */
 function textProblem(value: string): string | null {
+  if (value.length > MAX_INPUT_STRING) return `is longer than ${MAX_INPUT_STRING} characters`;
   if (!UNSTORABLE_TEXT.test(value)) return null;
   return value.includes('\u0000')
     ? 'must not contain a NUL character (\\u0000)'
@@ -53,12 +67,14 @@ function isContainer(value: unknown): value is object {
  * The one input rule every request passes before its DTO is even built (HTTP bodies, query strings
  * and path parameters through the validation pipe, RPC payloads through `validateDto`): every string,
  * and every property name, at any depth (free-form `metadata` included), must be text PostgreSQL
- * stores as sent. Returns the offending fields by their dotted path as sent (`card.holder`,
- * `metadata.note`, `items.0.name`; a bad property name is reported on the object holding it), or `[]`.
+ * stores as sent, and the input's size is bounded where the validation libraries' cost is not
+ * linear (MAX_INPUT_DEPTH, MAX_INPUT_ENTRIES, MAX_INPUT_VALUES, MAX_INPUT_STRING). Returns the
+ * offending fields by their dotted path as sent (`card.holder`, `metadata.note`, `items.0.name`; a
+ * bad property name, or too many, is reported on the object holding them), or `[]`.
  *
  * One linear walk, iterative (no recursion to overflow), one regex test per string.
  */
-export function unstorableInputFields(plain: unknown, basePath = ''): FieldError[] {
+export function refusedInputFields(plain: unknown, basePath = ''): FieldError[] {
   if (typeof plain === 'string') {
     const problem = textProblem(plain);
     return problem ? [{ field: basePath, message: problem }] : [];
@@ -66,14 +82,28 @@ export function unstorableInputFields(plain: unknown, basePath = ''): FieldError
   if (!isContainer(plain)) return [];
   const errors: FieldError[] = [];
   const stack: Frame[] = [{ value: plain, path: basePath, depth: 1 }];
-  while (stack.length > 0 && errors.length < MAX_REPORTED) {
+  let values = 0;
+  while (stack.length > 0 && errors.length < MAX_REPORTED_ERRORS) {
     const { value, path, depth } = stack.pop()!;
     if (depth > MAX_INPUT_DEPTH) {
       errors.push({ field: path, message: `is nested too deeply (more than ${MAX_INPUT_DEPTH} levels)` });
       continue;
     }
     const isArray = Array.isArray(value);
-    for (const key of Object.keys(value)) {
+    const keys = Object.keys(value);
+    if (keys.length > MAX_INPUT_ENTRIES) {
+      errors.push({
+        field: path,
+        message: `has more than ${MAX_INPUT_ENTRIES} ${isArray ? 'items' : 'properties'}`,
+      });
+      continue;
+    }
+    values += keys.length;
+    if (values > MAX_INPUT_VALUES) {
+      errors.push({ field: basePath, message: `has more than ${MAX_INPUT_VALUES} values in all` });
+      break;
+    }
+    for (const key of keys) {
       if (!isArray) {
         const keyProblem = textProblem(key);
         if (keyProblem) {
@@ -90,5 +120,7 @@ export function unstorableInputFields(plain: unknown, basePath = ''): FieldError
       }
     }
   }
-  return errors.slice(0, MAX_REPORTED).sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
+  return errors
+    .slice(0, MAX_REPORTED_ERRORS)
+    .sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
 }

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { plainToInstance, type ClassConstructor, type ClassTransformOptions } from 'class-transformer';
 import { validateSync, type ValidationError, type ValidatorOptions } from 'class-validator';
 import type { FieldError } from './dto/common.dto.js';
-import { unstorableInputFields } from './safe-input.js';
+import { MAX_REPORTED_ERRORS, refusedInputFields } from './safe-input.js';
 import { validInstance } from './compiled-dto.js';
 
 /**
@@ -34,18 +34,20 @@ export type DtoValidation<T> = { ok: true; value: T } | { ok: false; errors: Fie
 /**
  * Transforms and validates a plain payload (HTTP body, NATS message) into a DTO instance,
  * with the same options as the HTTP layer. Like the HTTP layer, it first refuses any string (or
- * property name, at any depth) the database could not store: see {@link unstorableInputFields}.
+ * property name, at any depth) the database could not store, and an input too large to validate: see {@link refusedInputFields}.
  * A valid payload is built by the compiled plan ({@link validInstance}); the libraries word the errors.
  */
 export function validateDto<T extends object>(cls: ClassConstructor<T>, plain: unknown): DtoValidation<T> {
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
     return { ok: false, errors: [{ field: '', message: 'the body must be a JSON object' }] };
   }
-  const unstorable = unstorableInputFields(plain);
-  if (unstorable.length) return { ok: false, errors: unstorable };
+  const refused = refusedInputFields(plain);
+  if (refused.length) return { ok: false, errors: refused };
   const valid = validInstance(cls, plain);
   if (valid) return { ok: true, value: valid };
   const value = plainToInstance(cls, plain, TRANSFORM_OPTIONS);
   const errors = validateSync(value, VALIDATOR_OPTIONS);
-  return errors.length ? { ok: false, errors: toFieldErrors(errors) } : { ok: true, value };
+  return errors.length
+    ? { ok: false, errors: toFieldErrors(errors).slice(0, MAX_REPORTED_ERRORS) }
+    : { ok: true, value };
 }

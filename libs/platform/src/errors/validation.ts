@@ -1,19 +1,24 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import {
+  MAX_REPORTED_ERRORS,
   reconcileAmounts,
   toFieldErrors,
   TRANSFORM_OPTIONS,
-  unstorableInputFields,
+  refusedInputFields,
   validInstance,
   VALIDATOR_OPTIONS,
   type FieldError,
 } from '@byrd/contracts';
 import { ApiError } from './api-error.js';
 
-/** 400 BYRD900 naming every failing field by its dotted path (e.g. `card.number`). */
+/**
+ * 400 BYRD900 naming the failing fields by their dotted path (e.g. `card.number`), the first
+ * MAX_REPORTED_ERRORS of them (an array sent for an object fails once per item).
+ */
 export function invalidFields(fieldErrors: FieldError[]): ApiError {
-  const fields = [...new Set(fieldErrors.map((e) => e.field || 'body'))];
-  return ApiError.invalid(`Invalid value for ${fields.join(', ')}`, fieldErrors);
+  const reported = fieldErrors.slice(0, MAX_REPORTED_ERRORS);
+  const fields = [...new Set(reported.map((e) => e.field || 'body'))];
+  return ApiError.invalid(`Invalid value for ${fields.join(', ')}`, reported);
 }
 
 /**
@@ -38,7 +43,8 @@ export function invalidInputFrom(errors: ValidationError[]): ApiError {
 /**
  * The global pipe: before any DTO is built, and so before any use case runs, the body, query string
  * and path parameters are walked once for text the database could not store (NUL, unpaired
- * surrogates, in values and property names at any depth); then the DTO's class-validator rules,
+ * surrogates, in values and property names at any depth) and for sizes the libraries cannot
+ * validate in linear time (`refusedInputFields`); then the DTO's class-validator rules,
  * compiled once per class for a valid input (`validInstance`); Nest's ValidationPipe (the libraries
  * themselves) answers everything else and words the errors.
  */
@@ -51,8 +57,8 @@ export class InputValidationPipe extends ValidationPipe {
     }
     if (metadata.type !== 'custom') {
       // `@Param('transactionId')` / `@Query('orderRef')` hand over one value: its name is the path.
-      const unstorable = unstorableInputFields(value, metadata.data ?? '');
-      if (unstorable.length) throw invalidFields(unstorable);
+      const refused = refusedInputFields(value, metadata.data ?? '');
+      if (refused.length) throw invalidFields(refused);
       const valid: object | undefined = metadata.metatype
         ? validInstance(metadata.metatype as new () => object, value)
         : undefined;

@@ -10,7 +10,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { MAX_IDEMPOTENCY_KEY_LENGTH, unstorableInputFields } from '@byrd/contracts';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, refusedInputFields } from '@byrd/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource, MoreThan, type EntityManager, type FindOperator } from 'typeorm';
 import { columnsOf, GroupCommit } from '../database/group-commit.js';
@@ -348,8 +348,8 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     // The body is hashed before the validation pipe runs: what the pipe would refuse (nesting past
     // MAX_INPUT_DEPTH, which JSON.stringify overflows the stack on from a few thousand levels, or
     // text the database cannot store) is refused here with the pipe's own 400.
-    const unstorable = unstorableInputFields(request.body);
-    if (unstorable.length) throw invalidFields(unstorable);
+    const refused = refusedInputFields(request.body);
+    if (refused.length) throw invalidFields(refused);
     const callerSecret = String(request.merchant ? request.headers['x-api-key'] : checkoutKey)
       .trim()
       .toLowerCase();
