@@ -293,6 +293,72 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     }
   });
 
+  it('keeps no token when both of two requests for the same card fail, the first while the second is asking', async () => {
+    // Request A stores the card and asks for its verification; B for the same card and reference
+    // stages its own on the token and asks too. A fails while B is asking, then B fails: neither
+    // answered with the token, so none may be kept, listed or read.
+    const rpc = h.tokens.get(Rpc);
+    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    const reference = `customer-${randomUUID()}`;
+    let asks = 0;
+    let secondAsking!: () => void;
+    const secondIsAsking = new Promise<void>((resolve) => (secondAsking = resolve));
+    let failSecond!: () => void;
+    const secondMayFail = new Promise<void>((resolve) => (failSecond = resolve));
+    let second: Promise<{ status: number }> | undefined;
+    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+      if (subject === 'rpc.payments.verifyCard') {
+        asks += 1;
+        if (asks === 1) {
+          second = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+          await secondIsAsking;
+          throw new Error('payments did not answer');
+        }
+        secondAsking();
+        await secondMayFail;
+        throw new Error('payments did not answer');
+      }
+      return ask(subject, request);
+    }) as typeof rpc.call);
+    try {
+      const failed = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      failSecond();
+      expect((await second!).status).toBeGreaterThanOrEqual(500);
+      const listed = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${reference}`);
+      expect(listed.body).toMatchObject({ data: [] });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('keeps no token when two requests for the same card fail at the same moment, many rounds', async () => {
+    // Both clean-ups run together: they take the token's row lock in turn, whichever comes first.
+    const rpc = h.tokens.get(Rpc);
+    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    for (let round = 0; round < 10; round++) {
+      const reference = `customer-${randomUUID()}`;
+      let asking = 0;
+      let bothAsking!: () => void;
+      const bothAsk = new Promise<void>((resolve) => (bothAsking = resolve));
+      const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+        if (subject !== 'rpc.payments.verifyCard') return ask(subject, request);
+        if (++asking === 2) bothAsking();
+        await bothAsk;
+        throw new Error('payments did not answer');
+      }) as typeof rpc.call);
+      try {
+        const create = () => h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+        const answers = await Promise.all([create(), create()]);
+        expect(answers.map((a) => a.status >= 500)).toEqual([true, true]);
+        const listed = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${reference}`);
+        expect({ round, listed: listed.body }).toMatchObject({ round, listed: { data: [] } });
+      } finally {
+        spy.mockRestore();
+      }
+    }
+  });
+
   it('charges a token once the shopper passed the verification of either of two tokenizations at once', async () => {
     // A double submit: both requests answer 201 with the same token and a 3DS page each; the vault
     // keeps the id of the verification written last. The shopper may follow either page.

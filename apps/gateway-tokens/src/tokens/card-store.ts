@@ -30,6 +30,20 @@ const NOTHING_STAGED = {
   stagedAt: null,
 } satisfies Partial<CardToken>;
 
+/**
+ * The staged card becomes the token's own, waiting on its verification (what `PromoteVerifiedCard`
+ * does once it succeeded, without the verified mark). The same card, sealed under the token's key.
+ */
+const HAND_OVER_TO_STAGED = `
+  UPDATE card_tokens
+     SET card_ciphertext = staged_card_ciphertext, expiration = staged_expiration,
+         expires_at = staged_expires_at, alias = staged_alias,
+         transaction_mode = staged_transaction_mode, verification_id = staged_verification_id,
+         staged_verification_id = NULL, staged_card_ciphertext = NULL, staged_expiration = NULL,
+         staged_expires_at = NULL, staged_alias = NULL, staged_transaction_mode = NULL,
+         staged_at = NULL, updated_at = now()
+   WHERE id = $1`;
+
 /** Tries at storing a card whose token a concurrent request deletes meanwhile (its clean-up). */
 const STORE_ATTEMPTS = 3;
 
@@ -93,13 +107,32 @@ export class CardStore {
   /**
    * Undoes what a request whose verification could not be started wrote: a token it made is not
    * kept, and a card it staged is dropped. Only while they still wait on this request's
-   * verification: a concurrent request for the same card that staged or authenticated its own since
-   * answers with the token, and keeps it.
+   * verification: a concurrent request for the same card that authenticated its own since answers
+   * with the token, and keeps it. One that staged the same card on the token meanwhile (and may be
+   * starting its verification) is handed the token: its staged card takes the token's place, as if
+   * it had made it, so its answer holds, and its own failure takes the token back in turn (else
+   * two failed requests would leave a token neither answered with).
    */
-  async takeBack(tokenId: string, created: boolean, verificationId: string): Promise<void> {
-    const tokens = this.dataSource.getRepository(CardToken);
-    if (created) await tokens.delete({ id: tokenId, verificationId, stagedVerificationId: IsNull() });
-    else await tokens.update({ id: tokenId, stagedVerificationId: verificationId }, NOTHING_STAGED);
+  async takeBack(tokenId: string, verificationId: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const [token] = await manager.query<
+        { verification_id: string | null; staged_verification_id: string | null; verified: boolean }[]
+      >(
+        `SELECT verification_id, staged_verification_id, verified_at IS NOT NULL AS verified
+           FROM card_tokens WHERE id = $1 FOR UPDATE`,
+        [tokenId],
+      );
+      if (!token) return;
+      if (token.staged_verification_id === verificationId) {
+        await manager.update(CardToken, { id: tokenId }, NOTHING_STAGED);
+      } else if (token.verification_id !== verificationId) {
+        return; // another request's card, or one needing no verification, since
+      } else if (token.staged_verification_id === null) {
+        await manager.delete(CardToken, { id: tokenId });
+      } else if (!token.verified) {
+        await manager.query(HAND_OVER_TO_STAGED, [tokenId]);
+      }
+    });
   }
 
   /**

@@ -34,7 +34,7 @@ export class CreateToken {
     // Written ahead with the card, new or known: until payments has started this verification (and
     // the shopper passed it), the token cannot be charged, even if this process dies while asking.
     const verificationId = authenticated ? null : randomUUID();
-    const { token, created, verifies } = await this.store.store({
+    const { token, verifies } = await this.store.store({
       merchantId: merchant.merchantId,
       customReference: request.CustomReference ?? null,
       alias: request.Alias ?? null,
@@ -55,7 +55,7 @@ export class CreateToken {
       });
       return presentCreatedToken(token, request, started.actionUrl);
     } catch (error) {
-      await this.store.takeBack(token.id, created, verifies);
+      await this.store.takeBack(token.id, verifies);
       throw error;
     }
   }
