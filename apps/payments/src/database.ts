@@ -17,6 +17,7 @@ import { UnpaidTwoStepPayments1765900000100 } from './migrations/1765900000100-u
 import { SealedCardsToSave1766000000100 } from './migrations/1766000000100-sealed-cards-to-save.js';
 import { OrderRefusedPayments1766100000100 } from './migrations/1766100000100-order-refused-payments.js';
 import { ThreeDSCheckClaims1766100000200 } from './migrations/1766100000200-three-ds-check-claims.js';
+import { RefundedAtOnce1766300000100 } from './migrations/1766300000100-refunded-at-once.js';
 
 export const PAYMENTS_ENTITIES = [Transaction, ThreeDSSession, Chargeback];
 export const PAYMENTS_MIGRATIONS = [
@@ -36,4 +37,5 @@ export const PAYMENTS_MIGRATIONS = [
   SealedCardsToSave1766000000100,
   OrderRefusedPayments1766100000100,
   ThreeDSCheckClaims1766100000200,
+  RefundedAtOnce1766300000100,
 ];

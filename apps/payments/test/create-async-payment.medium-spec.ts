@@ -173,6 +173,32 @@ describe('CreateAsyncPayment (medium)', () => {
     expect(await subjectsOf(refund.id)).toEqual(['transaction.refund.success']);
   });
 
+  it('tries a retry of an MB WAY payment refunded at once anew: never answered Success for money handed back', async () => {
+    // The push's answer was lost (500, the key freed), the shopper paid it anyway: recorded Success
+    // and refunded at once. The merchant's retry with the same key must push again.
+    const key = `key-${randomUUID()}`;
+    let paymentId = '';
+    const lost = createWith(
+      failingProcessor(async (id) => {
+        paymentId = id;
+      }),
+      { key },
+    );
+    await expect(lost).rejects.toThrow('processor answer lost');
+    await settle.execute(merchantId, paymentId, 'pay');
+    expect(await medium.reload(paymentId)).toMatchObject({
+      status: 'Success',
+      refundedIsoAmount: 2500,
+      refundedAtOnce: true,
+    });
+    const retried = await createWith(new SandboxAsyncPaymentProvider(), { key });
+    expect(retried.transactionId).not.toBe(paymentId);
+    expect(retried).toMatchObject({ status: 'Processing', code: 'BYRD201' });
+    // And the retry of that one is answered with it, as before.
+    const again = await createWith(new SandboxAsyncPaymentProvider(), { key });
+    expect(again.transactionId).toBe(retried.transactionId);
+  });
+
   it.each(['refuse', 'expire'] as const)(
     'still refuses a payment notified after the processor itself ended it (%s)',
     async (action) => {

@@ -120,7 +120,10 @@ export class SettleAsyncPayment {
         applyOutcome(transaction, status, code);
         transaction.updatedAt = now;
         if (simulation === 'expire') transaction.expiresAt = now; // the reference stopped accepting payment now
-        if (refundAtOnce) transaction.refundedIsoAmount = transaction.isoAmount;
+        if (refundAtOnce) {
+          transaction.refundedIsoAmount = transaction.isoAmount;
+          transaction.refundedAtOnce = true;
+        }
         await manager.update(
           Transaction,
           { id: transaction.id, merchantId },
@@ -130,6 +133,7 @@ export class SettleAsyncPayment {
             description: transaction.description,
             expiresAt: transaction.expiresAt,
             refundedIsoAmount: transaction.refundedIsoAmount,
+            refundedAtOnce: transaction.refundedAtOnce,
             updatedAt: now,
           },
         );
@@ -184,6 +188,7 @@ export class SettleAsyncPayment {
       refundedIsoAmount: 0,
       releasedIsoAmount: 0,
       refusedByOrder: false,
+      refundedAtOnce: false,
       fingerprint: randomUUID(),
       asyncDetails: null,
       acquirerPendingSince: null,

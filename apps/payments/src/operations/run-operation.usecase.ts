@@ -80,6 +80,7 @@ export class RunOperation {
         refundedIsoAmount: 0,
         releasedIsoAmount: 0,
         refusedByOrder: false,
+        refundedAtOnce: false,
         isPreAuth: false,
         requestId,
         fingerprint: randomUUID(),

@@ -35,6 +35,7 @@ export function newPayment(fields: NewPaymentFields): Transaction {
     refundedIsoAmount: 0,
     releasedIsoAmount: 0,
     refusedByOrder: false,
+    refundedAtOnce: false,
     brand: null,
     maskedCardNumber: null,
     cardExpiration: null,

@@ -26,8 +26,8 @@ export interface RetriedPayment {
 
 /**
  * The newest payment (not a capture or refund whose own request used the key) of each merchant's
- * idempotency-key, within the key's retention, that did not end without money: the 1-based position
- * of each key that has one, and its id.
+ * idempotency-key, within the key's retention, that did not end without money (nor was its money
+ * refunded at once): the 1-based position of each key that has one, and its id.
  */
 const LIVE_PAYMENTS_OF_KEYS = `
   SELECT k.i::int AS i, p.id
@@ -37,11 +37,13 @@ const LIVE_PAYMENTS_OF_KEYS = `
           WHERE t.merchant_id = k.merchant_id AND t.idempotency_key = k.key
             AND t.source_transaction_id IS NULL
             AND t.created_at > now() - $3 * interval '1 millisecond' AND t.status <> ALL ($4::text[])
+            AND NOT t.refunded_at_once
           ORDER BY t.created_at DESC
           LIMIT 1) p`;
 
 /**
- * Another payment of a key that the acquirer was asked for or that took money: in flight
+ * Another payment of a key that the acquirer was asked for or that took money (kept: not refunded at
+ * once): in flight
  * (`acquirer_pending_since`) or Success. One still waiting for its shopper's 3DS challenge is not:
  * it reaches the acquirer only through this same check, once its challenge is answered. For a batch
  * of payments: the 1-based positions of those that have one.
@@ -54,7 +56,7 @@ const CHARGING_PAYMENTS_OF_KEYS = `
           WHERE t.merchant_id = k.merchant_id AND t.idempotency_key = k.key
             AND t.source_transaction_id IS NULL
             AND t.created_at > now() - $4 * interval '1 millisecond' AND t.id <> k.id
-            AND (t.status = 'Success' OR t.acquirer_pending_since IS NOT NULL))`;
+            AND ((t.status = 'Success' AND NOT t.refunded_at_once) OR t.acquirer_pending_since IS NOT NULL))`;
 
 interface KeyLookups {
   live: GroupCommit<[merchantId: string, key: string], string | null>;

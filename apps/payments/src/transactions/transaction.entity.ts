@@ -152,6 +152,14 @@ export class Transaction {
   @Column({ name: 'refused_by_order', type: 'boolean', default: false })
   refusedByOrder: boolean;
 
+  /**
+   * Its money arrived after it had ended (an async payment we voided or failed, or one of an order
+   * paid another way), and was refunded at once: Success, yet it holds no money, so a retry with its
+   * idempotency-key is tried anew, not answered with it.
+   */
+  @Column({ name: 'refunded_at_once', type: 'boolean', default: false })
+  refundedAtOnce: boolean;
+
   /** The `idempotency-key` of the `/pay` request that gave a two-step payment its card, if it sent one. */
   @Column({ name: 'pay_idempotency_key', type: 'text', nullable: true })
   payIdempotencyKey: string | null;
