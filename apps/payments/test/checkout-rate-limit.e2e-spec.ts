@@ -176,6 +176,28 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
     expectLimited(await browserPays(order, '203.0.113.99'), 'on this order');
   });
 
+  it('holds the payments an order link creates without a card to the order limit too, apart from its card attempts', async () => {
+    const order = await newOrder();
+    const createCardLess = (address: string) =>
+      callHttp(
+        h.paymentsUrl,
+        'POST',
+        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
+        { 'x-forwarded-for': address },
+      );
+    for (let i = 0; i < ORDER_MAX; i += 1) {
+      const created = await createCardLess(`203.0.113.${120 + i}`);
+      expect(created.body).toMatchObject({ status: 'Created', code: 'BYRD010' });
+    }
+    // From any address: each was a row and two events, which nothing else bounded.
+    expectLimited(await createCardLess('203.0.113.130'), 'on this order');
+    expect(await transactionsOf(order.orderId)).toBe(ORDER_MAX);
+    // The link's card attempts are counted apart: all of them are still there.
+    for (let i = 0; i < ORDER_MAX; i += 1) expectDenied(await browserPays(order, `203.0.113.${140 + i}`));
+    expectLimited(await browserPays(order, '203.0.113.150'), 'on this order');
+  });
+
   it('holds one address to its limit over any orders; another address still pays', async () => {
     const address = '198.51.100.7';
     for (let i = 0; i < ADDRESS_MAX; i += 1) expectDenied(await browserPays(await newOrder(), address));

@@ -25,8 +25,10 @@ export const CheckoutPaymentAttempt = (orderNamedBy: OrderNamedBy) =>
  *
  * What counts is a card tried: a card payment created without its card is not an attempt (its
  * `/pay`, which brings the card, is), else a two-step payment counted twice and the SDK got half the
- * form's attempts. A repeat of a request its idempotency-key already answered is not an attempt
- * either: it gets its answer replayed, not a 429 once the limit is reached meanwhile.
+ * form's attempts. Such creates count apart, per order, to the same limit (`order-payment-creates`):
+ * unlimited, one link made a payment row and two events per request. A repeat of a request its
+ * idempotency-key already answered is not counted: it gets its answer replayed, not a 429 once the
+ * limit is reached meanwhile.
  */
 @Injectable()
 export class CheckoutAttemptLimitGuard implements CanActivate {
@@ -42,14 +44,17 @@ export class CheckoutAttemptLimitGuard implements CanActivate {
     const namedBy = this.reflector.get<OrderNamedBy | undefined>(ORDER_NAMED_BY, context.getHandler());
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     if (!namedBy || request.merchant) return true;
-    if (namedBy === 'body' && isCardLess(request.body)) return true;
     if (await this.idempotency.repeatsAnsweredRequest(request)) return true;
     const { checkoutKey } = (request.query ?? {}) as { checkoutKey?: unknown };
     const orderId =
       namedBy === 'body'
         ? (request.body as { orderId?: unknown } | null | undefined)?.orderId
         : await this.orderOfPayment(request);
-    await this.limiter.check(request, ['payments', 'order-payments'], orderPaymentsKey(orderId, checkoutKey));
+    const scopes =
+      namedBy === 'body' && isCardLess(request.body)
+        ? (['order-payment-creates'] as const)
+        : (['payments', 'order-payments'] as const);
+    await this.limiter.check(request, scopes, orderPaymentsKey(orderId, checkoutKey));
     return true;
   }
 

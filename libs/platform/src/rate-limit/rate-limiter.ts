@@ -12,9 +12,14 @@ import { RATE_LIMIT_CONFIG, type RateLimitConfig } from './rate-limit.config.js'
 /**
  * Limit scopes: every API call of the hosted form's backend counts in `api`; payment attempts also
  * count in `payments`, by client, and in `order-payments`, by the order they pay and the checkout key
- * they present (whatever address they come from).
+ * they present (whatever address they come from). `order-payment-creates` counts, the same way and
+ * to the same limit, the payments an order link creates without a card (a two-step payment's first
+ * step, which tries no card): each is a row and two events, and unlimited they flood the order.
  */
-export type RateLimitScope = 'api' | 'payments' | 'order-payments';
+export type RateLimitScope = 'api' | 'payments' | 'order-payments' | 'order-payment-creates';
+
+/** The scopes counted by the order paid (with its checkout key), not by the client's address. */
+const BY_ORDER: ReadonlySet<RateLimitScope> = new Set(['order-payments', 'order-payment-creates']);
 
 /** A count lost to another replica's write is taken again; past this many tries the call is refused. */
 const MAX_COUNT_TRIES = 20;
@@ -49,17 +54,17 @@ export class RateLimiter implements OnApplicationBootstrap {
 
   /**
    * Counts the request in each scope; over a limit → 429 BYRD206 (blocked by velocity) with
-   * Retry-After. `order` is what `order-payments` counts by (the order and the key presented).
+   * Retry-After. `order` is what the BY_ORDER scopes count by (the order and the key presented).
    */
   async check(request: FastifyRequest, scopes: readonly RateLimitScope[], order?: string): Promise<void> {
     const client = hashed(clientOf(request.ip));
     for (const scope of scopes) {
-      const subject = scope === 'order-payments' ? order && hashed(order) : client;
+      const subject = BY_ORDER.has(scope) ? order && hashed(order) : client;
       if (!subject) continue;
       const now = Date.now();
       const window = await this.count(`${scope}.${subject}`, now);
       if (window.count > this.limitOf(scope)) {
-        const about = scope === 'order-payments' ? 'on this order' : 'from this address';
+        const about = BY_ORDER.has(scope) ? 'on this order' : 'from this address';
         throw new ApiError(ErrorKind.RateLimited, `Too many requests ${about}; retry later`, {
           retryAfter: Math.max(1, Math.ceil((window.start + this.config.RATE_LIMIT_WINDOW_MS - now) / 1000)),
         });
@@ -69,7 +74,7 @@ export class RateLimiter implements OnApplicationBootstrap {
 
   private limitOf(scope: RateLimitScope): number {
     if (scope === 'payments') return this.config.RATE_LIMIT_PAYMENTS_MAX;
-    if (scope === 'order-payments') return this.config.RATE_LIMIT_ORDER_PAYMENTS_MAX;
+    if (BY_ORDER.has(scope)) return this.config.RATE_LIMIT_ORDER_PAYMENTS_MAX;
     if (this.config.RATE_LIMIT_MAX === undefined) throw new Error('The api scope needs RATE_LIMIT_MAX');
     return this.config.RATE_LIMIT_MAX;
   }
