@@ -157,6 +157,7 @@ describe('input the database would refuse is refused first', () => {
       code: 'BYRD900',
       errors: [{ field: '', message: 'has more than 1000 properties' }],
     });
+    // A form body walks the same way (the page words the 400 in HTML; before, it came after 10 s).
     const notification = await fetch(`${h.paymentsUrl}/3ds/notification`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -42,11 +42,10 @@ const LIVE_PAYMENTS_OF_KEYS = `
           LIMIT 1) p`;
 
 /**
- * Another payment of a key that the acquirer was asked for or that took money (kept: not refunded at
- * once): in flight
- * (`acquirer_pending_since`) or Success. One still waiting for its shopper's 3DS challenge is not:
- * it reaches the acquirer only through this same check, once its challenge is answered. For a batch
- * of payments: the 1-based positions of those that have one.
+ * Another payment of a key that the acquirer was asked for or that took money and kept it: in
+ * flight (`acquirer_pending_since`), or Success not refunded at once. One still waiting for its
+ * shopper's 3DS challenge is not: it reaches the acquirer only through this same check, once its
+ * challenge is answered. For a batch of payments: the 1-based positions of those that have one.
  */
 const CHARGING_PAYMENTS_OF_KEYS = `
   SELECT k.i::int AS i

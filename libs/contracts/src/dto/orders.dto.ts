@@ -295,7 +295,10 @@ export class CreateOrderRequest {
   @NestedObject(() => PaymentOptionsDto)
   paymentOptions?: PaymentOptionsDto;
 
-  /** Free caller data, echoed back. */
+  /**
+   * Free caller data, echoed back. Like every input: at most 1,000 properties per object (or items
+   * per array), 10,000 values in all, 64 levels deep, strings of at most 65,536 characters.
+   */
   @IsOptional()
   @IsObject()
   @NoCardNumber()

@@ -128,9 +128,19 @@ export class MerchantDirectory {
     }
   }
 
-  /** The merchant's checkout origins; none for a merchant without a list (or unknown). */
+  /**
+   * The merchant's checkout origins; none for a merchant without a list (or unknown). An entry
+   * stored before hosts were checked that {@link checkoutOriginOf} no longer accepts (`https://*`,
+   * `https://a.com;sandbox`) is left out: it never reaches a CSP header or a `postMessage` target.
+   * `GET /api/v2/checkout-origins` still shows it, for the merchant to set the list again.
+   */
   async checkoutOrigins(merchantId: string): Promise<string[]> {
-    return (await this.get(merchantId))?.checkoutOrigins ?? [];
+    const merchant = await this.get(merchantId);
+    if (!merchant?.checkoutOrigins) return [];
+    return merchant.checkoutOrigins.filter((origin) => {
+      const checked = checkoutOriginOf(origin, merchant.mode);
+      return 'origin' in checked && checked.origin === origin;
+    });
   }
 
   async get(merchantId: string): Promise<Merchant | null> {

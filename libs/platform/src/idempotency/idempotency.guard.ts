@@ -346,8 +346,8 @@ export class IdempotencyGuard implements CanActivate, OnModuleInit, OnModuleDest
     // As the guard reads the key (trimmed, any case), so a retry writing it otherwise is the same
     // request.
     // The body is hashed before the validation pipe runs: what the pipe would refuse (nesting past
-    // MAX_INPUT_DEPTH, which JSON.stringify overflows the stack on from a few thousand levels, or
-    // text the database cannot store) is refused here with the pipe's own 400.
+    // MAX_INPUT_DEPTH, which JSON.stringify overflows the stack on from a few thousand levels, text
+    // the database cannot store, sizes past the input limits) is refused here with the pipe's own 400.
     const refused = refusedInputFields(request.body);
     if (refused.length) throw invalidFields(refused);
     const callerSecret = String(request.merchant ? request.headers['x-api-key'] : checkoutKey)
