@@ -221,26 +221,49 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
     }
   });
 
+  /**
+   * Hands each `rpc.payments.verifyCard` the vault makes to `onAsk`, with its 1-based number and
+   * `forward` (the real call); every other RPC goes through. Undo with the spy's `mockRestore`.
+   */
+  function onVerifyCard(onAsk: (n: number, forward: () => Promise<unknown>) => Promise<unknown>) {
+    const rpc = h.tokens.get(Rpc);
+    const call = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    let asks = 0;
+    return jest
+      .spyOn(rpc, 'call')
+      .mockImplementation((async (subject: string, request: unknown) =>
+        subject === 'rpc.payments.verifyCard'
+          ? onAsk(++asks, () => call(subject, request))
+          : call(subject, request)) as typeof rpc.call);
+  }
+
+  /** A tokenization of the challenge card under `reference`. */
+  const tokenize = (reference: string) =>
+    h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference }) as Promise<{
+      status: number;
+      body: { tokenId: string; action: { url: string } };
+    }>;
+
+  /** A promise and the function that resolves it: one step of a test's interleaving. */
+  function step(): [Promise<void>, () => void] {
+    let done!: () => void;
+    return [new Promise<void>((resolve) => (done = resolve)), () => done()];
+  }
+
   it('keeps a token another request for the same card answered with, when the first one fails', async () => {
     // Request A stores the card and asks for its verification, which fails; meanwhile request B for
     // the same card and reference got the same token and started its own. A's clean-up must not
     // delete the token B's merchant now holds.
-    const rpc = h.tokens.get(Rpc);
-    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
     const reference = `customer-${randomUUID()}`;
-    let first = true;
-    let second: Promise<{ status: number; body: { tokenId: string } }> | undefined;
-    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
-      if (subject === 'rpc.payments.verifyCard' && first) {
-        first = false;
-        second = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
-        await second;
-        throw new Error('payments did not answer');
-      }
-      return ask(subject, request);
-    }) as typeof rpc.call);
+    let second: ReturnType<typeof tokenize> | undefined;
+    const spy = onVerifyCard(async (n, forward) => {
+      if (n > 1) return forward();
+      second = tokenize(reference);
+      await second;
+      throw new Error('payments did not answer');
+    });
     try {
-      const failed = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+      const failed = await tokenize(reference);
       expect(failed.status).toBeGreaterThanOrEqual(500);
       const answered = await second!;
       expect(answered.status).toBe(201);
@@ -253,33 +276,25 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
   it('keeps a token another request for the same card is still asking about, when the first one fails', async () => {
     // Request A stores the card and asks for its verification; request B for the same card and
     // reference gets the same token and asks for its own. A's ask fails while B's is still on its
-    // way: A's clean-up must leave the token B is about to answer with.
-    const rpc = h.tokens.get(Rpc);
-    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    // way: A's clean-up must leave the token B is about to answer with (handed to B).
     const reference = `customer-${randomUUID()}`;
-    let asks = 0;
-    let secondAsking!: () => void;
-    const secondIsAsking = new Promise<void>((resolve) => (secondAsking = resolve));
-    let answerSecond!: () => void;
-    const secondMayAnswer = new Promise<void>((resolve) => (answerSecond = resolve));
-    let second: Promise<{ status: number; body: { tokenId: string; action: { url: string } } }> | undefined;
-    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
-      if (subject === 'rpc.payments.verifyCard') {
-        asks += 1;
-        if (asks === 1) {
-          second = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
-          await secondIsAsking;
-          throw new Error('payments did not answer');
-        }
-        if (asks === 2) {
-          secondAsking();
-          await secondMayAnswer;
-        }
+    const [secondIsAsking, secondAsking] = step();
+    const [secondMayAnswer, answerSecond] = step();
+    let second: ReturnType<typeof tokenize> | undefined;
+    const spy = onVerifyCard(async (n, forward) => {
+      if (n === 1) {
+        second = tokenize(reference);
+        await secondIsAsking;
+        throw new Error('payments did not answer');
       }
-      return ask(subject, request);
-    }) as typeof rpc.call);
+      if (n === 2) {
+        secondAsking();
+        await secondMayAnswer;
+      }
+      return forward();
+    });
     try {
-      const failed = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+      const failed = await tokenize(reference);
       expect(failed.status).toBeGreaterThanOrEqual(500);
       answerSecond();
       const answered = await second!;
@@ -294,34 +309,24 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
   });
 
   it('keeps no token when both of two requests for the same card fail, the first while the second is asking', async () => {
-    // Request A stores the card and asks for its verification; B for the same card and reference
-    // stages its own on the token and asks too. A fails while B is asking, then B fails: neither
-    // answered with the token, so none may be kept, listed or read.
-    const rpc = h.tokens.get(Rpc);
-    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    // As above, but B fails too, after A: neither answered with the token, so none may be kept,
+    // listed or read.
     const reference = `customer-${randomUUID()}`;
-    let asks = 0;
-    let secondAsking!: () => void;
-    const secondIsAsking = new Promise<void>((resolve) => (secondAsking = resolve));
-    let failSecond!: () => void;
-    const secondMayFail = new Promise<void>((resolve) => (failSecond = resolve));
-    let second: Promise<{ status: number }> | undefined;
-    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
-      if (subject === 'rpc.payments.verifyCard') {
-        asks += 1;
-        if (asks === 1) {
-          second = h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
-          await secondIsAsking;
-          throw new Error('payments did not answer');
-        }
+    const [secondIsAsking, secondAsking] = step();
+    const [secondMayFail, failSecond] = step();
+    let second: ReturnType<typeof tokenize> | undefined;
+    const spy = onVerifyCard(async (n) => {
+      if (n === 1) {
+        second = tokenize(reference);
+        await secondIsAsking;
+      } else {
         secondAsking();
         await secondMayFail;
-        throw new Error('payments did not answer');
       }
-      return ask(subject, request);
-    }) as typeof rpc.call);
+      throw new Error('payments did not answer');
+    });
     try {
-      const failed = await h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
+      const failed = await tokenize(reference);
       expect(failed.status).toBeGreaterThanOrEqual(500);
       failSecond();
       expect((await second!).status).toBeGreaterThanOrEqual(500);
@@ -334,22 +339,16 @@ describe('card tokens (POST/GET/DELETE /api/v2/tokens, token payments)', () => {
 
   it('keeps no token when two requests for the same card fail at the same moment, many rounds', async () => {
     // Both clean-ups run together: they take the token's row lock in turn, whichever comes first.
-    const rpc = h.tokens.get(Rpc);
-    const ask = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
     for (let round = 0; round < 10; round++) {
       const reference = `customer-${randomUUID()}`;
-      let asking = 0;
-      let bothAsking!: () => void;
-      const bothAsk = new Promise<void>((resolve) => (bothAsking = resolve));
-      const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
-        if (subject !== 'rpc.payments.verifyCard') return ask(subject, request);
-        if (++asking === 2) bothAsking();
+      const [bothAsk, bothAsking] = step();
+      const spy = onVerifyCard(async (n) => {
+        if (n === 2) bothAsking();
         await bothAsk;
         throw new Error('payments did not answer');
-      }) as typeof rpc.call);
+      });
       try {
-        const create = () => h.createToken({ number: MASTER_CHALLENGE }, { CustomReference: reference });
-        const answers = await Promise.all([create(), create()]);
+        const answers = await Promise.all([tokenize(reference), tokenize(reference)]);
         expect(answers.map((a) => a.status >= 500)).toEqual([true, true]);
         const listed = await h.tokenRequest('GET', `/api/v2/tokens?customReference=${reference}`);
         expect({ round, listed: listed.body }).toMatchObject({ round, listed: { data: [] } });
