@@ -5,6 +5,7 @@ import { TokenAnswersOutliveNoToken1765600000000 } from './migrations/1765600000
 import { KekRotationIndex1765800000000 } from './migrations/1765800000000-kek-rotation-index.js';
 import { StagedCardRefresh1766100000000 } from './migrations/1766100000000-staged-card-refresh.js';
 import { TokenVerifiedAt1766200000000 } from './migrations/1766200000000-token-verified-at.js';
+import { TokenListIndex1766300000000 } from './migrations/1766300000000-token-list-index.js';
 
 export const TOKENS_ENTITIES = [CardToken];
 export const TOKENS_MIGRATIONS = [
@@ -14,4 +15,5 @@ export const TOKENS_MIGRATIONS = [
   KekRotationIndex1765800000000,
   StagedCardRefresh1766100000000,
   TokenVerifiedAt1766200000000,
+  TokenListIndex1766300000000,
 ];

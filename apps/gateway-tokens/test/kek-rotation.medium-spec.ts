@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@byrd/platform';
 import { MediumDatabase } from '@byrd/platform/testing';
@@ -6,6 +5,7 @@ import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
 import { CardCipher } from '../src/vault/card-cipher.js';
 import { KeyRing, newKekEntry, parseKeks } from '../src/vault/key-ring.js';
 import { rotateKek } from '../src/vault/rotate-kek.js';
+import { cardTokenReads, insertTokens } from './vault-rows.js';
 
 const ROWS = 50_000;
 
@@ -37,20 +37,7 @@ describe('KEK rotation of a large vault', () => {
     await db?.close();
   });
 
-  /** Rows of card_tokens read so far (sequential scans and index fetches), this session's flushed. */
-  async function tuplesRead(expectUpdated: number): Promise<{ read: number; updated: number }> {
-    await session.query(`SELECT pg_stat_force_next_flush()`);
-    await session.query(`SELECT 1`);
-    for (let tries = 0; ; tries++) {
-      const [stats] = await db.dataSource.query<{ read: string; updated: string }[]>(
-        `SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS read, n_tup_upd AS updated
-           FROM pg_stat_user_tables WHERE relname = 'card_tokens'`,
-      );
-      const result = { read: Number(stats.read), updated: Number(stats.updated) };
-      if (result.updated >= expectUpdated || tries === 50) return result;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  const tuplesRead = (expectUpdated: number) => cardTokenReads(session, db.dataSource, expectUpdated);
 
   it('reads each row about once, whatever the number of batches', async () => {
     const before = await tuplesRead(0);
@@ -95,26 +82,3 @@ describe('KEK rotation of a large vault', () => {
     }
   });
 });
-
-/** `count` sealed cards of one merchant, written directly (the API would take minutes for 50 000). */
-async function insertTokens(dataSource: DataSource, cipher: CardCipher, count: number): Promise<void> {
-  const card = { number: '4242424242424242', expiration: '12/39', holder: 'Ana Silva' };
-  for (let done = 0; done < count; done += 5_000) {
-    const ids = Array.from({ length: Math.min(5_000, count - done) }, () => randomUUID());
-    const sealed = ids.map((id) => cipher.seal(id, card));
-    await dataSource.query(
-      `INSERT INTO card_tokens (id, merchant_id, brand, masked_number, expiration, expires_at, fingerprint,
-                                card_ciphertext, wrapped_key, kek_id)
-       SELECT id, 'm-1', 'VISA', '424242******4242', '12/39', '2040-01-01', fingerprint, ciphertext, wrapped_key, kek_id
-         FROM unnest($1::uuid[], $2::bytea[], $3::bytea[], $4::bytea[], $5::text[])
-           AS n (id, fingerprint, ciphertext, wrapped_key, kek_id)`,
-      [
-        ids,
-        ids.map(() => randomBytes(32)),
-        sealed.map((s) => s.ciphertext),
-        sealed.map((s) => s.wrappedKey),
-        sealed.map((s) => s.kekId),
-      ],
-    );
-  }
-}

@@ -1,0 +1,51 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '@byrd/platform';
+import { MediumDatabase } from '@byrd/platform/testing';
+import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
+import { ListTokens } from '../src/tokens/token-queries.usecases.js';
+import { CardCipher } from '../src/vault/card-cipher.js';
+import { KeyRing, newKekEntry, parseKeks } from '../src/vault/key-ring.js';
+import { cardTokenReads, insertTokens } from './vault-rows.js';
+
+const ROWS = 20_000;
+
+/**
+ * `GET /api/v2/tokens` without a `customReference` on a large vault: a page is an index range of
+ * the merchant's newest tokens, not a read and sort of its whole vault per page.
+ */
+describe('token list of a large vault', () => {
+  let db: MediumDatabase;
+  /** One connection: its table statistics are flushed on request. */
+  let session: DataSource;
+
+  beforeAll(async () => {
+    db = await MediumDatabase.create({
+      service: 'gateway_tokens',
+      entities: TOKENS_ENTITIES,
+      migrations: TOKENS_MIGRATIONS,
+    });
+    session = new DataSource(
+      dataSourceOptions({ url: db.url, entities: TOKENS_ENTITIES, migrations: [], poolSize: 1 }),
+    );
+    await session.initialize();
+    const cipher = new CardCipher(new KeyRing(parseKeks(newKekEntry('k1'))));
+    await insertTokens(session, cipher, ROWS, 'm-large');
+    await insertTokens(session, cipher, 500, 'm-other');
+    // As autovacuum leaves a table that has settled: statistics, and the visibility map.
+    await session.query(`VACUUM ANALYZE card_tokens`);
+  }, 120_000);
+  afterAll(async () => {
+    await session?.destroy();
+    await db?.close();
+  });
+
+  it('reads about a page of rows for a page, not the whole vault of the merchant', async () => {
+    const list = new ListTokens(session);
+    const before = await cardTokenReads(session, db.dataSource);
+    const page = await list.execute('m-large', { pageNumber: 1, pageSize: 20 });
+    const read = (await cardTokenReads(session, db.dataSource)).read - before.read;
+    expect(page.data).toHaveLength(20);
+    expect(page.pagination).toMatchObject({ pageNumber: 1, pageSize: 20, totalAvailable: ROWS });
+    expect(read).toBeLessThan(1_000);
+  });
+});
