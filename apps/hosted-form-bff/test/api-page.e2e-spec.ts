@@ -154,6 +154,21 @@ describe('hosted form page and API guards', () => {
       );
       expect(csp).not.toContain('sandbox');
       expect(csp).not.toContain('*');
+
+      // Only refused entries: still a list (the page and the order's return origin), not the
+      // operator's default; and an order whose redirect origin URL spells `;sandbox` (U+FE54).
+      await setOrigins(['https://*']);
+      const framing = async (orderId: string) => {
+        const answer = await fetch(`${h.bffUrl}/checkout/o/${orderId}/`, {
+          headers: { 'x-forwarded-for': '192.0.2.91' },
+        });
+        return /frame-ancestors ([^;]+)/.exec(answer.headers.get('content-security-policy') ?? '')?.[1];
+      };
+      expect(await framing(order.orderId)).toBe("'self' https://shop.example.com");
+      const odd = await h.createOrder({
+        orderOptions: { redirectUrl: 'https://shop.example\uFE54sandbox/return' },
+      });
+      expect(await framing(odd.orderId)).toBe("'self'");
     } finally {
       await setOrigins([]);
     }

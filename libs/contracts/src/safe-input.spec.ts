@@ -133,10 +133,7 @@ describe('refusedInputFields', () => {
     const within = Math.floor(MAX_INPUT_VALUES / MAX_INPUT_ENTRIES);
     expect(refusedInputFields({ metadata: spread(within) })).toEqual([]);
     expect(refusedInputFields({ metadata: spread(within + 1) })).toEqual([
-      {
-        field: expect.stringMatching(/^metadata\.o\d+$/),
-        message: `has more than ${MAX_INPUT_VALUES} values in all`,
-      },
+      { field: '', message: `has more than ${MAX_INPUT_VALUES} values in all` },
     ]);
   });
 

@@ -101,8 +101,8 @@ export function refusedInputFields(plain: unknown, basePath = ''): FieldError[] 
     }
     values += keys.length;
     if (values > MAX_INPUT_VALUES) {
-      // Named by the object being read when the count ran over: inside the part that is too large.
-      errors.push({ field: path, message: `has more than ${MAX_INPUT_VALUES} values in all` });
+      // A limit of the whole input: named by its base (the body, or the parameter walked).
+      errors.push({ field: basePath, message: `has more than ${MAX_INPUT_VALUES} values in all` });
       break;
     }
     for (const key of keys) {

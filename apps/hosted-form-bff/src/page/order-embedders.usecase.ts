@@ -1,13 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isGuid, RpcSubjects } from '@byrd/contracts';
-import { allowedCheckoutOrigins, ApiError, MerchantDirectory, Rpc } from '@byrd/platform';
+import { allowedCheckoutOrigins, ApiError, isCheckoutOrigin, MerchantDirectory, Rpc } from '@byrd/platform';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 
 /**
  * Who may frame one order's form (CSP `frame-ancestors` of `/checkout/o/{orderId}/`): the page
  * itself, the order's redirectUrl origin and its merchant's checkout origins, once the merchant has
  * listed any. A merchant without a list keeps the operator's CHECKOUT_FRAME_ANCESTORS. Only origins
- * whose host is a host name or IP address reach the header (`MerchantDirectory.checkoutOrigins`).
+ * whose host is a host name or IP address reach the header (`isCheckoutOrigin`; any scheme: the mode
+ * was checked when the list was stored).
  */
 @Injectable()
 export class OrderEmbedders {
@@ -25,8 +26,12 @@ export class OrderEmbedders {
       throw error;
     });
     if (!order) return "'none'";
-    const listed = await this.merchants.checkoutOrigins(order.merchantId);
-    if (listed.length === 0) return this.config.CHECKOUT_FRAME_ANCESTORS;
-    return ["'self'", ...allowedCheckoutOrigins(order.redirectUrl, listed)].join(' ');
+    // Whether the merchant has a list is its stored list's say (one of refused entries only frames
+    // as 'self' and the redirect origin, not as the operator's default); what reaches the header is
+    // checked, the order's redirect origin too (its URL's origin may hold what no host name does).
+    const merchant = await this.merchants.get(order.merchantId);
+    if (!merchant?.checkoutOrigins?.length) return this.config.CHECKOUT_FRAME_ANCESTORS;
+    const sources = allowedCheckoutOrigins(order.redirectUrl, merchant.checkoutOrigins);
+    return ["'self'", ...sources.filter((origin) => isCheckoutOrigin(origin, 'sandbox'))].join(' ');
   }
 }

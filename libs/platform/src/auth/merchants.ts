@@ -59,6 +59,12 @@ function isOriginHost(hostname: string): boolean {
   );
 }
 
+/** Whether `origin` is an origin {@link checkoutOriginOf} accepts as it is (what a header may hold). */
+export function isCheckoutOrigin(origin: string, mode: MerchantMode): boolean {
+  const checked = checkoutOriginOf(origin, mode);
+  return 'origin' in checked && checked.origin === origin;
+}
+
 /**
  * Where a shopper holding only an order's checkout key may be sent back to: the origin of the
  * order's own redirectUrl and the merchant's checkout origins, once each. A return address that
@@ -137,10 +143,7 @@ export class MerchantDirectory {
   async checkoutOrigins(merchantId: string): Promise<string[]> {
     const merchant = await this.get(merchantId);
     if (!merchant?.checkoutOrigins) return [];
-    return merchant.checkoutOrigins.filter((origin) => {
-      const checked = checkoutOriginOf(origin, merchant.mode);
-      return 'origin' in checked && checked.origin === origin;
-    });
+    return merchant.checkoutOrigins.filter((origin) => isCheckoutOrigin(origin, merchant.mode));
   }
 
   async get(merchantId: string): Promise<Merchant | null> {
