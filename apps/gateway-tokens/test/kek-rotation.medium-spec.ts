@@ -1,11 +1,9 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '@byrd/platform';
-import { MediumDatabase } from '@byrd/platform/testing';
-import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
+import type { DataSource } from 'typeorm';
+import type { MediumDatabase } from '@byrd/platform/testing';
 import { CardCipher } from '../src/vault/card-cipher.js';
 import { KeyRing, newKekEntry, parseKeks } from '../src/vault/key-ring.js';
 import { rotateKek } from '../src/vault/rotate-kek.js';
-import { cardTokenReads, insertTokens } from './vault-rows.js';
+import { cardTokenReads, closeVaultDatabase, insertTokens, vaultDatabase } from './vault-rows.js';
 
 const ROWS = 50_000;
 
@@ -21,21 +19,10 @@ describe('KEK rotation of a large vault', () => {
   let session: DataSource;
 
   beforeAll(async () => {
-    db = await MediumDatabase.create({
-      service: 'gateway_tokens',
-      entities: TOKENS_ENTITIES,
-      migrations: TOKENS_MIGRATIONS,
-    });
-    session = new DataSource(
-      dataSourceOptions({ url: db.url, entities: TOKENS_ENTITIES, migrations: [], poolSize: 1 }),
-    );
-    await session.initialize();
+    ({ db, session } = await vaultDatabase());
     await insertTokens(session, new CardCipher(new KeyRing(parseKeks(k1))), ROWS);
   }, 120_000);
-  afterAll(async () => {
-    await session?.destroy();
-    await db?.close();
-  });
+  afterAll(() => closeVaultDatabase({ db, session }));
 
   const tuplesRead = (expectUpdated: number) => cardTokenReads(session, db.dataSource, expectUpdated);
 

@@ -1,11 +1,9 @@
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '@byrd/platform';
-import { MediumDatabase } from '@byrd/platform/testing';
-import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
+import type { DataSource } from 'typeorm';
+import type { MediumDatabase } from '@byrd/platform/testing';
 import { ListTokens } from '../src/tokens/token-queries.usecases.js';
 import { CardCipher } from '../src/vault/card-cipher.js';
 import { KeyRing, newKekEntry, parseKeks } from '../src/vault/key-ring.js';
-import { cardTokenReads, insertTokens } from './vault-rows.js';
+import { cardTokenReads, closeVaultDatabase, insertTokens, vaultDatabase } from './vault-rows.js';
 
 const ROWS = 20_000;
 
@@ -19,25 +17,14 @@ describe('token list of a large vault', () => {
   let session: DataSource;
 
   beforeAll(async () => {
-    db = await MediumDatabase.create({
-      service: 'gateway_tokens',
-      entities: TOKENS_ENTITIES,
-      migrations: TOKENS_MIGRATIONS,
-    });
-    session = new DataSource(
-      dataSourceOptions({ url: db.url, entities: TOKENS_ENTITIES, migrations: [], poolSize: 1 }),
-    );
-    await session.initialize();
+    ({ db, session } = await vaultDatabase());
     const cipher = new CardCipher(new KeyRing(parseKeks(newKekEntry('k1'))));
     await insertTokens(session, cipher, ROWS, 'm-large');
     await insertTokens(session, cipher, 500, 'm-other');
     // As autovacuum leaves a table that has settled: statistics, and the visibility map.
     await session.query(`VACUUM ANALYZE card_tokens`);
   }, 120_000);
-  afterAll(async () => {
-    await session?.destroy();
-    await db?.close();
-  });
+  afterAll(() => closeVaultDatabase({ db, session }));
 
   it('reads about a page of rows for a page, not the whole vault of the merchant', async () => {
     const list = new ListTokens(session);

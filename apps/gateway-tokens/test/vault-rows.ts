@@ -1,6 +1,34 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '@byrd/platform';
+import { MediumDatabase } from '@byrd/platform/testing';
+import { TOKENS_ENTITIES, TOKENS_MIGRATIONS } from '../src/database.js';
 import type { CardCipher } from '../src/vault/card-cipher.js';
+
+/**
+ * A migrated vault database of the test's own (`db`), and `session`: one connection to it, whose
+ * table statistics `cardTokenReads` can flush (`closeVaultDatabase` ends both).
+ */
+export async function vaultDatabase(): Promise<{ db: MediumDatabase; session: DataSource }> {
+  const db = await MediumDatabase.create({
+    service: 'gateway_tokens',
+    entities: TOKENS_ENTITIES,
+    migrations: TOKENS_MIGRATIONS,
+  });
+  const session = new DataSource(
+    dataSourceOptions({ url: db.url, entities: TOKENS_ENTITIES, migrations: [], poolSize: 1 }),
+  );
+  await session.initialize();
+  return { db, session };
+}
+
+export async function closeVaultDatabase(vault: {
+  db?: MediumDatabase;
+  session?: DataSource;
+}): Promise<void> {
+  await vault.session?.destroy();
+  await vault.db?.close();
+}
 
 /** `count` sealed cards of one merchant, written directly (the API would take minutes for 50 000). */
 export async function insertTokens(
