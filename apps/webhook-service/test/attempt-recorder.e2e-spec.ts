@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { AttemptRecorder } from '../src/delivery/attempt-recorder.js';
+import { EndpointObservations, observationGapMs } from '../src/delivery/endpoint-observations.js';
 import {
   DeliveryRepository,
   type AttemptRecord,
@@ -215,5 +216,36 @@ describe('attempt recorder', () => {
       [job.webhookId],
     );
     expect(attempts.map((a) => a.succeeded)).toEqual([true, false]);
+  });
+
+  it('writes when an endpoint was tried at most once a quarter gap, and forgets endpoints tried long ago', async () => {
+    const observations = h.app.get(EndpointObservations);
+    const quarter = observationGapMs(h.config) / 4;
+    const endpoint = (await h.subscribe({ url: 'http://127.0.0.1:9/quarter' })).id as string;
+    const earlier = observations.endpointsRemembered; // the other tests' endpoint
+    const start = Date.now();
+    const at = (ms: number) => new Date(start + ms);
+    const triedAt = (ms: number) =>
+      h.waitForRow(`SELECT tried_at FROM webhook_settings WHERE id = $1`, [endpoint], ([row]) =>
+        Boolean(row?.tried_at && row.tried_at.getTime() === start + ms),
+      );
+
+    observations.tried([{ settingsId: endpoint, at: at(0) }]);
+    await triedAt(0);
+    // Tried again within the quarter gap, beside a thousand other endpoints: it is not written again.
+    observations.tried([
+      { settingsId: endpoint, at: at(quarter / 2) },
+      ...Array.from({ length: 1_000 }, () => ({ settingsId: randomUUID(), at: at(quarter / 2) })),
+    ]);
+    for (let polls = 0; observations.endpointsRemembered < earlier + 1_001 && polls < 250; polls += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(observations.endpointsRemembered).toBe(earlier + 1_001);
+    await triedAt(0);
+
+    // A quarter gap after its last write it is written again, and every other endpoint is forgotten.
+    observations.tried([{ settingsId: endpoint, at: at(quarter + quarter / 2) }]);
+    await triedAt(quarter + quarter / 2);
+    expect(observations.endpointsRemembered).toBe(1);
   });
 });

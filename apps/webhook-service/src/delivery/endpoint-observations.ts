@@ -52,8 +52,15 @@ const NOTE_TRIED_SQL = `
 export class EndpointObservations {
   private readonly logger = new Logger(EndpointObservations.name);
   private readonly gapMs: number;
-  /** Per endpoint, the last attempt this process wrote as `tried_at` (ms). */
+  /**
+   * Per endpoint, the last attempt this process wrote as `tried_at` (ms), kept while it suppresses a
+   * write (a quarter gap): older entries are dropped, so the map holds the endpoints tried lately,
+   * not every endpoint ever tried.
+   */
   private readonly written = new Map<string, number>();
+  /** The newest attempt noted (ms), and when `written` was last cleared of old entries. */
+  private newest = 0;
+  private prunedAt = 0;
   /** Per endpoint, the first and last attempt not written yet. */
   private readonly unwritten = new Map<string, { first: number; last: number }>();
   private writing: Promise<void> | null = null;
@@ -69,6 +76,7 @@ export class EndpointObservations {
   tried(attempts: { settingsId: string; at: Date }[]): void {
     for (const { settingsId, at } of attempts) {
       const time = at.getTime();
+      if (time > this.newest) this.newest = time;
       const written = this.written.get(settingsId);
       if (written !== undefined && time - written < this.gapMs / 4) continue;
       const noted = this.unwritten.get(settingsId);
@@ -92,6 +100,7 @@ export class EndpointObservations {
         try {
           await this.dataSource.query(NOTE_TRIED_SQL, [JSON.stringify(rows), this.gapMs]);
           for (const [settingsId, { last }] of batch) this.written.set(settingsId, last);
+          this.forgetOldWrites();
         } catch (error) {
           // Left unwritten: the next attempts at these endpoints bring them back.
           this.logger.warn(`Noting when endpoints were tried failed: ${String(error)}`);
@@ -101,5 +110,20 @@ export class EndpointObservations {
     } finally {
       this.writing = null;
     }
+  }
+
+  /** Endpoints not written for a quarter gap suppress nothing more: one pass per quarter gap. */
+  private forgetOldWrites(): void {
+    const quarter = this.gapMs / 4;
+    if (this.newest - this.prunedAt < quarter) return;
+    this.prunedAt = this.newest;
+    for (const [settingsId, written] of this.written) {
+      if (this.newest - written >= quarter) this.written.delete(settingsId);
+    }
+  }
+
+  /** How many endpoints this process remembers writing (their memory is what the pruning bounds). */
+  get endpointsRemembered(): number {
+    return this.written.size;
   }
 }
