@@ -36,4 +36,21 @@ describe('token list of a large vault', () => {
     expect(read).toBeGreaterThanOrEqual(20); // the page's rows themselves: the counts did move
     expect(read).toBeLessThan(1_000);
   });
+
+  it('reads about a page of rows for a page deep in the list, not every row before it', async () => {
+    const list = new ListTokens(session);
+    const before = await cardTokenReads(session, db.dataSource);
+    const page = await list.execute('m-large', { pageNumber: 190, pageSize: 100 });
+    const read = (await cardTokenReads(session, db.dataSource)).read - before.read;
+    expect(page.data).toHaveLength(100);
+    expect(page.pagination).toMatchObject({ pageNumber: 190, totalAvailable: ROWS });
+    // The 18,901st to 19,000th newest, newest first, as the table orders them.
+    const expected = await db.dataSource.query<{ id: string }[]>(
+      `SELECT id FROM card_tokens WHERE merchant_id = 'm-large'
+        ORDER BY created_at DESC, id OFFSET 18900 LIMIT 100`,
+    );
+    expect(page.data.map((token) => token.tokenId)).toEqual(expected.map((row) => row.id));
+    expect(read).toBeGreaterThanOrEqual(100);
+    expect(read).toBeLessThan(1_000);
+  });
 });

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, LessThanOrEqual, MoreThan, type FindOptionsWhere } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type {
   DetokenizedCard,
   DetokenizeRpcRequest,
@@ -9,7 +9,7 @@ import type {
   TokenVerifiedResult,
   TokenVerifiedRpcRequest,
 } from '@byrd/contracts';
-import { ApiError, storeAnswerWithWork, type KeyClaim } from '@byrd/platform';
+import { ApiError, pageOfRows, storeAnswerWithWork, type KeyClaim } from '@byrd/platform';
 import { CardCipher } from '../vault/card-cipher.js';
 import { VaultMetrics } from '../vault/vault-metrics.js';
 import { CardToken } from './card-token.entity.js';
@@ -39,23 +39,20 @@ export class GetToken {
 export class ListTokens {
   constructor(private readonly dataSource: DataSource) {}
 
-  async execute(merchantId: string, query: ListTokensQuery): Promise<TokenListResponse> {
-    const pageNumber = query.pageNumber ?? 1;
-    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
+  async execute(merchantId: string, filters: ListTokensQuery): Promise<TokenListResponse> {
+    const pageNumber = filters.pageNumber ?? 1;
+    const pageSize = filters.pageSize ?? DEFAULT_PAGE_SIZE;
     const now = new Date();
-    const where: FindOptionsWhere<CardToken> = {
-      merchantId,
-      ...(query.customReference !== undefined ? { customReference: query.customReference } : {}),
-      ...(query.isExpired !== undefined
-        ? { expiresAt: query.isExpired ? LessThanOrEqual(now) : MoreThan(now) }
-        : {}),
-    };
-    const [tokens, totalAvailable] = await this.dataSource.getRepository(CardToken).findAndCount({
-      where,
-      order: { createdAt: 'DESC', id: 'ASC' },
-      skip: (pageNumber - 1) * pageSize,
-      take: pageSize,
-    });
+    const query = this.dataSource
+      .getRepository(CardToken)
+      .createQueryBuilder('t')
+      .where('t.merchant_id = :merchantId', { merchantId });
+    if (filters.customReference !== undefined)
+      query.andWhere('t.custom_reference = :customReference', { customReference: filters.customReference });
+    if (filters.isExpired !== undefined)
+      query.andWhere(filters.isExpired ? 't.expires_at <= :now' : 't.expires_at > :now', { now });
+    query.orderBy('t.created_at', 'DESC').addOrderBy('t.id', 'ASC');
+    const [tokens, totalAvailable] = await pageOfRows(query, (pageNumber - 1) * pageSize, pageSize);
     return {
       data: tokens.map((token) => presentToken(token, now)),
       success: true,
@@ -113,7 +110,11 @@ export class Detokenize {
     return this.metrics.measure('detokenize', () => this.open(request));
   }
 
-  private async open({ merchantId, tokenId, verificationId }: DetokenizeRpcRequest): Promise<DetokenizedCard> {
+  private async open({
+    merchantId,
+    tokenId,
+    verificationId,
+  }: DetokenizeRpcRequest): Promise<DetokenizedCard> {
     const token = await this.dataSource
       .getRepository(CardToken)
       .createQueryBuilder('token')
@@ -154,7 +155,11 @@ export class Detokenize {
 export class PromoteVerifiedCard {
   constructor(private readonly dataSource: DataSource) {}
 
-  async execute({ merchantId, tokenId, verificationId }: TokenVerifiedRpcRequest): Promise<TokenVerifiedResult> {
+  async execute({
+    merchantId,
+    tokenId,
+    verificationId,
+  }: TokenVerifiedRpcRequest): Promise<TokenVerifiedResult> {
     // An UPDATE answers [rows it returned, rows it changed].
     const [rows] = await this.dataSource.query<[{ promoted: boolean }[], number]>(
       `WITH target AS (

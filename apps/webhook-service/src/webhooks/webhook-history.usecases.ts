@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isGuid, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
-import { ApiError, pageOf, type MerchantContext, type Page } from '@byrd/platform';
+import { ApiError, pageOf, pageOfRows, type MerchantContext, type Page } from '@byrd/platform';
 import { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 import { WebhookAttemptRow, WebhookRow } from './webhook.entity.js';
@@ -25,12 +25,8 @@ export class ListWebhooks {
       query.andWhere('w.reference_ids @> ARRAY[:referenceId]::text[]', {
         referenceId: asStored(referenceId),
       });
-    const [rows, total] = await query
-      .orderBy('w.created_at', 'DESC')
-      .addOrderBy('w.id', 'DESC')
-      .skip((page.page - 1) * page.pageSize)
-      .take(page.pageSize)
-      .getManyAndCount();
+    query.orderBy('w.created_at', 'DESC').addOrderBy('w.id', 'DESC');
+    const [rows, total] = await pageOfRows(query, (page.page - 1) * page.pageSize, page.pageSize);
     return pageOf(page, rows.map(presentWebhook), total);
   }
 }

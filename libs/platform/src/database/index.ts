@@ -6,3 +6,4 @@ export * from './atomic-insert.js';
 export * from './prepared.js';
 export * from './group-commit.js';
 export * from './transaction-lock.js';
+export * from './page-of-rows.js';
