@@ -218,4 +218,39 @@ describe('orders under load receives SIGTERM', () => {
     const pending = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox`);
     expect(pending.rows[0].n).toBe(0);
   });
+
+  it('takes no RPC request once SIGTERM arrives, while it still finishes an HTTP request it took', async () => {
+    const service = await startServiceProcess(MAIN, vars);
+    started.push(service);
+    // The HTTP request waits for the orders table, which another transaction holds against writes.
+    const holder = new pg.Client({ connectionString: vars.DATABASE_URL });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE orders IN SHARE MODE');
+    const create = fetch(`http://127.0.0.1:${vars.HTTP_PORT}/api/v2/orders`, {
+      method: 'POST',
+      headers: { 'x-api-key': merchant.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: '3.00', currency: 'EUR', orderRef: 'drain-rpc' }),
+    });
+    for (let tries = 0; tries < 100; tries++) {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (rows[0].n > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    service.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1_000));
+
+    // A shopper's request now goes to a replica that stays (here: none answers), not to this one.
+    const asked = env.nats.nc.request(env.nats.subject('rpc.orders.get'), '{}', { timeout: 2_000 });
+    await expect(asked).rejects.toThrow(/no responders/i);
+
+    await holder.query('COMMIT');
+    await holder.end();
+    // Its answer ends the kept-alive connection (fetch keeps it), so the server closes and exits 0.
+    expect((await create).status).toBe(201);
+    const exitCode = await service.exited();
+    expect({ exitCode, log: exitCode === 0 ? '' : service.output() }).toEqual({ exitCode: 0, log: '' });
+  });
 });

@@ -55,6 +55,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   countRequests(fastify, app.get(ServiceMetrics));
   observeRequests(fastify, PinoLogger.root);
   storeIdempotentAnswers(fastify, app);
+  closeConnectionsOnceClosing(fastify);
 
   const document = SwaggerModule.createDocument(
     app,
@@ -128,6 +129,24 @@ function storeIdempotentAnswers(fastify: FastifyInstance, app: NestFastifyApplic
 }
 
 /**
+ * Once the server is closing, every answer ends its connection. Fastify says `Connection: close` only
+ * to requests that arrive while closing; a kept-alive connection whose request was in flight at
+ * SIGTERM stayed open after its answer, so the server never finished closing (the grace ran out, exit
+ * 1) and the client (the edge, the hosted form's backend) kept sending this replica new requests.
+ */
+function closeConnectionsOnceClosing(fastify: FastifyInstance): void {
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onSend', async (_request, reply, payload) => {
+    if (closing && reply.request.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
+    return payload;
+  });
+}
+
+/**
  * `Content-Type: application/json` with no body (WooCommerce's DELETE of a webhook setting, a
  * release sent without an amount) is `{}`, not Fastify's 400 "Body cannot be empty". Anything else
  * goes to Fastify's own parser: its body limit, its 400 for malformed JSON and its refusal of
@@ -146,13 +165,13 @@ function acceptEmptyJsonBodies(app: NestFastifyApplication): void {
 }
 
 /**
- * Stops a service as SIGTERM does: HTTP first, then the RPC requests being served: they finish (and
- * commit) before consumers and the outbox relay drain, so their events are still published by this
- * process.
+ * Stops a service as SIGTERM does: HTTP and the RPC subscriptions stop taking work together (an
+ * RPC taken late in a long HTTP drain would start a payment the grace then cuts off), the requests
+ * being served finish (and commit), then consumers and the outbox relay drain, so their events are
+ * still published by this process.
  */
 export async function closeInOrder(app: NestFastifyApplication): Promise<void> {
-  await app.getHttpAdapter().close();
-  await app.get(Rpc).beforeApplicationShutdown();
+  await Promise.all([app.getHttpAdapter().close(), app.get(Rpc).beforeApplicationShutdown()]);
   await app.close();
 }
 
