@@ -26,12 +26,12 @@ const EXAMPLE = {
   occurredAt: '2026-01-15T10:30:00.000Z',
 } as const;
 
-/** The order's status after each order event (`temporaryfailed` and the partial ones leave it open or paid). */
+/** The order's status after each order event (`temporaryfailed` leaves it open; the partial ones, paid). */
 const ORDER_STATUS_AFTER: Record<OrderEventName, OrderStatus> = {
   'order.created': 'created',
   'order.pending': 'pending',
   'order.paid': 'paid',
-  'order.partialpaid': 'pending',
+  'order.partialpaid': 'paid', // money was taken: the order is paid, for less than its amount
   'order.refunded': 'refunded',
   'order.partialrefunded': 'paid',
   'order.canceled': 'canceled',
