@@ -292,6 +292,32 @@ describe('outbox and durable consumers', () => {
       expect(await lettersOf()).toBe(1);
     });
 
+    it('asks again, for an hour, an event carrying a value this version does not know (a status, a return code), and dead-letters a malformed one at once', async () => {
+      // The same upgrade: a known event with a status or code the new producer added.
+      const newer = event();
+      const withNewStatus = { ...newer, data: { ...newer.data, status: 'onhold' } };
+      const malformed = event();
+      const withBadStatus = { ...malformed, data: { ...malformed.data, status: 'on hold!' } };
+      const lettersOf = async (id: string) =>
+        (
+          await dataSource.query('SELECT count(*)::int AS n FROM dead_letters WHERE payload LIKE $1', [
+            `%${id}%`,
+          ])
+        )[0].n as number;
+      const first = message(withNewStatus);
+      expect(await consumers.process(consumer, first.msg)).toBe('retry');
+      expect(first.answers).toEqual(['nak:5000']);
+      expect(await lettersOf(newer.id)).toBe(0);
+      const last = message(withNewStatus, 700, 2 * 3_600_000);
+      expect(await consumers.process(consumer, last.msg)).toBe('dead-lettered');
+      expect(await lettersOf(newer.id)).toBe(1);
+
+      const bad = message(withBadStatus);
+      expect(await consumers.process(consumer, bad.msg)).toBe('dead-lettered');
+      expect(bad.answers).toEqual(['term']);
+      expect(await lettersOf(malformed.id)).toBe(1);
+    });
+
     it('consumes from the stream durably and acks after commit', async () => {
       consumers.register(consumer);
       await consumers.onApplicationBootstrap();

@@ -67,6 +67,49 @@ describe('parseEnvelope', () => {
     ]);
   });
 
+  it('tells values a newer build may have added from malformed ones', () => {
+    const errorOf = (envelope: unknown): EnvelopeError => {
+      try {
+        parseEnvelope(envelope);
+      } catch (caught) {
+        return caught as EnvelopeError;
+      }
+      throw new Error('parsed');
+    };
+    const payment = {
+      ...paid(),
+      type: 'transaction.payment.failed',
+      data: {
+        transactionId,
+        orderId,
+        orderRef: null,
+        status: 'Denied',
+        operationType: 'Payment',
+        amount: '10.00',
+        currency: 'EUR',
+        code: 'BYRD200',
+        description: 'x',
+      },
+    };
+    expect(() => parseEnvelope(payment)).not.toThrow();
+    const unknown = [
+      { ...payment, data: { ...payment.data, code: 'BYRD298' } },
+      { ...payment, paymentMethod: 'klarna', data: { ...payment.data, paymentMethod: 'klarna' } },
+      { ...payment, data: { ...payment.data, status: 'Reversed', operationType: 'Reversal' } },
+      { ...payment, data: { ...payment.data, currency: 'XYZ' } },
+      { ...paid(), data: { ...paid().data, status: 'shipped' } },
+    ];
+    for (const envelope of unknown) expect(errorOf(envelope).onlyUnknownValues).toBe(true);
+    const malformed = [
+      { ...payment, data: { ...payment.data, code: 'nonsense' } },
+      { ...payment, data: { ...payment.data, code: 'BYRD298', amount: 10 } },
+      { ...payment, paymentMethod: 42 },
+      { ...paid(), data: { ...paid().data, status: 'paid; DROP' } },
+      { ...paid(), type: 'order.shipped' },
+    ];
+    for (const envelope of malformed) expect(errorOf(envelope).onlyUnknownValues).toBe(false);
+  });
+
   it('rejects unknown event types, missing data and invalid JSON', () => {
     expect(() => parseEnvelope({ ...paid(), type: 'order.shipped' })).toThrow(/type must be an event name/);
     expect(() => parseEnvelope({ ...paid(), data: undefined })).toThrow(

@@ -39,9 +39,17 @@ export interface EventEnvelopeOf<E extends EventName> {
  */
 export type EventEnvelope<E extends EventName = EventName> = E extends EventName ? EventEnvelopeOf<E> : never;
 
-/** A malformed envelope; `issues` lists every problem found. */
+/**
+ * A malformed envelope; `issues` lists every problem found. `onlyUnknownValues`: every problem is a
+ * well-formed value this build's closed sets lack (a return code, a status, a payment method, a
+ * currency), as a newer producer sends during a rolling upgrade: a consumer asks such an event again
+ * rather than setting it aside, since the replicas that know the value can handle it.
+ */
 export class EnvelopeError extends Error {
-  constructor(readonly issues: readonly string[]) {
+  constructor(
+    readonly issues: readonly string[],
+    readonly onlyUnknownValues = false,
+  ) {
     super(`Malformed event envelope: ${issues.join('; ')}`);
     this.name = 'EnvelopeError';
   }
@@ -77,19 +85,30 @@ export function createEnvelope<E extends EventName>(
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
-type Check = [test: (value: unknown) => boolean, expected: string];
+/**
+ * A field's test and what it expects; `shape`, for a closed set a newer build may extend: a value of
+ * that shape outside the set is an unknown value, not a malformed one.
+ */
+type Check = [test: (value: unknown) => boolean, expected: string, shape?: RegExp];
+
+/** The shapes of the closed sets' values: enum words, return codes, currency codes. */
+const ENUM_WORD = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
+const RETURN_CODE_SHAPE = /^BYRD\d{3}$/;
+const CURRENCY_SHAPE = /^[A-Z]{3}$/;
 
 const string: Check = [(v) => typeof v === 'string' && v.length > 0, 'a non-empty string'];
 const nullableString: Check = [(v) => v === null || typeof v === 'string', 'a string or null'];
 const amount: Check = [(v) => typeof v === 'string' && DECIMAL_AMOUNT_PATTERN.test(v), 'a decimal string'];
-const currency: Check = [isKnownCurrency, 'an ISO 4217 currency code'];
+const currency: Check = [isKnownCurrency, 'an ISO 4217 currency code', CURRENCY_SHAPE];
 const oneOf = (values: readonly string[]): Check => [
   (v) => isOneOf(values, v),
   `one of ${values.join(', ')}`,
+  ENUM_WORD,
 ];
-const optional = ([test, expected]: Check): Check => [
+const optional = ([test, expected, shape]: Check): Check => [
   (v) => v === undefined || test(v),
   `${expected} (or absent)`,
+  shape,
 ];
 
 // Field checks of each family's content; extra fields are allowed so producers can add some.
@@ -111,7 +130,7 @@ const CONTENT_SCHEMAS: Record<EventFamily, Record<string, Check>> = {
     operationType: oneOf(OPERATION_TYPES),
     amount,
     currency,
-    code: [isReturnCode, 'a return code'],
+    code: [isReturnCode, 'a return code', RETURN_CODE_SHAPE],
     description: [(v) => typeof v === 'string', 'a string'],
     isoAmount: optional([
       (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= MAX_ISO_AMOUNT,
@@ -144,9 +163,13 @@ export function parseEnvelope(json: unknown): EventEnvelope {
   }
   const envelope = value as Record<string, unknown>;
   const issues: string[] = [];
+  let malformed = false;
   // The issue is described only when there is one: an event read per message is nearly always valid.
-  const expect = (ok: boolean, issue: () => string): void => {
-    if (!ok) issues.push(issue());
+  // `unknownValue`: the failed value has the shape of its closed set's values (see EnvelopeError).
+  const expect = (ok: boolean, issue: () => string, unknownValue = false): void => {
+    if (ok) return;
+    issues.push(issue());
+    if (!unknownValue) malformed = true;
   };
 
   expect(isGuid(envelope.id), () => `id must be a lowercase GUID, got ${show(envelope.id)}`);
@@ -167,6 +190,7 @@ export function parseEnvelope(json: unknown): EventEnvelope {
   expect(
     envelope.paymentMethod === null || isOneOf(PAYMENT_METHODS, envelope.paymentMethod),
     () => `paymentMethod must be a payment method or null, got ${show(envelope.paymentMethod)}`,
+    hasShape(envelope.paymentMethod, ENUM_WORD),
   );
   expect(
     Array.isArray(envelope.referenceIds) &&
@@ -179,13 +203,23 @@ export function parseEnvelope(json: unknown): EventEnvelope {
     issues.push(`data must be an object, got ${show(data)}`);
   } else if (isEventName(envelope.type)) {
     const content = data as Record<string, unknown>;
-    for (const [field, [test, expected]] of Object.entries(CONTENT_SCHEMAS[eventFamily(envelope.type)])) {
-      expect(test(content[field]), () => `data.${field} must be ${expected}, got ${show(content[field])}`);
+    for (const [field, [test, expected, shape]] of Object.entries(
+      CONTENT_SCHEMAS[eventFamily(envelope.type)],
+    )) {
+      expect(
+        test(content[field]),
+        () => `data.${field} must be ${expected}, got ${show(content[field])}`,
+        hasShape(content[field], shape),
+      );
     }
   }
 
-  if (issues.length) throw new EnvelopeError(issues);
+  if (issues.length) throw new EnvelopeError(issues, !malformed);
   return envelope as unknown as EventEnvelope;
+}
+
+function hasShape(value: unknown, shape: RegExp | undefined): boolean {
+  return shape !== undefined && typeof value === 'string' && shape.test(value);
 }
 
 function decode(json: unknown): unknown {

@@ -13,7 +13,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { DataSource, type EntityManager } from 'typeorm';
-import { isEventName, parseEnvelope, type EventEnvelope } from '@byrd/contracts';
+import { EnvelopeError, isEventName, parseEnvelope, type EventEnvelope } from '@byrd/contracts';
 import type { BaseConfig } from '../config/config.js';
 import type { NatsContext } from './nats.js';
 import { NATS_CONTEXT, PLATFORM_CONFIG } from './tokens.js';
@@ -475,15 +475,20 @@ export class EventConsumers implements OnApplicationBootstrap, BeforeApplication
 
   /**
    * A message this build cannot read: dead-lettered, unless it names an event this build does not
-   * know yet (a newer producer's): that one is asked again for a while, since terminating it would
-   * lose it for the replicas that know it.
+   * know yet, or carries values (a return code, a status, a payment method) it does not know yet: a
+   * newer producer's, during a rolling upgrade. That one is asked again for a while, since
+   * terminating it would lose it for the replicas that know it.
    */
   private async unreadable(consumer: EventConsumer, message: JsMsg, error: unknown): Promise<HandleOutcome> {
     const ageMs = Date.now() - message.info.timestampNanos / 1e6;
-    if (!namesNewerEvent(message) || ageMs >= NEWER_EVENT_MAX_AGE_MS)
-      return this.deadLetter(consumer, message, error);
+    const newer = namesNewerEvent(message)
+      ? 'names an event'
+      : error instanceof EnvelopeError && error.onlyUnknownValues
+        ? `carries values (${error.issues.join('; ')})`
+        : null;
+    if (!newer || ageMs >= NEWER_EVENT_MAX_AGE_MS) return this.deadLetter(consumer, message, error);
     this.logger.warn(
-      `${consumer.durable}: ${message.subject} seq ${message.seq} names an event this version does not know; ` +
+      `${consumer.durable}: ${message.subject} seq ${message.seq} ${newer} this version does not know; ` +
         `asked again in ${NEWER_EVENT_RETRY_MS} ms (published ${Math.round(ageMs / 1000)} s ago)`,
     );
     message.nak(NEWER_EVENT_RETRY_MS);
