@@ -369,7 +369,7 @@ describe('RunOperation (medium)', () => {
       const preAuth = await settled('PreAuth', 10_000, { capturedIsoAmount: 5500 });
       await medium.capturedEarlier(preAuth, 4000);
       await medium.captureInFlight(preAuth, 1500);
-      expect(await refusal(execute('Refund', preAuth.id, 5500))).toMatchObject({
+      expect(await refusal(execute('Refund', preAuth.id, 5501))).toMatchObject({
         code: 'BYRD231',
         message: 'The refund amount exceeds the remaining balance (4000 minor units)',
       });
@@ -383,6 +383,28 @@ describe('RunOperation (medium)', () => {
           'The captures of this pre-authorisation are still waiting for the acquirer; refund once they are settled',
       });
       expect(await operationsOn(waiting.id)).toHaveLength(1);
+    });
+
+    it('refuses as not yet, not as final, a refund a capture still at the acquirer may make room for', async () => {
+      // A capture whose answer was lost (the acquirer took it): the recovery settles it later. A refund
+      // refused meanwhile as final (BYRD231, BYRD230) would be kept under its idempotency-key for a day.
+      const preAuth = await settled('PreAuth', 20_000, { capturedIsoAmount: 15_000 });
+      await medium.capturedEarlier(preAuth, 10_000);
+      const lost = await medium.captureInFlight(preAuth, 5000);
+      const notYet = {
+        code: 'BYRD205',
+        retryAfter: 5,
+        message:
+          'A capture of this pre-authorisation is still waiting for the acquirer; refund once it is settled',
+      };
+      expect(await refusal(execute('Refund', preAuth.id, 15_000))).toMatchObject(notYet);
+      expect(await refusal(execute('Refund', preAuth.id, 15_001))).toMatchObject({ code: 'BYRD231' });
+      expect(await execute('Refund', preAuth.id)).toMatchObject({ status: 'Success', isoAmount: 10_000 });
+      expect(await refusal(execute('Refund', preAuth.id))).toMatchObject(notYet);
+
+      await run.finish(await medium.reload(lost.id), acquirerResult('Success'));
+      expect(await execute('Refund', preAuth.id, 5000)).toMatchObject({ status: 'Success' });
+      expect(await refusal(execute('Refund', preAuth.id))).toMatchObject({ code: 'BYRD230' });
     });
 
     it('leaves alone the money open or lost chargebacks hold, but not what a won one gave back', async () => {

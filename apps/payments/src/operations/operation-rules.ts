@@ -88,11 +88,17 @@ export function checkOperation(
           'The captures of this pre-authorisation are still waiting for the acquirer; refund once they are settled',
         );
       }
+      // Captures still at the acquirer may yet take the money asked for (the recovery settles one
+      // whose answer was lost): until then a refusal for lack of it is not final.
+      const onceCaptured = refundableNow(source, root, { chargedBack, capturesInFlight: 0 });
+      const fitsOnceCaptured = (amount: number) => capturesInFlight > 0 && amount <= onceCaptured;
       if (refundable <= 0) {
+        if (fitsOnceCaptured(requested ?? 1)) throw capturesStillInFlight();
         const why = chargedBack.source > 0 || chargedBack.root > 0 ? 'refunded or charged back' : 'refunded';
         throw Refusal.alreadyRefunded(`The payment is already fully ${why}`);
       }
       const amount = requested ?? refundable;
+      if (amount > refundable && fitsOnceCaptured(amount)) throw capturesStillInFlight();
       if (amount > refundable) {
         throw Refusal.refundExceedsBalance(
           `The refund amount exceeds the remaining balance (${refundable} minor units)`,
@@ -129,6 +135,12 @@ function within(amount: number, limit: number, inFlight: number, verb: string): 
 function stillInFlight(verb: string): ApiError {
   return Refusal.notAllowedYet(
     `A capture or release of this pre-authorisation is still waiting for the acquirer; ${verb} once it is settled`,
+  );
+}
+
+function capturesStillInFlight(): ApiError {
+  return Refusal.notAllowedYet(
+    'A capture of this pre-authorisation is still waiting for the acquirer; refund once it is settled',
   );
 }
 
