@@ -1,5 +1,6 @@
 // What the payments benchmark measures, started: orders (consuming payments' events), payments, the
 // bare handler, all behind one edge process, on migrated databases of the run.
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { TestMerchant } from '@byrd/platform/testing';
 import { BARE_PREFIX, migrateBare, startBareHandler } from '../core/bare-handler.js';
@@ -84,6 +85,7 @@ export async function startPaymentsStack(
     'payments',
     await env.serviceEnv('payments', await freePort(), {
       PUBLIC_BASE_URL: edgeUrl,
+      CARD_SEAL_KEY: randomBytes(32).toString('base64'), // one replica: its own key will do
       ...poolEnv,
       ...s.serviceEnv,
     }),

@@ -64,3 +64,6 @@ export const tokensConfigSchema = baseConfigSchema
 
 export type TokensConfig = z.infer<typeof tokensConfigSchema>;
 export const TOKENS_CONFIG = Symbol('TOKENS_CONFIG');
+
+/** Set in production, never defaulted (runHttpService refuses to start without them): its RPC identity (card data moves only between signed services). */
+export const REQUIRED_IN_PRODUCTION = ['RPC_SIGNING_KEY', 'RPC_TRUSTED_CALLERS'] as const;

@@ -68,3 +68,6 @@ export const checkoutConfigSchema = statelessConfigSchema.extend({
 
 export type CheckoutConfig = z.infer<typeof checkoutConfigSchema>;
 export const CHECKOUT_CONFIG = Symbol('CHECKOUT_CONFIG');
+
+/** Set in production, never defaulted (runHttpService refuses to start without them): its RPC identity, the gateway address the page calls. */
+export const REQUIRED_IN_PRODUCTION = ['RPC_SIGNING_KEY', 'RPC_TRUSTED_CALLERS', 'PUBLIC_BASE_URL'] as const;

@@ -15,3 +15,6 @@ export const ordersConfigSchema = baseConfigSchema.extend({
 
 export type OrdersConfig = z.infer<typeof ordersConfigSchema>;
 export const ORDERS_CONFIG = Symbol('ORDERS_CONFIG');
+
+/** Set in production, never defaulted (runHttpService refuses to start without them): its RPC identity (orders signs its answers to payments). */
+export const REQUIRED_IN_PRODUCTION = ['RPC_SIGNING_KEY', 'RPC_TRUSTED_CALLERS'] as const;

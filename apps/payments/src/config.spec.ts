@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '@byrd/platform';
-import { paymentsConfigSchema } from './config.js';
+import { paymentsConfigSchema, REQUIRED_IN_PRODUCTION } from './config.js';
 
 const ENV = { DATABASE_URL: 'postgres://127.0.0.1/payments', NATS_URL: 'nats://127.0.0.1:4222' };
 
@@ -39,5 +39,14 @@ describe('payments configuration', () => {
     ['RATE_LIMIT_BUCKET', 'rate.limits'],
   ])('refuses to start with %s=%s, naming the variable', (name, value) => {
     expect(() => loadConfig(paymentsConfigSchema, { ...ENV, [name]: value })).toThrow(`${name} is invalid`);
+  });
+
+  it('refuses to start in production with a card-seal key made up per process (a challenge ends on another replica)', () => {
+    const production = { ...ENV, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://pay.example.com' };
+    // Outside production a key of its own is made up, as for `npm start`.
+    expect(loadConfig(paymentsConfigSchema, ENV, REQUIRED_IN_PRODUCTION).CARD_SEAL_KEY).toHaveLength(44);
+    expect(() => loadConfig(paymentsConfigSchema, production, REQUIRED_IN_PRODUCTION)).toThrow(
+      'CARD_SEAL_KEY is required when NODE_ENV is production.',
+    );
   });
 });

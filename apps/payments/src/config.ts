@@ -83,3 +83,11 @@ export const paymentsConfigSchema = baseConfigSchema
 
 export type PaymentsConfig = z.infer<typeof paymentsConfigSchema>;
 export const PAYMENTS_CONFIG = Symbol('PAYMENTS_CONFIG');
+
+/** Set in production, never defaulted (runHttpService refuses to start without them): a card-seal key every replica shares, its RPC identity, the address shoppers reach it at. */
+export const REQUIRED_IN_PRODUCTION = [
+  'CARD_SEAL_KEY',
+  'RPC_SIGNING_KEY',
+  'RPC_TRUSTED_CALLERS',
+  'PUBLIC_BASE_URL',
+] as const;

@@ -39,6 +39,50 @@ describe('loadConfig', () => {
   });
 });
 
+describe('loadConfig: empty and production-only variables', () => {
+  const valid = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/byrd_orders' };
+
+  it('takes a variable set to the empty string as unset, never as 0', () => {
+    const config = loadConfig(baseConfigSchema, {
+      ...valid,
+      SHUTDOWN_GRACE_MS: '',
+      DATABASE_STATEMENT_TIMEOUT_MS: '',
+      NATS_URL: '',
+    });
+    expect(config).toMatchObject({
+      SHUTDOWN_GRACE_MS: 10_000,
+      DATABASE_STATEMENT_TIMEOUT_MS: 30_000,
+      NATS_URL: 'nats://127.0.0.1:4222',
+    });
+    expect(() => loadConfig(baseConfigSchema, { DATABASE_URL: '' })).toThrow(
+      new ConfigError('Cannot start: DATABASE_URL is required but not set.'),
+    );
+  });
+
+  it('needs the variables a service names in production, and only there', () => {
+    const needed = ['NATS_URL', 'RPC_SIGNING_KEY'];
+    expect(loadConfig(baseConfigSchema, valid, needed).NATS_URL).toBe('nats://127.0.0.1:4222');
+    expect(() => loadConfig(baseConfigSchema, { ...valid, NODE_ENV: 'production' }, needed)).toThrow(
+      new ConfigError(
+        'Cannot start: NATS_URL is required when NODE_ENV is production. ' +
+          'RPC_SIGNING_KEY is required when NODE_ENV is production.',
+      ),
+    );
+    expect(() =>
+      loadConfig(
+        baseConfigSchema,
+        { ...valid, NODE_ENV: 'production', NATS_URL: 'http://nats', RPC_SIGNING_KEY: '' },
+        needed,
+      ),
+    ).toThrow(
+      new ConfigError(
+        'Cannot start: NATS_URL is invalid: must be a nats:// or tls:// or ws:// or wss:// URL. ' +
+          'RPC_SIGNING_KEY is required when NODE_ENV is production.',
+      ),
+    );
+  });
+});
+
 describe('TRUSTED_PROXIES', () => {
   const valid = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/byrd_orders' };
   const trusted = (value?: string) =>

@@ -191,17 +191,29 @@ export type StatelessConfig = z.infer<typeof statelessConfigSchema>;
 
 /**
  * Parses the environment against a schema. A missing or bad variable stops the service with a
- * sentence naming it, rather than a stack trace at first use.
+ * sentence naming it, rather than a stack trace at first use. A variable set to the empty string is
+ * taken as unset (`FOO=` in a manifest), never as 0 or as an empty value. With NODE_ENV=production,
+ * the `requiredInProduction` variables must be set: their defaults (a key made up per process, the
+ * local broker, a 127.0.0.1 address) only serve a machine running everything itself.
  */
-export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
-  const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+  requiredInProduction: readonly string[] = [],
+): z.infer<S> {
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = schema.safeParse(set);
+  const unsetInProduction =
+    set.NODE_ENV === 'production' ? requiredInProduction.filter((name) => set[name] === undefined) : [];
+  if (result.success && unsetInProduction.length === 0) return result.data;
+  const problems = (result.success ? [] : result.error.issues).map((issue) => {
     const name = issue.path.join('.');
-    const value = env[name];
-    return value === undefined || value === ''
+    return set[name] === undefined
       ? `${name} is required but not set.`
       : `${name} is invalid: ${issue.message}.`;
   });
+  for (const name of unsetInProduction)
+    if (!problems.some((problem) => problem.startsWith(`${name} `)))
+      problems.push(`${name} is required when NODE_ENV is production.`);
   throw new ConfigError(`Cannot start: ${problems.join(' ')}`);
 }

@@ -250,14 +250,16 @@ function withoutDanglingRefs(schema: unknown, known: Set<string>): unknown {
 
 /**
  * A service's `main`: loads its config (a bad variable stops it with a sentence naming it, no
- * stack trace), then starts it.
+ * stack trace), then starts it. In production NATS_URL and the service's `requiredInProduction`
+ * variables must be set (see loadConfig).
  */
 export async function runHttpService<S extends z.ZodType<StatelessConfig>>(
   schema: S,
   service: (config: z.infer<S>) => HttpServiceOptions,
+  requiredInProduction: readonly string[] = [],
 ): Promise<void> {
   try {
-    const config = loadConfig(schema);
+    const config = loadConfig(schema, process.env, ['NATS_URL', ...requiredInProduction]);
     await startHttpService({ trustProxy: config.TRUSTED_PROXIES, ...service(config) }, config);
   } catch (error) {
     console.error(error instanceof ConfigError ? error.message : error);
