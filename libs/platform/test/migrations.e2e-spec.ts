@@ -1,7 +1,7 @@
 import { createServer, connect, type Server } from 'node:net';
 import pg from 'pg';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { dropDatabase, ensureDatabase, runMigrations } from '@byrd/platform';
+import { createIndexConcurrently, dropDatabase, ensureDatabase, runMigrations } from '@byrd/platform';
 import { createTestDatabase, newRunId, PrivatePostgresServer } from '@byrd/platform/testing';
 import { TcpRelay } from './tcp-relay.js';
 
@@ -14,6 +14,16 @@ class AddColumnToOutbox1900000000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE outbox DROP COLUMN migrated_by_test`);
   }
+}
+
+/** An index built without blocking writes, as the migrations of large tables build theirs. */
+class IndexOutbox1900000000001 implements MigrationInterface {
+  name = 'IndexOutbox1900000000001';
+  transaction = false;
+  async up(q: QueryRunner): Promise<void> {
+    await createIndexConcurrently(q, 'outbox_created_test_idx', 'ON outbox (created_at)');
+  }
+  async down(): Promise<void> {}
 }
 
 /** `runMigrations` as the Helm Job and every replica's start run it: more than one at once, on a live database. */
@@ -85,6 +95,74 @@ describe('runMigrations', () => {
     expect(await migrated).toEqual(['AddColumnToOutbox1900000000000']);
     await released;
     await live.end();
+  });
+
+  describe('an index built concurrently', () => {
+    const indexed = () => ({ url, entities: [], migrations: [IndexOutbox1900000000001] });
+    async function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return (await client.query(text, params)).rows as T[];
+      } finally {
+        await client.end();
+      }
+    }
+    const index = async () =>
+      (
+        await sql<{ oid: number; valid: boolean }>(
+          `SELECT c.oid::int AS oid, i.indisvalid AS valid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
+            WHERE c.relname = 'outbox_created_test_idx'`,
+        )
+      )[0];
+
+    it('keeps a valid index when its migration runs again (killed before its record), and builds again one left invalid', async () => {
+      await runMigrations({ url, entities: [], migrations: [] });
+      await sql(`CREATE INDEX outbox_created_test_idx ON outbox (created_at)`); // built, not recorded
+      const built = await index();
+      expect(await runMigrations(indexed())).toEqual(['IndexOutbox1900000000001']);
+      expect(await index()).toEqual(built);
+
+      // A build canceled half-way leaves its index invalid: the next run builds it again.
+      await sql(`DELETE FROM migrations WHERE name = 'IndexOutbox1900000000001'`);
+      await sql(
+        `UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'outbox_created_test_idx'::regclass`,
+      );
+      expect(await runMigrations(indexed())).toEqual(['IndexOutbox1900000000001']);
+      const rebuilt = await index();
+      expect(rebuilt.valid).toBe(true);
+      expect(rebuilt.oid).not.toBe(built.oid);
+    });
+
+    it('waits for a transaction older than the build however long it lasts, beyond the migration lock timeout', async () => {
+      await runMigrations({ url, entities: [], migrations: [] });
+      const live = new pg.Client({ connectionString: url });
+      await live.connect();
+      await live.query(`BEGIN; LOCK TABLE outbox IN ROW EXCLUSIVE MODE`); // a writer's open transaction
+      const released = new Promise((resolve) => setTimeout(resolve, 1_500)).then(() => live.query('COMMIT'));
+      // As the migrator runs it: a 200 ms lock timeout on its session.
+      const session = new pg.Client({ connectionString: url, lock_timeout: 200 });
+      await session.connect();
+      const runner = {
+        query: (text: string, params?: unknown[]) => session.query(text, params).then((r) => r.rows),
+      };
+      try {
+        const started = Date.now();
+        await createIndexConcurrently(
+          runner as unknown as QueryRunner,
+          'outbox_created_test_idx',
+          'ON outbox (created_at)',
+        );
+        expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+        expect((await index()).valid).toBe(true);
+        // Its own lock timeout is back for what the migration does next.
+        expect((await session.query(`SHOW lock_timeout`)).rows[0].lock_timeout).toBe('200ms');
+      } finally {
+        await released;
+        await live.end();
+        await session.end();
+      }
+    });
   });
 });
 

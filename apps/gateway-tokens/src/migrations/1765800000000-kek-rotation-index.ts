@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently, dropIndexConcurrently } from '@byrd/platform';
 
 /**
  * `card_tokens_kek_rotation_idx` (kek_id, id) replaces `card_tokens_kek_idx` (kek_id): a rotation
@@ -14,13 +15,12 @@ export class KekRotationIndex1765800000000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_kek_rotation_idx`);
-    await q.query(`CREATE INDEX CONCURRENTLY card_tokens_kek_rotation_idx ON card_tokens (kek_id, id)`);
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_kek_idx`);
+    await createIndexConcurrently(q, 'card_tokens_kek_rotation_idx', `ON card_tokens (kek_id, id)`);
+    await dropIndexConcurrently(q, 'card_tokens_kek_idx');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS card_tokens_kek_idx ON card_tokens (kek_id)`);
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_kek_rotation_idx`);
+    await createIndexConcurrently(q, 'card_tokens_kek_idx', `ON card_tokens (kek_id)`);
+    await dropIndexConcurrently(q, 'card_tokens_kek_rotation_idx');
   }
 }

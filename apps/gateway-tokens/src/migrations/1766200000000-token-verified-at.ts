@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently, dropIndexConcurrently } from '@byrd/platform';
 
 /**
  * When a token's card was verified (`verified_at`), and when a re-tokenization staged its card
@@ -48,21 +49,21 @@ export class TokenVerifiedAt1766200000000 implements MigrationInterface {
       if (last === null) break;
       after = last;
     }
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_unverified_idx`);
-    await q.query(
-      `CREATE INDEX CONCURRENTLY card_tokens_unverified_idx ON card_tokens (created_at)
-         WHERE verified_at IS NULL`,
+    await createIndexConcurrently(
+      q,
+      'card_tokens_unverified_idx',
+      `ON card_tokens (created_at) WHERE verified_at IS NULL`,
     );
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_staged_idx`);
-    await q.query(
-      `CREATE INDEX CONCURRENTLY card_tokens_staged_idx ON card_tokens (staged_at)
-         WHERE staged_at IS NOT NULL`,
+    await createIndexConcurrently(
+      q,
+      'card_tokens_staged_idx',
+      `ON card_tokens (staged_at) WHERE staged_at IS NOT NULL`,
     );
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_staged_idx`);
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_unverified_idx`);
+    await dropIndexConcurrently(q, 'card_tokens_staged_idx');
+    await dropIndexConcurrently(q, 'card_tokens_unverified_idx');
     await q.query(
       `ALTER TABLE card_tokens DROP COLUMN IF EXISTS staged_at, DROP COLUMN IF EXISTS verified_at`,
     );

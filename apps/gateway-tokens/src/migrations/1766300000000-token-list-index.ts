@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently, dropIndexConcurrently } from '@byrd/platform';
 
 /**
  * `card_tokens_merchant_list_idx` (merchant_id, created_at DESC, id): `GET /api/v2/tokens` without a
@@ -14,13 +15,14 @@ export class TokenListIndex1766300000000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_merchant_list_idx`);
-    await q.query(
-      `CREATE INDEX CONCURRENTLY card_tokens_merchant_list_idx ON card_tokens (merchant_id, created_at DESC, id)`,
+    await createIndexConcurrently(
+      q,
+      'card_tokens_merchant_list_idx',
+      `ON card_tokens (merchant_id, created_at DESC, id)`,
     );
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS card_tokens_merchant_list_idx`);
+    await dropIndexConcurrently(q, 'card_tokens_merchant_list_idx');
   }
 }

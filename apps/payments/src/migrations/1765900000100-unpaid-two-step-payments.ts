@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently, dropIndexConcurrently } from '@byrd/platform';
 
 /**
  * EndUnpaidPayments looks only at two-step card payments still waiting for their card: index just
@@ -10,14 +11,14 @@ export class UnpaidTwoStepPayments1765900000100 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS transactions_unpaid_two_step_idx`);
-    await q.query(
-      `CREATE INDEX CONCURRENTLY transactions_unpaid_two_step_idx ON transactions (expires_at)
-        WHERE status = 'Created' AND payment_method = 'card' AND masked_card_number IS NULL`,
+    await createIndexConcurrently(
+      q,
+      'transactions_unpaid_two_step_idx',
+      `ON transactions (expires_at) WHERE status = 'Created' AND payment_method = 'card' AND masked_card_number IS NULL`,
     );
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS transactions_unpaid_two_step_idx`);
+    await dropIndexConcurrently(q, 'transactions_unpaid_two_step_idx');
   }
 }

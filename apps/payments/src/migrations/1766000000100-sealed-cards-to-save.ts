@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently, dropIndexConcurrently } from '@byrd/platform';
 
 /**
  * SaveCardsLeftBehind looks only at the 3DS sessions still holding a card sealed for "save my card"
@@ -11,15 +12,14 @@ export class SealedCardsToSave1766000000100 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS three_ds_sessions_sealed_to_save_idx`);
-    await q.query(
-      `CREATE INDEX CONCURRENTLY three_ds_sessions_sealed_to_save_idx
-        ON three_ds_sessions (challenge_completed_at, id)
-        WHERE sealed_card IS NOT NULL AND status <> 'Created'`,
+    await createIndexConcurrently(
+      q,
+      'three_ds_sessions_sealed_to_save_idx',
+      `ON three_ds_sessions (challenge_completed_at, id) WHERE sealed_card IS NOT NULL AND status <> 'Created'`,
     );
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS three_ds_sessions_sealed_to_save_idx`);
+    await dropIndexConcurrently(q, 'three_ds_sessions_sealed_to_save_idx');
   }
 }

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { createIndexConcurrently, dropIndexConcurrently } from '@byrd/platform';
 
 /**
  * The claim reads each endpoint's due webhooks (docs/webhook-fairness.md): `webhooks_endpoint_due_idx`
@@ -15,18 +16,20 @@ export class EndpointDueIndex1764700000000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS webhooks_endpoint_due_idx`);
-    await q.query(
-      `CREATE INDEX CONCURRENTLY webhooks_endpoint_due_idx ON webhooks (settings_id, next_attempt_at)
-       WHERE status = 'pending'`,
+    await createIndexConcurrently(
+      q,
+      'webhooks_endpoint_due_idx',
+      `ON webhooks (settings_id, next_attempt_at) WHERE status = 'pending'`,
     );
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS webhooks_due_idx`);
+    await dropIndexConcurrently(q, 'webhooks_due_idx');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(
-      `CREATE INDEX CONCURRENTLY IF NOT EXISTS webhooks_due_idx ON webhooks (next_attempt_at) WHERE status = 'pending'`,
+    await createIndexConcurrently(
+      q,
+      'webhooks_due_idx',
+      `ON webhooks (next_attempt_at) WHERE status = 'pending'`,
     );
-    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS webhooks_endpoint_due_idx`);
+    await dropIndexConcurrently(q, 'webhooks_endpoint_due_idx');
   }
 }

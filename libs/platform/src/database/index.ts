@@ -7,3 +7,4 @@ export * from './prepared.js';
 export * from './group-commit.js';
 export * from './transaction-lock.js';
 export * from './page-of-rows.js';
+export * from './concurrent-index.js';
