@@ -487,6 +487,14 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     expect(page.status).toBe(404);
     expect(page.headers.get('content-type')).toContain('text/html');
     expect(await page.text()).toContain('This verification was not found');
+    // Words put in the address are not shown on our page (a stranger's "call this number").
+    const spoofed = await fetch(
+      `${base}/authenticate/is%20blocked.%20Call%20%2B44%2020%207946%200000%20now.`,
+    );
+    expect(spoofed.status).toBe(404);
+    const spoofedText = await spoofed.text();
+    expect(spoofedText).toContain('This verification was not found');
+    expect(spoofedText).not.toContain('Call');
 
     const { threeDSecure } = await challengePayment();
     const creq = Buffer.from(
@@ -669,13 +677,11 @@ describe('3D Secure postAuth while the acquirer recovery settles a lost answer',
 
   /** As if the payment's acquirer call had been sent a minute ago: the next sweep (200 ms) recovers it. */
   const recoverNow = (transactionId: string) =>
-    h.payments
-      .get(DataSource)
-      .query(
-        `UPDATE transactions SET acquirer_pending_since = now() - interval '1 minute'
+    h.payments.get(DataSource).query(
+      `UPDATE transactions SET acquirer_pending_since = now() - interval '1 minute'
           WHERE id = $1 AND acquirer_pending_since IS NOT NULL`,
-        [transactionId],
-      );
+      [transactionId],
+    );
 
   const postAuth = async (id: string) => {
     const answer = await h.request('POST', `/3ds/api/v2/${id}/postAuth`, {}, { 'x-api-key': '' });

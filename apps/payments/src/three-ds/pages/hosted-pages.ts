@@ -128,12 +128,15 @@ if (window.parent !== window) {
 }
 
 export function errorPage(error: ErrorResponse): Page {
+  // A 404's message quotes the id the address carried: a page on our domain must not show a
+  // stranger's words to a shopper (content spoofing). The reference finds it in the log.
+  const echoesInput = error.status === 404;
   return {
     status: error.status,
     title: error.status === 404 ? 'Not found' : 'Something went wrong',
     body: html`<main>
       <h1>${error.status === 404 ? 'This verification was not found' : 'Something went wrong'}</h1>
-      <p>${error.body.message}</p>
+      ${echoesInput ? '' : html`<p>${error.body.message}</p>`}
       <p class="hint">Reference: ${error.body.requestId}</p>
     </main>`,
   };
