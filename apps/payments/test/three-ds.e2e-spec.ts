@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { futureExpiry } from '@byrd/platform/testing';
 import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
+import { Transaction } from '../src/transactions/transaction.entity.js';
 import { PaymentsHarness } from './harness.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -541,6 +542,38 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
       paymentStatus: 'Denied',
     });
     await h.waitForOrder(order.orderId, (o) => o.transactions[0]?.status === 'Denied');
+  });
+
+  it("ends a challenge when its order stops accepting payments, and offers none once the order's time is up", async () => {
+    const orders = h.orders.get(DataSource);
+    const { body: order } = await h.createOrder();
+    const endsAt = new Date(Date.now() + 60_000);
+    await orders.query(`UPDATE orders SET expires_at = $2 WHERE id = $1`, [order.orderId, endsAt]);
+    const payment = await challengePayment(MASTER_CHALLENGE, {
+      orderId: order.orderId,
+      orderRef: order.orderRef,
+    });
+    const sessions = h.payments.get(DataSource).getRepository(ThreeDSSession);
+    const session = await sessions.findOneByOrFail({ id: payment.threeDSecure.id });
+    // Not the 15 minutes a shopper otherwise has: the order refuses money after `endsAt`.
+    expect(session.expiresAt.getTime()).toBe(endsAt.getTime());
+    const transaction = await h.payments
+      .get(DataSource)
+      .getRepository(Transaction)
+      .findOneByOrFail({ id: payment.transactionId });
+    expect(transaction.expiresAt.getTime()).toBe(endsAt.getTime());
+
+    // Past its expiry, before the sweep has marked it: no 3DS is started for it.
+    const { body: lapsed } = await h.createOrder();
+    await orders.query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      lapsed.orderId,
+    ]);
+    const refused = await h.pay(MASTER_CHALLENGE, { orderId: lapsed.orderId, orderRef: lapsed.orderRef });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({
+      code: 'BYRD205',
+      message: `Order ${lapsed.orderId} is expired and cannot be paid`,
+    });
   });
 
   it('serves the public SDK as it calls: CORS preflight, and JSON posts with no body', async () => {

@@ -66,6 +66,11 @@ export class PayerResolver {
     if (order && !OPEN_ORDER_STATUSES.includes(order.status)) {
       throw Refusal.notAllowed(`Order ${order.orderId} is ${order.status} and cannot be paid`);
     }
+    // Past its expiry but not yet swept (the sweep runs every few seconds): the lock would refuse it
+    // anyway, after the shopper had gone through 3DS for nothing.
+    if (order && Date.parse(order.expiresAt) <= Date.now()) {
+      throw Refusal.notAllowed(`Order ${order.orderId} is expired and cannot be paid`);
+    }
     // Refused early, before any 3DS: the lock itself is taken right before the acquirer is asked
     // (PaymentAuthorizer), and only that decides between attempts racing past this check.
     if (order?.paymentLocked) await this.refuseWhileLocked(order);

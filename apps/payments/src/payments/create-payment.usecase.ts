@@ -129,6 +129,7 @@ export class CreatePayment {
     else if (request.tokenId)
       started = await this.tokenCharge.start(transaction, request.tokenId, request.transactionMode, now);
     else applyOutcome(transaction, 'Created', 'BYRD010'); // the card comes with /pay
+    if (started?.session && payer.order) endWithOrder(transaction, started.session, payer.order.expiresAt);
 
     // One statement writes the payment and its 3DS session: atomic, one round trip. A payment about to
     // go to the acquirer is committed in flight first (write-ahead) and announced with its outcome.
@@ -146,4 +147,15 @@ export class CreatePayment {
     }
     return { transaction, session: started?.session ?? null, actionUrl: started?.actionUrl ?? null };
   }
+}
+
+/**
+ * A shopper's 3DS ends when the order stops accepting payments, if that comes first: a challenge
+ * answered after it would only be refused by the order, once the issuer had authenticated it.
+ */
+function endWithOrder(transaction: Transaction, session: ThreeDSSession, orderExpiresAt: string): void {
+  const orderEnds = new Date(orderExpiresAt);
+  if (orderEnds >= transaction.expiresAt) return;
+  transaction.expiresAt = orderEnds;
+  session.expiresAt = orderEnds;
 }
