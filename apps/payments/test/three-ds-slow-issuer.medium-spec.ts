@@ -198,4 +198,29 @@ describe('3DS challenges checked by a slow issuer (medium)', () => {
     expect(Date.now() - started).toBeLessThan(medium.config.THREE_DS_CHECK_LEASE_MS);
     expect([ended.transaction.status, issuer.checking]).toEqual(['Success', 2]);
   });
+
+  it('lets a code given in time decide, when its deadline passes while the issuer checks it', async () => {
+    const session = await challenged();
+    let open!: () => void;
+    issuer.hold = new Promise((resolve) => (open = resolve));
+    issuer.checking = 0;
+    try {
+      const answering = complete.execute(session.id, { answer: '1234' });
+      while (issuer.checking === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      // The deadline passes meanwhile: the SDK's next read and the expiry sweep both come by.
+      await medium.dataSource
+        .getRepository(ThreeDSSession)
+        .update({ id: session.id }, { expiresAt: new Date(Date.now() - 1_000) });
+      const read = await complete.execute(session.id, { abandoned: 'expired' });
+      expect(read.session.status).toBe('Created');
+      expect(await complete.expireAbandoned()).toBe(0);
+
+      open();
+      const ended = await answering;
+      expect([ended.session.status, ended.transaction.status]).toEqual(['Authorized', 'Success']);
+      expect(acquirerCalls.get(session.transactionId)).toBe(1);
+    } finally {
+      issuer.hold = null;
+    }
+  });
 });

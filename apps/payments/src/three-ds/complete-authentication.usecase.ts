@@ -7,7 +7,7 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { DataSource, LessThan } from 'typeorm';
+import { DataSource, IsNull, LessThan, LessThanOrEqual, type EntityManager } from 'typeorm';
 import { isGuid } from '@byrd/contracts';
 import { ApiError } from '@byrd/platform';
 import { CardSeal, type SealedCardContent } from '../cards/card-seal.js';
@@ -101,6 +101,12 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
       });
       const transaction = await manager.findOneByOrFail(Transaction, { id: session.transactionId });
       if (session.status !== 'Created') return { session, transaction, authorization: null };
+      // Another request is asking the issuer about an answer the shopper gave in time: its verdict
+      // decides, not the deadline that passed meanwhile (nor a late resubmission). Its claim runs
+      // out if that request died, and the session then ends here. A shopper's cancel ends it at once.
+      const cancel = 'abandoned' in ending && ending.abandoned === 'canceled';
+      if (!checked && !cancel && (await this.checkedByAnother(manager, sessionId)))
+        return { session, transaction, authorization: null };
 
       let result: AuthenticationResult;
       if (checked) result = checked.result;
@@ -168,6 +174,15 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     }
   }
 
+  /** Whether a request's claim to check the shopper's answer holds now (database time, as claimed). */
+  private async checkedByAnother(manager: EntityManager, sessionId: string): Promise<boolean> {
+    const [row] = await manager.query<{ held: boolean }[]>(
+      `SELECT coalesce(check_claimed_until > now(), false) AS held FROM three_ds_sessions WHERE id = $1`,
+      [sessionId],
+    );
+    return row.held;
+  }
+
   /** Gives back a claim whose check brought no verdict (the issuer failed), if it is still ours. */
   private async releaseCheck(sessionId: string, claimId: string): Promise<void> {
     try {
@@ -219,7 +234,11 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     try {
       due = await this.dataSource.getRepository(ThreeDSSession).find({
         select: { id: true },
-        where: { status: 'Created', expiresAt: LessThan(now) },
+        // Not those whose answer is being checked (their claim decides, or runs out).
+        where: [
+          { status: 'Created', expiresAt: LessThan(now), checkClaimedUntil: IsNull() },
+          { status: 'Created', expiresAt: LessThan(now), checkClaimedUntil: LessThanOrEqual(now) },
+        ],
         order: { expiresAt: 'ASC' },
         take: 100,
       });
