@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jest } from '@jest/globals';
@@ -188,6 +189,31 @@ describe('listen: a live stream of signed deliveries (GET /api/v1/webhooks/liste
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(await consumers()).toBe(durableConsumers);
+  });
+
+  it('gives every copy of one event the same webhook id in a session, so a receiver handles it once', async () => {
+    const first = await ListenStream.open(h.baseUrl, h.merchant.apiKey, '?events=order.paid');
+    const second = await ListenStream.open(h.baseUrl, h.merchant.apiKey, '?events=order.paid');
+    await Promise.all([first.waitFor(1), second.waitFor(1)]);
+    const paid = await h.publish('order.paid', 'card');
+    // The same event again, as a dead letter's replay or a relay's re-publish past de-duplication.
+    await h.env.nats.js.publish(h.env.nats.subject('order.paid'), JSON.stringify(paid), {
+      msgID: randomUUID(),
+    });
+
+    const copies = (await first.waitFor(3)).slice(1).map((e) => e.data);
+    expect(copies.map((d) => [d.id, d.headers['webhook-id']])).toEqual([
+      [copies[0].id, copies[0].id],
+      [copies[0].id, copies[0].id],
+    ]);
+    // Another session's id for it is its own (each session is its own receiver).
+    const [, elsewhere] = await second.waitFor(2);
+    expect(elsewhere.data.id).not.toBe(copies[0].id);
+    const before = (await consumers()) - 2;
+    first.close();
+    second.close();
+    const deadline = Date.now() + 5_000;
+    while ((await consumers()) !== before && Date.now() < deadline) await sleep(50);
   });
 
   it('refuses live keys, unknown events and missing keys before opening anything', async () => {

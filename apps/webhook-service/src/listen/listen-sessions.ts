@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
@@ -189,7 +189,7 @@ export class ListenSessions implements OnModuleInit {
     envelope: EventEnvelope,
     session: Pick<ListenSession, 'id' | 'signingSecret'>,
   ): ListenedDelivery {
-    const webhookId = randomUUID();
+    const webhookId = sessionWebhookId(session.id, envelope.id);
     const at = new Date();
     const body = deliveryBody({
       webhookId,
@@ -214,6 +214,18 @@ export class ListenSessions implements OnModuleInit {
     );
     return { id: webhookId, event: envelope.type, headers, body };
   }
+}
+
+/**
+ * The webhook id an event has in one session: the same for every copy of the event the stream
+ * carries (a dead letter replayed, an outbox row published again past the stream's de-duplication
+ * window), so a receiver de-duplicating on `webhook-id` handles it once. A UUID of version 8 (RFC
+ * 9562, custom) made of SHA-256(session id, event id).
+ */
+export function sessionWebhookId(sessionId: string, eventId: string): string {
+  const hex = createHash('sha256').update(`${sessionId}:${eventId}`).digest('hex');
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** 503: this replica is stopping; the CLI reconnects, to a replica that is not. */
