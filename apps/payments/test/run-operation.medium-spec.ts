@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, ErrorKind, OutboxMessage } from '@byrd/platform';
-import { acquirerResult } from '../src/acquirer/acquirer.js';
+import { acquirerResult, type FollowUpRequest } from '../src/acquirer/acquirer.js';
 import { SandboxAcquirer } from '../src/acquirer/sandbox-acquirer.js';
 import { ChargebackRepository } from '../src/chargebacks/chargeback.repository.js';
 import type { FollowUpOperation } from '../src/operations/operation-rules.js';
@@ -405,6 +405,44 @@ describe('RunOperation (medium)', () => {
       await run.finish(await medium.reload(lost.id), acquirerResult('Success'));
       expect(await execute('Refund', preAuth.id, 5000)).toMatchObject({ status: 'Success' });
       expect(await refusal(execute('Refund', preAuth.id))).toMatchObject({ code: 'BYRD230' });
+    });
+
+    it("answers what is left with the refund's amount still held when the recovery took it over mid-call", async () => {
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      let asked!: () => void;
+      const askedAcquirer = new Promise<void>((resolve) => (asked = resolve));
+      const slowAcquirer = new (class extends SandboxAcquirer {
+        override async followUp(request: FollowUpRequest) {
+          asked();
+          await answered;
+          return super.followUp(request);
+        }
+      })(medium.dataSource, medium.config);
+      const slow = new RunOperation(
+        medium.dataSource,
+        medium.transactions,
+        new ChargebackRepository(),
+        new TransactionEventRecorder(medium.outbox()),
+        new OrderLock(medium.rpc()),
+        slowAcquirer,
+        medium.config,
+      );
+      const payment = await settled('Payment', 10_000);
+      const refunding = slow.execute(merchant(), 'Refund', payment.id, { isoAmount: 4000 }, randomUUID());
+      await askedAcquirer;
+      // The recovery claims the call (as claimCallsInFlight does) before the acquirer answers.
+      const [refund] = await operationsOn(payment.id);
+      await medium.dataSource.query(
+        `UPDATE transactions SET acquirer_pending_since = now() + interval '1 second' WHERE id = $1`,
+        [refund.id],
+      );
+      answer();
+      const refunded = await refunding;
+      expect(refunded.status).toBe('Processing');
+      // The 40.00 stays held until the recovery settles it: 60.00 can be refunded, not 100.00.
+      expect(refunded.sourceTransaction.isoRemainingAmount).toBe(6000);
+      expect(await refusal(execute('Refund', payment.id, 6001))).toMatchObject({ code: 'BYRD231' });
     });
 
     it('leaves alone the money open or lost chargebacks hold, but not what a won one gave back', async () => {

@@ -122,7 +122,9 @@ export class RunOperation {
     ).catch(() => acquirerResult('TemporaryFailed'));
     const source = await this.finish(transaction, result);
     // The balances as this operation left them (later ones on the same payment may be in flight).
-    const holdsAmount = transaction.status === 'Success' || transaction.status === 'TemporaryFailed';
+    // Its amount stays reserved unless it failed: also while still Processing (the recovery took the
+    // call over before this request's answer was recorded, and settles it later).
+    const holdsAmount = ['Success', 'TemporaryFailed', 'Processing'].includes(transaction.status);
     return presentOperation(
       operation,
       transaction,
