@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { futureExpiry } from '@byrd/platform/testing';
+import { ThreeDSLinks } from '../src/three-ds/three-ds-links.js';
 import { ThreeDSSession } from '../src/three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../src/transactions/transaction.entity.js';
 import { PaymentsHarness } from './harness.js';
@@ -609,27 +610,31 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     expect(pending.headers.get('access-control-allow-origin')).toBe('*');
   });
 
-  it("runs the issuer's 3DS Method and notifies our 3DS server", async () => {
+  it("runs the issuer's 3DS Method and notifies our 3DS server, and no other", async () => {
     const { threeDSecure } = await challengePayment();
-    const threeDSMethodData = Buffer.from(
-      JSON.stringify({
-        threeDSServerTransID: threeDSecure.id,
-        threeDSMethodNotificationURL: 'https://3ds.example.com/notify',
-      }),
-    ).toString('base64');
+    const notification = h.payments.get(ThreeDSLinks).notification;
+    const methodData = (threeDSMethodNotificationURL: string) =>
+      Buffer.from(
+        JSON.stringify({ threeDSServerTransID: threeDSecure.id, threeDSMethodNotificationURL }),
+      ).toString('base64');
+    const threeDSMethodData = methodData(notification);
     const method = await form(`${base}/acs/method`, { threeDSMethodData });
     expect(method.status).toBe(200);
-    expect(method.text).toContain('action="https://3ds.example.com/notify"');
+    expect(method.text).toContain(`action="${notification}"`);
     expect(decodeField(method.text, 'threeDSMethodData')).toEqual({ threeDSServerTransID: threeDSecure.id });
-    expect(method.headers.get('content-security-policy')).toContain('form-action https://3ds.example.com');
+    expect(method.headers.get('content-security-policy')).toContain(
+      `form-action ${new URL(notification).origin}`,
+    );
 
-    const scripted = Buffer.from(
-      JSON.stringify({
-        threeDSServerTransID: threeDSecure.id,
-        threeDSMethodNotificationURL: 'javascript:alert(1)',
-      }),
-    ).toString('base64');
-    expect((await form(`${base}/acs/method`, { threeDSMethodData: scripted })).status).toBe(400);
+    // Our page posts by itself: never to a stranger's site, nor with a scheme or a policy of its choosing.
+    for (const elsewhere of [
+      'https://3ds.example.com/notify',
+      'javascript:alert(1)',
+      `https://a.example\uFE54sandbox/notify`,
+    ]) {
+      const refused = await form(`${base}/acs/method`, { threeDSMethodData: methodData(elsewhere) });
+      expect({ elsewhere, status: refused.status }).toEqual({ elsewhere, status: 400 });
+    }
 
     const notified = await form(`${base}/notification`, { threeDSMethodData });
     expect(notified.status).toBe(200);

@@ -68,8 +68,13 @@ export class SandboxAcs {
   runMethod(threeDSMethodData: string): MethodOutcome {
     const data = decodeMethodData(threeDSMethodData);
     const target = data.threeDSMethodNotificationURL;
-    if (target !== undefined && !httpOrigin(target)) {
-      throw ApiError.invalidField('threeDSMethodData.threeDSMethodNotificationURL', 'must be an http(s) URL');
+    // Only our 3DS server's address: this page posts to it by itself, and its origin goes into the
+    // page's form-action, so any other would make our domain post for a stranger's site.
+    if (target !== undefined && httpOrigin(target) !== httpOrigin(this.links.notification)) {
+      throw ApiError.invalidField(
+        'threeDSMethodData.threeDSMethodNotificationURL',
+        `must be this 3DS server's notification address (${this.links.notification})`,
+      );
     }
     return {
       notificationUrl: target ?? null,
