@@ -81,9 +81,10 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     // still open under the lock; a completion that lost the race leaves the winner's outcome alone.
     // Only the submission that claims the check asks; the others wait for its outcome (claimCheck).
     let checked: CheckedAnswer | null = null;
+    let claimId: string | null = null;
     if (!late && 'answer' in ending) {
       // No claim: another submission's outcome, or lateness, is read or decided under the lock below.
-      const claimId = await this.claimCheck(sessionId);
+      claimId = await this.claimCheck(sessionId);
       if (claimId) {
         try {
           checked = await this.checkAnswer(before, payment, ending);
@@ -105,7 +106,7 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
       // decides, not the deadline that passed meanwhile (nor a late resubmission). Its claim runs
       // out if that request died, and the session then ends here. A shopper's cancel ends it at once.
       const cancel = 'abandoned' in ending && ending.abandoned === 'canceled';
-      if (!checked && !cancel && (await this.checkedByAnother(manager, sessionId)))
+      if (!checked && !cancel && (await this.checkedByAnother(manager, sessionId, claimId)))
         return { session, transaction, authorization: null };
 
       let result: AuthenticationResult;
@@ -174,11 +175,19 @@ export class CompleteAuthentication implements OnApplicationBootstrap, BeforeApp
     }
   }
 
-  /** Whether a request's claim to check the shopper's answer holds now (database time, as claimed). */
-  private async checkedByAnother(manager: EntityManager, sessionId: string): Promise<boolean> {
+  /**
+   * Whether another request's claim to check the shopper's answer holds now (database time, as
+   * claimed); `ownClaim`, this request's own (whose check brought no verdict), is not another's.
+   */
+  private async checkedByAnother(
+    manager: EntityManager,
+    sessionId: string,
+    ownClaim: string | null,
+  ): Promise<boolean> {
     const [row] = await manager.query<{ held: boolean }[]>(
-      `SELECT coalesce(check_claimed_until > now(), false) AS held FROM three_ds_sessions WHERE id = $1`,
-      [sessionId],
+      `SELECT coalesce(check_claimed_until > now() AND check_claim_id IS DISTINCT FROM $2::uuid, false) AS held
+         FROM three_ds_sessions WHERE id = $1`,
+      [sessionId, ownClaim],
     );
     return row.held;
   }
