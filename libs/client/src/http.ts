@@ -3,6 +3,7 @@ import type { ErrorBody, HttpHeaders, ReturnCode } from '@byrd/contracts';
 import { ByrdApiError, ByrdConnectionError } from './errors.js';
 import {
   backoffDelayMs,
+  isKeyInProgress,
   isRetryableStatus,
   parseRetryAfter,
   retryDelayMs,
@@ -71,14 +72,17 @@ export interface HttpResponse<T> {
 
 /** Sends requests: authentication, idempotency keys, timeouts, retries and error bodies. */
 export class HttpTransport {
+  /** A private field: `console.log(client)`, `util.inspect` and `JSON.stringify` never show it. */
+  readonly #apiKey: string;
   private readonly urls: Record<Api, string>;
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly fetch: typeof fetch;
 
-  constructor(private readonly options: ByrdClientOptions) {
+  constructor(options: ByrdClientOptions) {
     if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')
       throw new TypeError('apiKey is required: the merchant API key sent as x-api-key');
+    this.#apiKey = options.apiKey;
     const gateway = trimSlash(options.baseUrl ?? DEFAULT_BASE_URL);
     this.urls = { gateway, webhooks: trimSlash(options.webhooksUrl ?? gateway) };
     this.retry = retryPolicy(options.retry);
@@ -100,6 +104,10 @@ export class HttpTransport {
     const signal = request.options?.signal;
     const timeoutMs = request.options?.timeoutMs ?? this.timeoutMs;
 
+    // Answers 409 BYRD409 (the same key still running: its request may have died mid-payment, and
+    // the server frees the key once its lease runs out) are waited out apart from the retries, for up
+    // to `maxInProgressWaitMs`: giving up sooner reads as a refusal, and a new key could charge twice.
+    let inProgressSince: number | null = null;
     for (let attempt = 1; ; attempt++) {
       const canRetry = attempt <= this.retry.maxRetries;
       let response: Response;
@@ -108,7 +116,14 @@ export class HttpTransport {
         const attemptSignal = signal
           ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
           : AbortSignal.timeout(timeoutMs);
-        response = await this.fetch(url, { method: request.method, headers, body, signal: attemptSignal });
+        // Never followed: a redirect to another origin would carry the API key (and a card) there.
+        response = await this.fetch(url, {
+          method: request.method,
+          headers,
+          body,
+          signal: attemptSignal,
+          redirect: 'manual',
+        });
         // Read inside the try: a connection cut while the body streams is a lost answer too.
         text = await response.text();
       } catch (error) {
@@ -123,7 +138,15 @@ export class HttpTransport {
       const errorBody = toErrorBody(response, text);
       const retryAfterSeconds = parseRetryAfter(response.headers.get(RETRY_AFTER_HEADER));
       const delayMs = retryDelayMs(this.retry, attempt, retryAfterSeconds);
-      if (canRetry && delayMs !== null && isRetryableStatus(response.status, errorBody.code)) {
+      if (isKeyInProgress(response.status, errorBody.code) && this.retry.maxRetries > 0) {
+        inProgressSince ??= Date.now();
+        const waitMs = delayMs ?? backoffDelayMs(this.retry, 1);
+        if (Date.now() + waitMs - inProgressSince <= this.retry.maxInProgressWaitMs) {
+          attempt--; // not a failure: the call is still being answered
+          await sleep(waitMs, signal);
+          continue;
+        }
+      } else if (canRetry && delayMs !== null && isRetryableStatus(response.status, errorBody.code)) {
         await sleep(delayMs, signal);
         continue;
       }
@@ -150,7 +173,7 @@ export class HttpTransport {
     const headers: Record<string, string> = {
       accept: 'application/json',
       'user-agent': `byrd-client-node/${CLIENT_VERSION}`,
-      [API_KEY_HEADER]: this.options.apiKey,
+      [API_KEY_HEADER]: this.#apiKey,
       ...request.headers,
     };
     if (request.body !== undefined) headers['content-type'] = 'application/json';

@@ -50,12 +50,16 @@ export function headerPage<T>(data: T[], headers: Headers): HeaderPage<T> {
 interface Fetched<T> {
   items: T[];
   hasMore: boolean;
+  /** Items over all pages, as this page counted them. */
+  total: number;
 }
 
 /**
  * Every item of an offset-paged list, newest first, fetching a page only when the previous one is
  * used up. Lists are newest first, so an item created meanwhile pushes older ones onto the next
- * page: an id already yielded is skipped rather than repeated.
+ * page: an id already yielded is skipped rather than repeated. An item removed meanwhile (a token
+ * deleted, by this loop or anyone) pulls later ones onto pages already read: when the total shrinks,
+ * the pages are read again from the first, and only the items not yet yielded come out.
  */
 export async function* everyItem<T>(
   fetchPage: (page: number) => Promise<Fetched<T>>,
@@ -63,15 +67,22 @@ export async function* everyItem<T>(
   firstPage = 1,
 ): AsyncGenerator<T, void, undefined> {
   const seen = new Set<string>();
+  let total: number | null = null;
   for (let page = firstPage; ; page++) {
-    const { items, hasMore } = await fetchPage(page);
-    for (const item of items) {
+    const fetched = await fetchPage(page);
+    if (total !== null && fetched.total < total && page > firstPage) {
+      total = fetched.total;
+      page = firstPage - 1; // read again from the first page
+      continue;
+    }
+    total = fetched.total;
+    for (const item of fetched.items) {
       const id = idOf(item);
       if (seen.has(id)) continue;
       seen.add(id);
       yield item;
     }
-    if (!hasMore || items.length === 0) return;
+    if (!fetched.hasMore || fetched.items.length === 0) return;
   }
 }
 

@@ -16,7 +16,7 @@ describe('retry policy', () => {
   });
 
   it('backs off exponentially with jitter, capped', () => {
-    const policy = { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 60_000 };
+    const policy = { ...DEFAULT_RETRY, maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1_000 };
     expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(policy, n, undefined, () => 1))).toEqual([
       100, 200, 400, 800, 1_000,
     ]);
@@ -24,7 +24,7 @@ describe('retry policy', () => {
   });
 
   it('waits as long as Retry-After says, past the backoff cap; longer than maxRetryAfterMs, not at all', () => {
-    const policy = { maxRetries: 3, baseDelayMs: 100, maxDelayMs: 5_000, maxRetryAfterMs: 60_000 };
+    const policy = { ...DEFAULT_RETRY, baseDelayMs: 100, maxDelayMs: 5_000 };
     expect(retryDelayMs(policy, 1, 2)).toBe(2_000);
     // A rate-limit window's end: retrying before it would only burn the retries.
     expect(retryDelayMs(policy, 1, 60)).toBe(60_000);
@@ -35,6 +35,9 @@ describe('retry policy', () => {
     ).toBe(10);
     expect(parseRetryAfter(null)).toBeUndefined();
     expect(parseRetryAfter('soon')).toBeUndefined();
+    // Not seconds, not an HTTP date (Date.parse would read them as dates of 2001: no wait at all).
+    expect(parseRetryAfter('1.5')).toBeUndefined();
+    expect(parseRetryAfter('-1')).toBeUndefined();
   });
 
   it('is configurable, and off with false', () => {

@@ -12,6 +12,12 @@ export interface RetryOptions {
    * again. Default 60 000 ms, the platform's rate-limit window.
    */
   maxRetryAfterMs?: number;
+  /**
+   * How long a call keeps asking while the server answers that its idempotency key is still running
+   * (409 BYRD409), apart from `maxRetries`: an attempt that died mid-call holds the key until its
+   * lease runs out (15 s on the platform), and its outcome is only known after. Default 30 000 ms.
+   */
+  maxInProgressWaitMs?: number;
 }
 
 export type RetryPolicy = Required<RetryOptions>;
@@ -21,6 +27,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   baseDelayMs: 250,
   maxDelayMs: 8_000,
   maxRetryAfterMs: 60_000,
+  maxInProgressWaitMs: 30_000,
 };
 
 export function retryPolicy(options: RetryOptions | false | undefined): RetryPolicy {
@@ -38,7 +45,12 @@ export function retryPolicy(options: RetryOptions | false | undefined): RetryPol
  * idempotency key), asked us to slow down (429), or the same key is still running (409 BYRD409).
  */
 export function isRetryableStatus(status: number, code: string | undefined): boolean {
-  return status >= 500 || status === 429 || (status === 409 && code === 'BYRD409');
+  return status >= 500 || status === 429 || isKeyInProgress(status, code);
+}
+
+/** 409 BYRD409: the same idempotency key is still running on the server (waited out, see RetryOptions). */
+export function isKeyInProgress(status: number, code: string | undefined): boolean {
+  return status === 409 && code === 'BYRD409';
 }
 
 /**
@@ -73,6 +85,8 @@ export function backoffDelayMs(
 export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
   if (header === null || header.trim() === '') return undefined;
   if (/^\s*\d+\s*$/.test(header)) return Number(header);
+  // Only an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`): Date.parse reads "1.5" or "-1" as dates of 2001.
+  if (!/^\s*[A-Za-z]{3},\s/.test(header)) return undefined;
   const at = Date.parse(header);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1_000));
 }

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { futureExpiry } from '@byrd/platform/testing';
 import {
@@ -626,6 +629,19 @@ describe('@byrd/client against the running platform', () => {
       ).toHaveLength(1);
     });
 
+    it('waits out a key still running on the server (409 BYRD409) past its retries, with the same key', async () => {
+      // A replica died mid-payment: the key stays held until its lease runs out, and only then is the
+      // outcome known. Giving up after the usual retries would read as a refusal.
+      const orderRef = `in-progress-${randomUUID()}`;
+      const busy = { status: 409, code: 'BYRD409', retryAfter: '0' };
+      network.fail('POST', '/api/v2/orders', ...Array.from({ length: 8 }, () => busy));
+      const order = await flaky.orders.create({ amount: '5.00', currency: 'EUR', orderRef });
+      expect((await byrd.orders.get(order.orderId)).orderRef).toBe(orderRef);
+      const sent = network.requests('POST', '/api/v2/orders').filter((r) => r.body.includes(orderRef));
+      expect(sent).toHaveLength(9);
+      expect(new Set(sent.map((r) => r.headers['idempotency-key'])).size).toBe(1);
+    });
+
     it('does not retry a refusal, and gives each logical call its own key', async () => {
       const before = network.requests('POST', '/api/v2/orders').length;
       await failureOf(flaky.orders.create({ amount: 'x', currency: 'EUR' }));
@@ -636,5 +652,39 @@ describe('@byrd/client against the running platform', () => {
       const [a, b] = network.requests('POST', '/api/v2/orders').slice(-2);
       expect(a.headers['idempotency-key']).not.toBe(b.headers['idempotency-key']);
     });
+  });
+
+  it('follows no redirect: the API key and a card never go to another address', async () => {
+    const elsewhere: string[] = [];
+    const thief = createServer((request, response) => {
+      elsewhere.push(`${request.method} ${request.url} ${String(request.headers['x-api-key'])}`);
+      response.writeHead(201, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => thief.listen(0, '127.0.0.1', resolve));
+    const thiefUrl = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`;
+    const redirecting = createServer((request, response) => {
+      request.resume();
+      response.writeHead(307, { location: `${thiefUrl}${request.url}` }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new ByrdClient({
+        apiKey: 'k-secret-key',
+        baseUrl: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`,
+        retry: FAST_RETRIES,
+      });
+      const refused = await failureOf(
+        client.payments.create({ type: 'card', amount: '1.00', currency: 'EUR', card: card(VISA) }),
+      );
+      expect(refused).toBeInstanceOf(ByrdApiError);
+      expect(refused.status).toBe(307);
+      expect(elsewhere).toEqual([]);
+      // Nor does the key show when the client itself is logged.
+      expect(inspect(client, { depth: 10 })).not.toContain('k-secret-key');
+      expect(JSON.stringify(client)).not.toContain('k-secret-key');
+    } finally {
+      thief.close();
+      redirecting.close();
+    }
   });
 });

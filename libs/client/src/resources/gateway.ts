@@ -169,7 +169,7 @@ export class Transactions {
     return everyItem(
       async (pageNumber) => {
         const page = await this.list({ pageSize: MAX_PAGE_SIZE, ...query, pageNumber }, options);
-        return { items: page.data, hasMore: envelopeHasMore(page) };
+        return { items: page.data, hasMore: envelopeHasMore(page), total: page.pagination.totalAvailable };
       },
       (transaction) => transaction.transactionId,
     );
@@ -231,7 +231,7 @@ export class Tokens {
     return everyItem(
       async (pageNumber) => {
         const page = await this.list({ pageSize: MAX_PAGE_SIZE, ...query, pageNumber }, options);
-        return { items: page.data, hasMore: envelopeHasMore(page) };
+        return { items: page.data, hasMore: envelopeHasMore(page), total: page.pagination.totalAvailable };
       },
       (token) => token.tokenId,
     );

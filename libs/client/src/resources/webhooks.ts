@@ -98,7 +98,7 @@ export class Webhooks {
     return everyItem(
       async (page) => {
         const result = await this.list({ pageSize: MAX_PAGE_SIZE, ...query, page }, options);
-        return { items: result.data, hasMore: headerPageHasMore(result) };
+        return { items: result.data, hasMore: headerPageHasMore(result), total: result.totalItemCount };
       },
       (webhook) => webhook.id,
     );
@@ -118,7 +118,7 @@ export class Webhooks {
     return everyItem(
       async (page) => {
         const result = await this.attempts(webhookId, { pageSize: MAX_PAGE_SIZE, page }, options);
-        return { items: result.data, hasMore: headerPageHasMore(result) };
+        return { items: result.data, hasMore: headerPageHasMore(result), total: result.totalItemCount };
       },
       (attempt) => attempt.id,
     );
