@@ -198,6 +198,23 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
     expectLimited(await browserPays(order, '203.0.113.150'), 'on this order');
   });
 
+  it('holds one address to its limit of card-less creates over any orders (a new order link each time)', async () => {
+    const address = '198.51.100.60';
+    const createCardLess = async () => {
+      const order = await newOrder();
+      return callHttp(
+        h.paymentsUrl,
+        'POST',
+        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
+        { 'x-forwarded-for': address },
+      );
+    };
+    for (let i = 0; i < ADDRESS_MAX; i += 1)
+      expect((await createCardLess()).body).toMatchObject({ status: 'Created', code: 'BYRD010' });
+    expectLimited(await createCardLess(), 'from this address');
+  });
+
   it('holds one address to its limit over any orders; another address still pays', async () => {
     const address = '198.51.100.7';
     for (let i = 0; i < ADDRESS_MAX; i += 1) expectDenied(await browserPays(await newOrder(), address));

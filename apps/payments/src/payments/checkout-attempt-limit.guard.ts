@@ -25,8 +25,9 @@ export const CheckoutPaymentAttempt = (orderNamedBy: OrderNamedBy) =>
  *
  * What counts is a card tried: a card payment created without its card is not an attempt (its
  * `/pay`, which brings the card, is), else a two-step payment counted twice and the SDK got half the
- * form's attempts. Such creates count apart, per order, to the same limit (`order-payment-creates`):
- * unlimited, one link made a payment row and two events per request. A repeat of a request its
+ * form's attempts. Such creates count apart, per client address and per order, to the same limits
+ * (`payment-creates`, `order-payment-creates`): unlimited, one link made a payment row and two events
+ * per request, and a new order pair per request went past the order's count. A repeat of a request its
  * idempotency-key already answered is not counted: it gets its answer replayed, not a 429 once the
  * limit is reached meanwhile.
  */
@@ -52,7 +53,7 @@ export class CheckoutAttemptLimitGuard implements CanActivate {
         : await this.orderOfPayment(request);
     const scopes =
       namedBy === 'body' && isCardLess(request.body)
-        ? (['order-payment-creates'] as const)
+        ? (['payment-creates', 'order-payment-creates'] as const)
         : (['payments', 'order-payments'] as const);
     await this.limiter.check(request, scopes, orderPaymentsKey(orderId, checkoutKey));
     return true;

@@ -12,11 +12,13 @@ import { RATE_LIMIT_CONFIG, type RateLimitConfig } from './rate-limit.config.js'
 /**
  * Limit scopes: every API call of the hosted form's backend counts in `api`; payment attempts also
  * count in `payments`, by client, and in `order-payments`, by the order they pay and the checkout key
- * they present (whatever address they come from). `order-payment-creates` counts, the same way and
- * to the same limit, the payments an order link creates without a card (a two-step payment's first
- * step, which tries no card): each is a row and two events, and unlimited they flood the order.
+ * they present (whatever address they come from). `payment-creates` (by client) and
+ * `order-payment-creates` (by order) count, the same ways and to the same limits, the payments an
+ * order link creates without a card (a two-step payment's first step, which tries no card): each is a
+ * row and two events, and unlimited they flood the order, or, with a new order pair each, the service.
  */
-export type RateLimitScope = 'api' | 'payments' | 'order-payments' | 'order-payment-creates';
+export type RateLimitScope =
+  'api' | 'payments' | 'order-payments' | 'payment-creates' | 'order-payment-creates';
 
 /** The scopes counted by the order paid (with its checkout key), not by the client's address. */
 const BY_ORDER: ReadonlySet<RateLimitScope> = new Set(['order-payments', 'order-payment-creates']);
@@ -73,7 +75,7 @@ export class RateLimiter implements OnApplicationBootstrap {
   }
 
   private limitOf(scope: RateLimitScope): number {
-    if (scope === 'payments') return this.config.RATE_LIMIT_PAYMENTS_MAX;
+    if (scope === 'payments' || scope === 'payment-creates') return this.config.RATE_LIMIT_PAYMENTS_MAX;
     if (BY_ORDER.has(scope)) return this.config.RATE_LIMIT_ORDER_PAYMENTS_MAX;
     if (this.config.RATE_LIMIT_MAX === undefined) throw new Error('The api scope needs RATE_LIMIT_MAX');
     return this.config.RATE_LIMIT_MAX;
