@@ -178,6 +178,13 @@ describe('orders over HTTP', () => {
       expect((await h.request('GET', '/api/v2/orders/not-a-guid')).status).toBe(404);
     });
 
+    it('reads an order named by its id in capitals, as a body names it (a client that stored it so)', async () => {
+      const { body: order } = await h.createOrder();
+      const upper = await h.request('GET', `/api/v2/orders/${order.orderId.toUpperCase()}`);
+      expect(upper.status).toBe(200);
+      expect(upper.body.orderId).toBe(order.orderId);
+    });
+
     it('stops accepting a revoked key within a second', async () => {
       const merchant = await h.env.createMerchant('Short-lived');
       const headers = { 'x-api-key': merchant.apiKey };

@@ -6,14 +6,17 @@ import { invalidFields } from '../errors/validation.js';
 /**
  * The one check of a GUID path id, before the handler runs: `@Param('orderId', GuidParam.notFound('Order'))`.
  * Anything that is not a GUID names nothing, so most routes answer it as not found; a route whose
- * published contract says 400 refuses it as invalid input instead. A GUID is the API's lowercase form.
+ * published contract says 400 refuses it as invalid input instead. A GUID is read as `@IsGuid()`
+ * reads one in a body: trimmed and lowercased (the API's form), so an id a client stored uppercase
+ * (SQL Server's uniqueidentifier as text) names the same order as in the body of a payment.
  */
 export class GuidParam implements PipeTransform<string, string> {
   constructor(private readonly refuse: (value: string) => ApiError) {}
 
   transform(value: string): string {
-    if (!isGuid(value)) throw this.refuse(value);
-    return value;
+    const id = typeof value === 'string' ? value.trim().toLowerCase() : value;
+    if (!isGuid(id)) throw this.refuse(value);
+    return id;
   }
 
   /** 404 `<what> <value> was not found`, exactly as a GUID that matches nothing. */
