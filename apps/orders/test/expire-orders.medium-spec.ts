@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type EventEnvelope } from '@byrd/contracts';
 import { OutboxMessage } from '@byrd/platform';
 import type { MediumDatabase } from '@byrd/platform/testing';
+import { CancelCheckoutOrder } from '../src/orders/checkout.usecases.js';
 import { ExpireOrders } from '../src/orders/expire-orders.usecase.js';
 import { Order } from '../src/orders/order.entity.js';
 import type { OrderEventRecorder } from '../src/orders/order-events.js';
@@ -82,5 +83,20 @@ describe('ExpireOrders (medium)', () => {
     const announced = await expiredEventsOf(merchantId);
     expect(announced).toHaveLength(350);
     expect(new Set(announced).size).toBe(350);
+  });
+
+  it('ends an order whose time ran out as expired when the shopper cancels it before the sweep came by', async () => {
+    const merchantId = await dueOrders(1);
+    const [order] = await db.dataSource.getRepository(Order).findBy({ merchantId });
+    const cancel = new CancelCheckoutOrder(db.dataSource, medium.events);
+    expect(await cancel.execute({ orderId: order.id, checkoutKey: order.checkoutKey })).toEqual({
+      orderId: order.id,
+      status: 'expired',
+    });
+    expect(await countOf(merchantId, 'expired')).toBe(1);
+    expect(await expiredEventsOf(merchantId)).toEqual([order.id]);
+    // The sweep finds nothing left to do, and announces nothing twice.
+    await new ExpireOrders(db.dataSource, medium.events, medium.config).execute();
+    expect(await expiredEventsOf(merchantId)).toEqual([order.id]);
   });
 });

@@ -5,8 +5,8 @@ import { orderNotFound, type CheckoutAccess } from '../common/checkout-access.js
 
 /**
  * `POST /checkout/api/v2/orders/{orderId}/cancel`: the shopper's cancel button. Orders decides and
- * the answer is its own: an open order is canceled, an already canceled one answers as canceled, any
- * other (or one a payment holds) is refused with BYRD205, 422.
+ * the answer is its own: an open order is canceled (one whose time ran out, expired), an already
+ * canceled one answers as canceled, any other (or one a payment holds) is refused with BYRD205, 422.
  */
 @Injectable()
 export class RequestCheckoutCancel {

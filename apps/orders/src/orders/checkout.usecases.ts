@@ -140,7 +140,8 @@ type OrderSummaryOptions = {
 
 /**
  * rpc.orders.cancel: the hosted form's cancel button. Refused once money is involved, or may be: the
- * order's payment lock (see LockOrderForPayment) and cancel serialise on the order's row.
+ * order's payment lock (see LockOrderForPayment) and cancel serialise on the order's row. An order
+ * past its expiry ends expired instead (answered so).
  */
 @Injectable()
 export class CancelCheckoutOrder {
@@ -163,10 +164,15 @@ export class CancelCheckoutOrder {
           'A payment of the order is in progress or holds its money; it cannot be canceled now',
         );
       }
-      order.status = 'canceled';
-      order.canceledAt = new Date();
+      const now = new Date();
+      // Its time ran out before the expiry sweep came by: it expired (as the sweep records it, the
+      // lock and payments already treat it so), and the merchant hears order.expired, not a cancel.
+      const expired = order.expiresAt.getTime() <= now.getTime();
+      order.status = expired ? 'expired' : 'canceled';
+      if (expired) order.expiredAt = now;
+      else order.canceledAt = now;
       await manager.save(order);
-      await this.events.record(manager, order, OrderEvents.Canceled);
+      await this.events.record(manager, order, expired ? OrderEvents.Expired : OrderEvents.Canceled);
       return order;
     });
     this.events.flush();
