@@ -25,9 +25,9 @@ describe('order lifecycle', () => {
     h.createOrder({ expiresIn: 24 * 60, ...overrides });
   /** Puts an order's expiresAt in the past, once the test holds it as it needs (paid, locked). */
   const age = (orderId: string) =>
-    h.app.get(DataSource).query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE id = $1`, [
-      orderId,
-    ]);
+    h.app
+      .get(DataSource)
+      .query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE id = $1`, [orderId]);
 
   const orderEvents = (orderId: string) =>
     events.events
@@ -487,6 +487,26 @@ describe('order lifecycle', () => {
       await expect(
         h.app.get(Rpc).call('rpc.orders.unlockPayment', lockOf(order, randomUUID())),
       ).rejects.toMatchObject(refused('rpc.orders.unlockPayment', 'orders'));
+    });
+
+    it('refuses a lock or unlock that names no attempt, as an HTTP body naming none is refused', async () => {
+      const { body: order } = await createOrder();
+      const payments = as('payments');
+      for (const transactionId of [null, '', 'not-a-guid', 42]) {
+        for (const subject of ['rpc.orders.lockPayment', 'rpc.orders.unlockPayment'] as const) {
+          await expect(
+            payments.call(subject, { ...lockOf(order, randomUUID()), transactionId } as never),
+          ).rejects.toMatchObject({ kind: 'InvalidInput', code: 'BYRD900' });
+        }
+      }
+      // Nothing holds the order: it is payable as before.
+      const read = await h.request('GET', `/api/v2/orders/${order.orderId}`);
+      expect(read.body.status).toBe('created');
+      await expect(
+        payments.call('rpc.orders.lockPayment', lockOf(order, randomUUID())),
+      ).resolves.toMatchObject({
+        orderId: order.orderId,
+      });
     });
   });
 });

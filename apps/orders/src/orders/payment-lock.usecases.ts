@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { OPEN_ORDER_STATUSES, type OrderPaymentLock, type OrderPaymentLockRequest } from '@byrd/contracts';
-import { Refusal } from '@byrd/platform';
+import {
+  isGuid,
+  OPEN_ORDER_STATUSES,
+  type OrderPaymentLock,
+  type OrderPaymentLockRequest,
+} from '@byrd/contracts';
+import { ApiError, Refusal } from '@byrd/platform';
 import { findOrder } from './checkout.usecases.js';
 import { Order, OrderTransaction } from './order.entity.js';
 import { keepsPaymentLock } from './order-status.js';
@@ -23,6 +28,7 @@ export class LockOrderForPayment {
   constructor(private readonly dataSource: DataSource) {}
 
   async execute(request: OrderPaymentLockRequest): Promise<OrderPaymentLock> {
+    assertAttemptNamed(request);
     return this.dataSource.transaction(async (manager) => {
       const order = await findOrder(manager, request, true);
       if (order.paymentLockId === request.transactionId) return lockOf(order);
@@ -69,6 +75,7 @@ export class UnlockOrderPayment {
   constructor(private readonly dataSource: DataSource) {}
 
   async execute(request: OrderPaymentLockRequest): Promise<OrderPaymentLock> {
+    assertAttemptNamed(request);
     const order = await findOrder(this.dataSource.manager, request);
     if (await releasePaymentLock(this.dataSource.manager, order.id, request.transactionId))
       return { orderId: order.id, lockedBy: null };
@@ -96,4 +103,12 @@ export async function releasePaymentLock(
 
 function lockOf(order: Order): OrderPaymentLock {
   return { orderId: order.id, lockedBy: order.paymentLockId };
+}
+
+/**
+ * The attempt a lock or unlock is for must be named (a payment's GUID): with none, `null` would
+ * equal an unlocked order's `null` and answer as if the lock were taken.
+ */
+function assertAttemptNamed(request: OrderPaymentLockRequest): void {
+  if (!isGuid(request.transactionId)) throw ApiError.invalidField('transactionId', 'must be a GUID');
 }

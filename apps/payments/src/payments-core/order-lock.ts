@@ -24,7 +24,10 @@ export class OrderLock {
   async take(transaction: Transaction): Promise<ApiError | null> {
     if (!transaction.orderId) return null;
     try {
-      await this.rpc.call(RpcSubjects.OrdersLockPayment, lockRequest(transaction));
+      const lock = await this.rpc.call(RpcSubjects.OrdersLockPayment, lockRequest(transaction));
+      // Charged only under its own lock: any other answer is a fault, never a go-ahead.
+      if (lock.lockedBy !== transaction.id)
+        throw new Error(`Order ${transaction.orderId} answered its lock as held by ${lock.lockedBy}`);
       return null;
     } catch (error) {
       if (error instanceof ApiError && error.kind === ErrorKind.BusinessRule) return error;
