@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -252,5 +254,31 @@ describe('orders under load receives SIGTERM', () => {
     expect((await create).status).toBe(201);
     const exitCode = await service.exited();
     expect({ exitCode, log: exitCode === 0 ? '' : service.output() }).toEqual({ exitCode: 0, log: '' });
+  });
+
+  it('stops at once on SIGTERM while its start waits on a database that never answers', async () => {
+    // A database that accepts the connection and never says a word (a blackholed address).
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const child = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH, ...vars, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/never` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // well into its wait for the database
+      const signalled = Date.now();
+      child.kill('SIGTERM');
+      // Exits by itself, as PID 1 of a container must (a signal without a handler is ignored there).
+      expect(await exited).toBe(1);
+      expect(Date.now() - signalled).toBeLessThan(2_000);
+      expect(output).toContain('SIGTERM received while orders was starting; exiting');
+    } finally {
+      child.kill('SIGKILL');
+      silent.close();
+    }
   });
 });

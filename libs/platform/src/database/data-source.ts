@@ -255,6 +255,14 @@ export async function runMigrationCommand(
   options: Omit<DatabaseOptions, 'url'>,
 ): Promise<void> {
   const url = process.env.DATABASE_URL;
+  // As PID 1 of its Job's container it ignores a signal without a handler: stop when told to. A
+  // transactional migration in progress is rolled back when its connection closes.
+  const exit = (signal: NodeJS.Signals) => {
+    console.error(`${signal} received: ${serviceName} migration stopped`);
+    process.exit(1);
+  };
+  process.once('SIGTERM', exit);
+  process.once('SIGINT', exit);
   try {
     if (!url || !/^postgres(ql)?:\/\//.test(url))
       throw new Error('Cannot migrate: DATABASE_URL must be set to a postgres:// URL.');

@@ -184,8 +184,10 @@ export async function startHttpService(
   options: HttpServiceOptions,
   config: StatelessConfig,
 ): Promise<NestFastifyApplication> {
+  const exitWhileStarting = exitOnSignalUntilStarted(options.serviceName);
   const app = await createHttpApp(options);
   await app.listen(config.HTTP_PORT, config.HTTP_HOST);
+  exitWhileStarting();
   const logger = app.get(Logger);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -209,6 +211,24 @@ export async function startHttpService(
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   return app;
+}
+
+/**
+ * Until a service has started, SIGTERM/SIGINT end it at once (exit 1: nothing was taken yet). As PID
+ * 1 in a container node ignores a signal it has no handler for, so a start hung on an unreachable
+ * database could not be stopped, only killed when Kubernetes' grace ran out. Returns the remover.
+ */
+export function exitOnSignalUntilStarted(name: string): () => void {
+  const exit = (signal: NodeJS.Signals) => {
+    console.error(`${signal} received while ${name} was starting; exiting`);
+    process.exit(1);
+  };
+  process.once('SIGTERM', exit);
+  process.once('SIGINT', exit);
+  return () => {
+    process.off('SIGTERM', exit);
+    process.off('SIGINT', exit);
+  };
 }
 
 /**
