@@ -31,8 +31,12 @@ export interface ApiDocsConfig {
   cacheSeconds: number;
 }
 
-/** Reads the environment; a bad variable stops the service with a sentence naming it. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiDocsConfig {
+/**
+ * Reads the environment; a bad variable stops the service with a sentence naming it. A variable set
+ * to the empty string counts as unset, as in every service (its default applies, never 0).
+ */
+export function loadConfig(given: NodeJS.ProcessEnv = process.env): ApiDocsConfig {
+  const env = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== ''));
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {

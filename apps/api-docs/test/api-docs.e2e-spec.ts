@@ -263,6 +263,17 @@ describe('api-docs: the public API as one OpenAPI document', () => {
     expect(() => loadConfig({ UPSTREAM_URL_TEMPLATE: 'http://127.0.0.1:{port}', ...env })).toThrow(message);
   });
 
+  it('takes a variable set to the empty string as unset, as every service does', () => {
+    const config = loadConfig({
+      ROUTE_TABLE: '{"services":{},"routes":[]}',
+      UPSTREAM_URL_TEMPLATE: 'http://127.0.0.1:{port}',
+      HTTP_PORT: '',
+      DOCS_CACHE_SECONDS: '',
+      DOCS_FETCH_TIMEOUT_MS: '',
+    });
+    expect([config.port, config.cacheSeconds, config.fetchTimeoutMs]).toEqual([3006, 30, 3_000]);
+  });
+
   it('refuses an upstream template without {port}', () => {
     expect(() =>
       loadConfig({ ROUTE_TABLE: '{"services":{},"routes":[]}', UPSTREAM_URL_TEMPLATE: 'http://orders' }),

@@ -29,7 +29,9 @@ export class CheckoutOriginsController {
 
   @Put()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Replace them (https origins; [] clears the list)' })
+  @ApiOperation({
+    summary: 'Replace them (https origins, http too for sandbox merchants; [] clears the list)',
+  })
   @ApiOkResponse({ type: CheckoutOriginsResponseSchema })
   @ApiErrors(NOT_FOUND)
   replace(
