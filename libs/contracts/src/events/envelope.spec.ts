@@ -106,6 +106,12 @@ describe('parseEnvelope', () => {
       { ...payment, paymentMethod: 42 },
       { ...paid(), data: { ...paid().data, status: 'paid; DROP' } },
       { ...paid(), type: 'order.shipped' },
+      // A producer's bugs, not a newer build's words: another case, a leaked undefined, no object.
+      { ...paid(), data: { ...paid().data, status: 'Paid' } },
+      { ...paid(), data: { ...paid().data, status: 'undefined' } },
+      { ...payment, data: { ...payment.data, status: 'success' } },
+      { ...paid(), data: null },
+      { ...paid(), data: 'paid' },
     ];
     for (const envelope of malformed) expect(errorOf(envelope).onlyUnknownValues).toBe(false);
   });
