@@ -176,6 +176,35 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
     expectLimited(await browserPays(order, '203.0.113.99'), 'on this order');
   });
 
+  it('counts a /pay naming its payment in capitals on its order too (the guard reads the id as the route does)', async () => {
+    const order = await newOrder();
+    const pay = (transactionId: string, address: string) =>
+      callHttp(
+        h.paymentsUrl,
+        'POST',
+        `/api/v2/payment/${transactionId.toUpperCase()}/pay?checkoutKey=${order.checkoutKey}`,
+        { card: card() },
+        { 'x-forwarded-for': address },
+      );
+    const created: string[] = [];
+    for (let i = 0; i < ORDER_MAX; i += 1) {
+      const address = `203.0.113.${160 + i}`;
+      const payment = await callHttp(
+        h.paymentsUrl,
+        'POST',
+        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
+        { 'x-forwarded-for': address },
+      );
+      created.push(payment.body.transactionId as string);
+      const paid = await pay(created[i], address);
+      expect(paid.status).toBe(200);
+      expect(paid.body).toMatchObject({ status: 'Denied', code: 'BYRD205' });
+    }
+    // One more card through the same order link, from yet another address: limited on the order.
+    expectLimited(await pay(created[0], '203.0.113.170'), 'on this order');
+  });
+
   it('holds the payments an order link creates without a card to the order limit too, apart from its card attempts', async () => {
     const order = await newOrder();
     const createCardLess = (address: string) =>

@@ -19,7 +19,8 @@ export class OrderEmbedders {
   ) {}
 
   /** The `frame-ancestors` sources; an unknown order gets `'none'` (its page only shows an error). */
-  async frameAncestors(orderId: string): Promise<string> {
+  async frameAncestors(named: string): Promise<string> {
+    const orderId = typeof named === 'string' ? named.trim().toLowerCase() : named; // as GuidParam reads ids
     if (!isGuid(orderId)) return "'none'";
     const order = await this.rpc.call(RpcSubjects.OrdersEmbedding, { orderId }).catch((error: unknown) => {
       if (error instanceof ApiError && error.code === 'BYRD901') return null;

@@ -62,10 +62,12 @@ export class CheckoutAttemptLimitGuard implements CanActivate {
   /** `/pay` names its order only through its payment (a read; nothing is written before the limit). */
   private async orderOfPayment(request: AuthenticatedRequest): Promise<string | null> {
     const { transactionId } = (request.params ?? {}) as { transactionId?: unknown };
-    if (!isGuid(transactionId)) return null;
+    // As the route's GuidParam reads it (it runs after the guards): any case names the payment.
+    const id = typeof transactionId === 'string' ? transactionId.trim().toLowerCase() : null;
+    if (!isGuid(id)) return null;
     const payment = await this.dataSource
       .getRepository(Transaction)
-      .findOne({ select: { id: true, orderId: true }, where: { id: transactionId } });
+      .findOne({ select: { id: true, orderId: true }, where: { id } });
     return payment?.orderId ?? null;
   }
 }
