@@ -134,6 +134,13 @@ describe('runMigrations', () => {
       expect(rebuilt.oid).not.toBe(built.oid);
     });
 
+    it('is built while a second migrator waits for the first (its wait holds no snapshot the build waits for)', async () => {
+      await runMigrations({ url, entities: [], migrations: [] });
+      const runs = await Promise.all([runMigrations(indexed()), runMigrations(indexed())]);
+      expect(runs.flat()).toEqual(['IndexOutbox1900000000001']);
+      expect((await index()).valid).toBe(true);
+    }, 20_000);
+
     it('waits for a transaction older than the build however long it lasts, beyond the migration lock timeout', async () => {
       await runMigrations({ url, entities: [], migrations: [] });
       const live = new pg.Client({ connectionString: url });

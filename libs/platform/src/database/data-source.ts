@@ -197,6 +197,8 @@ export async function dropDatabase(url: string): Promise<void> {
 /** How long one migration statement waits for a table's locks before it gives up and is tried again. */
 export const MIGRATION_LOCK_TIMEOUT_MS = 5_000;
 const MIGRATION_TRIES = 12;
+/** How often a migrator waiting for another asks for the migrations' advisory lock again. */
+const MIGRATION_LOCK_POLL_MS = 200;
 
 /**
  * The migration command of every service: create the database if needed, then apply migrations.
@@ -215,7 +217,17 @@ export async function runMigrations(
   const session = new pg.Client({ connectionString: options.url });
   await session.connect();
   try {
-    await session.query(`SELECT pg_advisory_lock(hashtext('byrd:migrations'))`);
+    // Asked again rather than waited for in one statement: a statement waiting on the lock holds a
+    // snapshot, and the holder's CREATE INDEX CONCURRENTLY waits for every older snapshot of the
+    // database (it would wait for this one, which waits for it: no deadlock PostgreSQL can see).
+    while (
+      !(
+        await session.query<{ locked: boolean }>(
+          `SELECT pg_try_advisory_lock(hashtext('byrd:migrations')) AS locked`,
+        )
+      ).rows[0].locked
+    )
+      await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
     const base = dataSourceOptions(options);
     const extra = { ...(base.extra as Record<string, unknown>), lock_timeout: lockTimeoutMs };
     const dataSource = new DataSource({ ...base, extra });
