@@ -564,6 +564,25 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
       .findOneByOrFail({ id: payment.transactionId });
     expect(transaction.expiresAt.getTime()).toBe(endsAt.getTime());
 
+    // The same for a two-step payment whose card (and challenge) comes with /pay.
+    const { body: twoStepOrder } = await h.createOrder();
+    await orders.query(`UPDATE orders SET expires_at = $2 WHERE id = $1`, [twoStepOrder.orderId, endsAt]);
+    const created = await h.request('POST', '/api/v2/payment', {
+      type: 'card',
+      amount: '25.00',
+      currency: 'EUR',
+      orderId: twoStepOrder.orderId,
+      orderRef: twoStepOrder.orderRef,
+      redirectUrl: 'https://shop.example.com/return',
+    });
+    expect(created.body.code).toBe('BYRD010');
+    const paid = await h.request('POST', `/api/v2/payment/${created.body.transactionId}/pay`, {
+      card: { number: MASTER_CHALLENGE, expiration: futureExpiry(), cvv: '123' },
+    });
+    expect(paid.body.code).toBe('BYRD207');
+    const twoStepSession = await sessions.findOneByOrFail({ id: paid.body.threeDSecure.id });
+    expect(twoStepSession.expiresAt.getTime()).toBe(endsAt.getTime());
+
     // Past its expiry, before the sweep has marked it: no 3DS is started for it.
     const { body: lapsed } = await h.createOrder();
     await orders.query(`UPDATE orders SET expires_at = now() - interval '1 second' WHERE id = $1`, [

@@ -16,6 +16,7 @@ import { newPayment } from '../payments-core/new-payment.js';
 import {
   amountToPay,
   assertOrderAccepts,
+  endingWithOrder,
   PayerResolver,
   preAuthOf,
   type Payer,
@@ -192,9 +193,7 @@ export class CreateAsyncPayment {
   ): Transaction {
     const now = new Date();
     // The shopper cannot pay after the order stops accepting payments.
-    const lifetimeEnd = now.getTime() + this.provider.lifetimeMs(type);
-    const { order } = payer;
-    const expiresAt = new Date(order ? Math.min(lifetimeEnd, Date.parse(order.expiresAt)) : lifetimeEnd);
+    const expiresAt = endingWithOrder(new Date(now.getTime() + this.provider.lifetimeMs(type)), payer.order);
     const transaction = newPayment({
       payer,
       request,

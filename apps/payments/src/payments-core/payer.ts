@@ -63,13 +63,11 @@ export class PayerResolver {
     } else if (request.orderId) {
       order = await this.currentOrder(request.orderId, actor.merchant.merchantId);
     }
-    if (order && !OPEN_ORDER_STATUSES.includes(order.status)) {
-      throw Refusal.notAllowed(`Order ${order.orderId} is ${order.status} and cannot be paid`);
-    }
-    // Past its expiry but not yet swept (the sweep runs every few seconds): the lock would refuse it
-    // anyway, after the shopper had gone through 3DS for nothing.
-    if (order && Date.parse(order.expiresAt) <= Date.now()) {
-      throw Refusal.notAllowed(`Order ${order.orderId} is expired and cannot be paid`);
+    // Past its expiry but not yet swept (the sweep runs every few seconds) it is refused too: the
+    // lock would refuse it anyway, after the shopper had gone through 3DS for nothing.
+    if (order && orderStopsAccepting(order)) {
+      const status = OPEN_ORDER_STATUSES.includes(order.status) ? 'expired' : order.status;
+      throw Refusal.notAllowed(`Order ${order.orderId} is ${status} and cannot be paid`);
     }
     // Refused early, before any 3DS: the lock itself is taken right before the acquirer is asked
     // (PaymentAuthorizer), and only that decides between attempts racing past this check.
@@ -157,8 +155,7 @@ export class PayerResolver {
     } catch {
       return Refusal.notAllowedYet(refusal.message); // not known why: the retry will be told
     }
-    const closed = !OPEN_ORDER_STATUSES.includes(order.status) || Date.parse(order.expiresAt) <= Date.now();
-    if (closed) return refusal;
+    if (orderStopsAccepting(order)) return refusal;
     if (order.paymentLocked) {
       try {
         await this.refuseWhileLocked(order);
@@ -180,6 +177,21 @@ export class PayerResolver {
   orderOfCheckoutKey(orderId: string, checkoutKey: string): Promise<OrderSummary> {
     return this.rpc.call('rpc.orders.get', { orderId, checkoutKey });
   }
+}
+
+/** Whether the order takes no more payments: closed, or past its expiry (before the sweep marks it). */
+export function orderStopsAccepting(order: Pick<OrderSummary, 'status' | 'expiresAt'>): boolean {
+  return !OPEN_ORDER_STATUSES.includes(order.status) || Date.parse(order.expiresAt) <= Date.now();
+}
+
+/**
+ * `end`, or when the order stops accepting payments if that comes first: a shopper's 3DS challenge
+ * or an async reference must not outlive it (a challenge answered after it would only be refused by
+ * the order, once the issuer had authenticated it).
+ */
+export function endingWithOrder(end: Date, order: Pick<OrderSummary, 'expiresAt'> | null): Date {
+  const orderEnds = order ? Date.parse(order.expiresAt) : Infinity;
+  return orderEnds < end.getTime() ? new Date(orderEnds) : end;
 }
 
 /**

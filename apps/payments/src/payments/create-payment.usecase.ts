@@ -18,6 +18,7 @@ import { newPayment } from '../payments-core/new-payment.js';
 import {
   amountToPay,
   assertOrderAccepts,
+  endingWithOrder,
   PayerResolver,
   preAuthOf,
   type PaymentActor,
@@ -129,7 +130,10 @@ export class CreatePayment {
     else if (request.tokenId)
       started = await this.tokenCharge.start(transaction, request.tokenId, request.transactionMode, now);
     else applyOutcome(transaction, 'Created', 'BYRD010'); // the card comes with /pay
-    if (started?.session && payer.order) endWithOrder(transaction, started.session, payer.order.expiresAt);
+    if (started?.session) {
+      transaction.expiresAt = endingWithOrder(transaction.expiresAt, payer.order);
+      started.session.expiresAt = transaction.expiresAt;
+    }
 
     // One statement writes the payment and its 3DS session: atomic, one round trip. A payment about to
     // go to the acquirer is committed in flight first (write-ahead) and announced with its outcome.
@@ -147,15 +151,4 @@ export class CreatePayment {
     }
     return { transaction, session: started?.session ?? null, actionUrl: started?.actionUrl ?? null };
   }
-}
-
-/**
- * A shopper's 3DS ends when the order stops accepting payments, if that comes first: a challenge
- * answered after it would only be refused by the order, once the issuer had authenticated it.
- */
-function endWithOrder(transaction: Transaction, session: ThreeDSSession, orderExpiresAt: string): void {
-  const orderEnds = new Date(orderExpiresAt);
-  if (orderEnds >= transaction.expiresAt) return;
-  transaction.expiresAt = orderEnds;
-  session.expiresAt = orderEnds;
 }

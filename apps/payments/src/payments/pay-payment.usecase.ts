@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import { isGuid, type CompletePaymentRequest, type PaymentResponse } from '@byrd/contracts';
+import {
+  isGuid,
+  type CompletePaymentRequest,
+  type OrderSummary,
+  type PaymentResponse,
+} from '@byrd/contracts';
 import { ApiError, checkCard, Refusal } from '@byrd/platform';
 import { ThreeDSSession } from '../three-ds-server/three-ds-session.entity.js';
 import { Transaction } from '../transactions/transaction.entity.js';
@@ -11,7 +16,7 @@ import { CardCharge, type ChargeStarted } from './card-charge.js';
 import { PaymentAuthorizer } from './payment-authorizer.js';
 import { paymentAsItStands } from './payment-as-it-stands.js';
 import { TokenCharge } from './token-charge.js';
-import { PayerResolver, type PaymentActor } from '../payments-core/payer.js';
+import { endingWithOrder, PayerResolver, type PaymentActor } from '../payments-core/payer.js';
 
 /** `POST /api/v2/payment/{transactionId}/pay`: the second step of a payment created without a card. */
 @Injectable()
@@ -43,8 +48,8 @@ export class PayPayment {
       ? await this.dataSource.getRepository(Transaction).findOneBy({ id: transactionId })
       : null;
     const retry = idempotencyKey !== undefined && found?.payIdempotencyKey === idempotencyKey;
-    if (!found || !(await this.owns(actor, found, retry)))
-      throw ApiError.notFound(`Payment ${transactionId}`);
+    const owned = found ? await this.ownedWithOrder(actor, found, retry) : null;
+    if (!found || !owned) throw ApiError.notFound(`Payment ${transactionId}`);
 
     // Before any outside call: a payment no longer waiting for its card (or this key's retry).
     const settled = this.settledOrRefused(found, request, idempotencyKey);
@@ -57,6 +62,12 @@ export class PayPayment {
     const started: ChargeStarted = card
       ? await this.charge.start(charging, card)
       : await this.tokenCharge.start(charging, tokenId!);
+    if (started.session) {
+      // The shopper's 3DS ends when the order stops accepting payments, if that comes first.
+      const order = owned.order ?? (await this.orderIfAny(found));
+      charging.expiresAt = endingWithOrder(charging.expiresAt, order);
+      started.session.expiresAt = charging.expiresAt;
+    }
     // Kept with the card: this request's retry, once its answer was lost, finds what it did.
     charging.payIdempotencyKey = idempotencyKey ?? null;
     const changes = changedFields(found, charging);
@@ -91,17 +102,29 @@ export class PayPayment {
   }
 
   /**
-   * The caller must own the payment: its merchant's key, or the checkout key of its order. A first
-   * request is also refused early when the order is closed or held by another payment; a retry of
-   * the request that paid is not (its own payment may be what holds the order).
+   * The caller must own the payment: its merchant's key, or the checkout key of its order; null when
+   * it does not, else the order a shopper's request read (none read for a merchant's). A shopper's
+   * first request is also refused early when the order is closed or held by another payment; a retry
+   * of the request that paid is not (its own payment may be what holds the order).
    */
-  private async owns(actor: PaymentActor, transaction: Transaction, retry: boolean): Promise<boolean> {
-    if ('merchant' in actor) return actor.merchant.merchantId === transaction.merchantId;
-    if (!transaction.orderId) return false;
-    const merchantId = retry
-      ? (await this.payer.orderOfCheckoutKey(transaction.orderId, actor.checkoutKey)).merchantId
-      : (await this.payer.resolve(actor, { orderId: transaction.orderId })).merchantId;
-    return merchantId === transaction.merchantId;
+  private async ownedWithOrder(
+    actor: PaymentActor,
+    transaction: Transaction,
+    retry: boolean,
+  ): Promise<{ order: OrderSummary | null } | null> {
+    if ('merchant' in actor)
+      return actor.merchant.merchantId === transaction.merchantId ? { order: null } : null;
+    if (!transaction.orderId) return null;
+    const order = retry
+      ? await this.payer.orderOfCheckoutKey(transaction.orderId, actor.checkoutKey)
+      : (await this.payer.resolve(actor, { orderId: transaction.orderId })).order!;
+    return order.merchantId === transaction.merchantId ? { order } : null;
+  }
+
+  /** A merchant's payment's order, read only for a 3DS deadline; none when orders does not answer. */
+  private async orderIfAny(transaction: Transaction): Promise<OrderSummary | null> {
+    if (!transaction.orderId) return null;
+    return this.payer.currentOrder(transaction.orderId, transaction.merchantId).catch(() => null);
   }
 
   /**
