@@ -93,6 +93,11 @@ describe('ExpireOrders (medium)', () => {
       orderId: order.id,
       status: 'expired',
     });
+    // Asked again (a double click): the same answer, nothing announced twice.
+    expect(await cancel.execute({ orderId: order.id, checkoutKey: order.checkoutKey })).toEqual({
+      orderId: order.id,
+      status: 'expired',
+    });
     expect(await countOf(merchantId, 'expired')).toBe(1);
     expect(await expiredEventsOf(merchantId)).toEqual([order.id]);
     // The sweep finds nothing left to do, and announces nothing twice.

@@ -258,7 +258,9 @@ describe('orders under load receives SIGTERM', () => {
 
   it('stops at once on SIGTERM while its start waits on a database that never answers', async () => {
     // A database that accepts the connection and never says a word (a blackholed address).
-    const silent = createServer(() => undefined);
+    let reached!: () => void;
+    const connected = new Promise<void>((resolve) => (reached = resolve));
+    const silent = createServer(() => reached());
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
     const child = spawn(process.execPath, [MAIN], {
@@ -269,7 +271,7 @@ describe('orders under load receives SIGTERM', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1_500)); // well into its wait for the database
+      await connected; // its start now waits for the database
       const signalled = Date.now();
       child.kill('SIGTERM');
       // Exits by itself, as PID 1 of a container must (a signal without a handler is ignored there).

@@ -38,7 +38,10 @@ export class CheckoutOrdersController {
 
   @Post(':orderId/cancel')
   @HttpCode(200)
-  @ApiOperation({ summary: "The shopper's cancel button: the order becomes canceled", security: [] })
+  @ApiOperation({
+    summary: "The shopper's cancel button: the order becomes canceled (expired, once its time is up)",
+    security: [],
+  })
   @ApiOkResponse({ type: CheckoutCancelResultSchema })
   @ApiErrors({ 422: ['BYRD205'] })
   cancel(

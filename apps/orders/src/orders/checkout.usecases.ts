@@ -154,7 +154,8 @@ export class CancelCheckoutOrder {
     const access = checkoutKeyAccess('rpc.orders.cancel', request);
     const result = await this.dataSource.transaction(async (manager) => {
       const order = await findOrder(manager, access, true);
-      if (order.status === 'canceled') return order;
+      // Asked again (a double click, a retry): answered as it stands, as the first ask left it.
+      if (order.status === 'canceled' || order.status === 'expired') return order;
       if (!OPEN_ORDER_STATUSES.includes(order.status)) {
         throw Refusal.notAllowed(`This order is ${order.status} and cannot be canceled`);
       }
