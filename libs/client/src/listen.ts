@@ -96,6 +96,7 @@ export async function openListenStream(options: {
   const response = await (options.fetch ?? fetch)(url, {
     headers: { 'x-api-key': options.apiKey, accept: 'text/event-stream' },
     signal: options.signal,
+    redirect: 'manual', // a redirect would carry the API key to another address: an error instead
   });
   if (response.status !== 200 || !response.body) {
     const body = (await response.json().catch(() => ({}))) as Partial<ErrorBody>;

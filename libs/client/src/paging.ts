@@ -57,13 +57,14 @@ interface Fetched<T> {
 /**
  * Every item of an offset-paged list, newest first, fetching a page only when the previous one is
  * used up. Lists are newest first, so an item created meanwhile pushes older ones onto the next
- * page: an id already yielded is skipped rather than repeated. An item removed meanwhile (a token
- * deleted, by this loop or anyone) pulls later ones onto pages already read: when the total shrinks,
- * the pages are read again from the first, and only the items not yet yielded come out.
+ * page: an id already yielded is skipped rather than repeated. Items removed meanwhile (tokens
+ * deleted, by this loop or anyone) pull later ones onto pages already read: when the total shrinks,
+ * the pages that many items cover are read again, and only the items not yet yielded come out.
  */
 export async function* everyItem<T>(
   fetchPage: (page: number) => Promise<Fetched<T>>,
   idOf: (item: T) => string,
+  pageSize: number,
   firstPage = 1,
 ): AsyncGenerator<T, void, undefined> {
   const seen = new Set<string>();
@@ -71,8 +72,9 @@ export async function* everyItem<T>(
   for (let page = firstPage; ; page++) {
     const fetched = await fetchPage(page);
     if (total !== null && fetched.total < total && page > firstPage) {
+      const back = Math.ceil((total - fetched.total) / pageSize);
       total = fetched.total;
-      page = firstPage - 1; // read again from the first page
+      page = Math.max(firstPage, page - back) - 1; // read again from there
       continue;
     }
     total = fetched.total;
@@ -82,7 +84,8 @@ export async function* everyItem<T>(
       seen.add(id);
       yield item;
     }
-    if (!fetched.hasMore || fetched.items.length === 0) return;
+    // Past the last page, not at an empty one: a page can come back short (rows removed meanwhile).
+    if (!fetched.hasMore) return;
   }
 }
 

@@ -38,6 +38,10 @@ describe('retry policy', () => {
     // Not seconds, not an HTTP date (Date.parse would read them as dates of 2001: no wait at all).
     expect(parseRetryAfter('1.5')).toBeUndefined();
     expect(parseRetryAfter('-1')).toBeUndefined();
+    // RFC 850's and asctime's dates, which RFC 9110 says a recipient must still read.
+    const now = Date.UTC(1994, 10, 6, 8, 49, 0);
+    expect(parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', now)).toBe(37);
+    expect(parseRetryAfter('Sun Nov  6 08:49:37 1994', now)).toBeGreaterThanOrEqual(0);
   });
 
   it('is configurable, and off with false', () => {

@@ -85,8 +85,9 @@ export function backoffDelayMs(
 export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
   if (header === null || header.trim() === '') return undefined;
   if (/^\s*\d+\s*$/.test(header)) return Number(header);
-  // Only an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`): Date.parse reads "1.5" or "-1" as dates of 2001.
-  if (!/^\s*[A-Za-z]{3},\s/.test(header)) return undefined;
+  // Only an HTTP date, which starts with its weekday (`Wed, 21 Oct 2015 07:28:00 GMT`, RFC 850's
+  // `Wednesday, 21-Oct-15 …`, asctime's `Wed Oct 21 …`): Date.parse reads "1.5" or "-1" as dates of 2001.
+  if (!/^\s*(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/i.test(header)) return undefined;
   const at = Date.parse(header);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1_000));
 }

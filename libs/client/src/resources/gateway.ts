@@ -172,6 +172,7 @@ export class Transactions {
         return { items: page.data, hasMore: envelopeHasMore(page), total: page.pagination.totalAvailable };
       },
       (transaction) => transaction.transactionId,
+      MAX_PAGE_SIZE,
     );
   }
 
@@ -234,6 +235,7 @@ export class Tokens {
         return { items: page.data, hasMore: envelopeHasMore(page), total: page.pagination.totalAvailable };
       },
       (token) => token.tokenId,
+      MAX_PAGE_SIZE,
     );
   }
 

@@ -101,6 +101,7 @@ export class Webhooks {
         return { items: result.data, hasMore: headerPageHasMore(result), total: result.totalItemCount };
       },
       (webhook) => webhook.id,
+      MAX_PAGE_SIZE,
     );
   }
 
@@ -121,6 +122,7 @@ export class Webhooks {
         return { items: result.data, hasMore: headerPageHasMore(result), total: result.totalItemCount };
       },
       (attempt) => attempt.id,
+      MAX_PAGE_SIZE,
     );
   }
 
