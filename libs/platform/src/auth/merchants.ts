@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import type { KV } from '@nats-io/kv';
 import { isFQDN, isIP } from 'class-validator';
 import { MAX_CHECKOUT_ORIGINS } from '@byrd/contracts';
@@ -88,6 +89,9 @@ export function allowedCheckoutOrigins(
 /** Merchant registry (KV bucket MERCHANTS) and key issuance: the CLI, the tests, and the services' checkout origins. */
 export class MerchantDirectory {
   private readonly keys: ApiKeyStore;
+  private readonly logger = new Logger(MerchantDirectory.name);
+  /** Merchants whose stored refused origins this process has logged (once each). */
+  private readonly refusalsLogged = new Set<string>();
 
   constructor(
     private readonly merchants: KV,
@@ -143,7 +147,17 @@ export class MerchantDirectory {
   async checkoutOrigins(merchantId: string): Promise<string[]> {
     const merchant = await this.get(merchantId);
     if (!merchant?.checkoutOrigins) return [];
-    return merchant.checkoutOrigins.filter((origin) => isCheckoutOrigin(origin, merchant.mode));
+    const usable = merchant.checkoutOrigins.filter((origin) => isCheckoutOrigin(origin, merchant.mode));
+    if (usable.length < merchant.checkoutOrigins.length && !this.refusalsLogged.has(merchantId)) {
+      // Once per merchant and process: the operator's way to find the lists to have set again.
+      this.refusalsLogged.add(merchantId);
+      const refused = merchant.checkoutOrigins.filter((origin) => !usable.includes(origin));
+      this.logger.warn(
+        `Merchant ${merchantId}: checkout origins stored before hosts were checked are left out: ` +
+          refused.map((origin) => JSON.stringify(origin.slice(0, 80))).join(', '),
+      );
+    }
+    return usable;
   }
 
   async get(merchantId: string): Promise<Merchant | null> {

@@ -140,9 +140,10 @@ function closeConnectionsOnceClosing(fastify: FastifyInstance): void {
     closing = true;
     done();
   });
-  fastify.addHook('onSend', async (_request, reply, payload) => {
+  // A callback hook, not an async one: it runs on every answer, and costs no promise that way.
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (closing && reply.request.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
 }
 
