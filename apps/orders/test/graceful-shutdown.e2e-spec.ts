@@ -106,6 +106,17 @@ describe('orders under load receives SIGTERM', () => {
     db = new pg.Client({ connectionString: vars.DATABASE_URL });
     await db.connect();
   });
+  /** Until a query of the service waits for a lock the test's own transaction holds. */
+  async function untilAQueryWaitsForALock(): Promise<void> {
+    for (let tries = 0; tries < 100; tries++) {
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (rows[0].n > 0) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   afterAll(async () => {
     for (const service of started) service.child.kill('SIGKILL');
     await db?.end();
@@ -202,13 +213,7 @@ describe('orders under load receives SIGTERM', () => {
     await holder.query('BEGIN');
     await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.orderId]);
     const cancel = bff.call('rpc.orders.cancel', { orderId: order.orderId, checkoutKey: order.checkoutKey });
-    for (let tries = 0; tries < 100; tries++) {
-      const { rows } = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      if (rows[0].n > 0) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilAQueryWaitsForALock();
     service.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1_500)); // the outbox's last pass would run meanwhile
     await holder.query('COMMIT');
@@ -234,13 +239,7 @@ describe('orders under load receives SIGTERM', () => {
       headers: { 'x-api-key': merchant.apiKey, 'content-type': 'application/json' },
       body: JSON.stringify({ amount: '3.00', currency: 'EUR', orderRef: 'drain-rpc' }),
     });
-    for (let tries = 0; tries < 100; tries++) {
-      const { rows } = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      if (rows[0].n > 0) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilAQueryWaitsForALock();
     service.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1_000));
 

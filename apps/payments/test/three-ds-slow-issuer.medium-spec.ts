@@ -90,6 +90,18 @@ describe('3DS challenges checked by a slow issuer (medium)', () => {
     return medium.dataSource.getRepository(ThreeDSSession).save(session);
   }
 
+  /** Holds the issuer's next code checks until the returned function is called. */
+  function holdIssuer(): () => void {
+    let open!: () => void;
+    issuer.hold = new Promise((resolve) => (open = resolve));
+    issuer.checking = 0;
+    return open;
+  }
+
+  async function untilIssuerAsked(): Promise<void> {
+    while (issuer.checking === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
   async function eventsOf(transactionId: string): Promise<string[]> {
     const rows = await medium.dataSource.query<{ subject: string }[]>(
       `SELECT subject FROM outbox WHERE payload -> 'data' ->> 'transactionId' = $1 ORDER BY seq`,
@@ -100,12 +112,10 @@ describe('3DS challenges checked by a slow issuer (medium)', () => {
 
   it("holds no database connection or lock while the issuer checks a code: the shopper's Cancel ends it at once", async () => {
     const session = await challenged();
-    let open!: () => void;
-    issuer.hold = new Promise((resolve) => (open = resolve));
-    issuer.checking = 0;
+    const open = holdIssuer();
     try {
       const answering = complete.execute(session.id, { answer: '1234' });
-      while (issuer.checking === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await untilIssuerAsked();
 
       const waitingInTransaction = await medium.dataSource.query<{ n: number }[]>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
@@ -125,7 +135,7 @@ describe('3DS challenges checked by a slow issuer (medium)', () => {
       expect(acquirerCalls.get(session.transactionId)).toBeUndefined();
       expect(await eventsOf(session.transactionId)).toEqual(['transaction.payment.canceled']);
     } finally {
-      open?.();
+      open();
       issuer.hold = null;
     }
   });
@@ -201,12 +211,10 @@ describe('3DS challenges checked by a slow issuer (medium)', () => {
 
   it('lets a code given in time decide, when its deadline passes while the issuer checks it', async () => {
     const session = await challenged();
-    let open!: () => void;
-    issuer.hold = new Promise((resolve) => (open = resolve));
-    issuer.checking = 0;
+    const open = holdIssuer();
     try {
       const answering = complete.execute(session.id, { answer: '1234' });
-      while (issuer.checking === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await untilIssuerAsked();
       // The deadline passes meanwhile: the SDK's next read and the expiry sweep both come by.
       await medium.dataSource
         .getRepository(ThreeDSSession)
