@@ -185,11 +185,21 @@ export class Transactions {
    */
   async waitForOutcome(transactionId: string, wait: WaitOptions = {}): Promise<TransactionResponse> {
     const deadline = Date.now() + (wait.timeoutMs ?? 60_000);
+    let last: TransactionResponse | null = null;
     for (;;) {
-      const transaction = await this.get(transactionId, { signal: wait.signal });
-      if (!PENDING_STATUSES.includes(transaction.status)) return transaction;
-      if (Date.now() >= deadline) throw new ByrdTimeoutError(transaction);
-      await sleep(wait.intervalMs ?? 1_000, wait.signal);
+      // Each read ends at the deadline too, its own retries included (else one read of a hung
+      // gateway could take its four 30 s attempts past it).
+      const bounded = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+      const signal = wait.signal ? AbortSignal.any([wait.signal, bounded]) : bounded;
+      try {
+        last = await this.get(transactionId, { signal });
+      } catch (error) {
+        if (last && bounded.aborted && !wait.signal?.aborted) throw new ByrdTimeoutError(last);
+        throw error;
+      }
+      if (!PENDING_STATUSES.includes(last.status)) return last;
+      if (Date.now() >= deadline) throw new ByrdTimeoutError(last);
+      await sleep(Math.min(wait.intervalMs ?? 1_000, deadline - Date.now()), wait.signal);
     }
   }
 }
