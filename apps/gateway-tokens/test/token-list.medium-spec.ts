@@ -26,11 +26,15 @@ describe('token list of a large vault', () => {
   }, 120_000);
   afterAll(() => closeVaultDatabase({ db, session }));
 
-  it('reads about a page of rows for a page, not the whole vault of the merchant', async () => {
-    const list = new ListTokens(session);
+  /** A page of m-large's tokens, and how many table rows reading it took. */
+  async function listed(query: { pageNumber: number; pageSize: number }) {
     const before = await cardTokenReads(session, db.dataSource);
-    const page = await list.execute('m-large', { pageNumber: 1, pageSize: 20 });
-    const read = (await cardTokenReads(session, db.dataSource)).read - before.read;
+    const page = await new ListTokens(session).execute('m-large', query);
+    return { page, read: (await cardTokenReads(session, db.dataSource)).read - before.read };
+  }
+
+  it('reads about a page of rows for a page, not the whole vault of the merchant', async () => {
+    const { page, read } = await listed({ pageNumber: 1, pageSize: 20 });
     expect(page.data).toHaveLength(20);
     expect(page.pagination).toMatchObject({ pageNumber: 1, pageSize: 20, totalAvailable: ROWS });
     expect(read).toBeGreaterThanOrEqual(20); // the page's rows themselves: the counts did move
@@ -38,10 +42,7 @@ describe('token list of a large vault', () => {
   });
 
   it('reads about a page of rows for a page deep in the list, not every row before it', async () => {
-    const list = new ListTokens(session);
-    const before = await cardTokenReads(session, db.dataSource);
-    const page = await list.execute('m-large', { pageNumber: 190, pageSize: 100 });
-    const read = (await cardTokenReads(session, db.dataSource)).read - before.read;
+    const { page, read } = await listed({ pageNumber: 190, pageSize: 100 });
     expect(page.data).toHaveLength(100);
     expect(page.pagination).toMatchObject({ pageNumber: 190, totalAvailable: ROWS });
     // The 18,901st to 19,000th newest, newest first, as the table orders them.

@@ -47,6 +47,26 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
       { 'x-forwarded-for': address, ...headers },
     );
 
+  /** A browser creating a card payment of the order without its card (a two-step payment's first step). */
+  const createsCardLess = (order: Order, address: string) =>
+    callHttp(
+      h.paymentsUrl,
+      'POST',
+      `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
+      { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
+      { 'x-forwarded-for': address },
+    );
+
+  /** The browser's second step: the card for the payment `paymentId` names (as written). */
+  const paysCard = (order: Order, paymentId: string, address: string) =>
+    callHttp(
+      h.paymentsUrl,
+      'POST',
+      `/api/v2/payment/${paymentId}/pay?checkoutKey=${order.checkoutKey}`,
+      { card: card() },
+      { 'x-forwarded-for': address },
+    );
+
   const transactionsOf = async (orderId: string): Promise<number> => {
     const [row] = await h.payments
       .get(DataSource)
@@ -95,13 +115,7 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
       orderId: order.orderId,
     });
     expect(created.body).toMatchObject({ status: 'Created', code: 'BYRD010' });
-    const browserPay = await callHttp(
-      h.paymentsUrl,
-      'POST',
-      `/api/v2/payment/${created.body.transactionId}/pay?checkoutKey=${order.checkoutKey}`,
-      { card: card() },
-      { 'x-forwarded-for': '203.0.113.31' },
-    );
+    const browserPay = await paysCard(order, created.body.transactionId as string, '203.0.113.31');
     expectLimited(browserPay, 'on this order');
     const waiting = await h.request('GET', `/api/v2/transactions/${created.body.transactionId}`);
     expect(waiting.body).toMatchObject({ status: 'Created', maskedCardNumber: null });
@@ -151,21 +165,9 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
   it('counts a two-step payment (created without its card, then /pay) as one attempt', async () => {
     const order = await newOrder();
     const twoStep = async (address: string) => {
-      const created = await callHttp(
-        h.paymentsUrl,
-        'POST',
-        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
-        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
-        { 'x-forwarded-for': address },
-      );
+      const created = await createsCardLess(order, address);
       expect(created.body).toMatchObject({ status: 'Created', code: 'BYRD010' });
-      return callHttp(
-        h.paymentsUrl,
-        'POST',
-        `/api/v2/payment/${created.body.transactionId}/pay?checkoutKey=${order.checkoutKey}`,
-        { card: card() },
-        { 'x-forwarded-for': address },
-      );
+      return paysCard(order, created.body.transactionId as string, address);
     };
     // As many cards through the SDK's two steps as through the form.
     for (let i = 0; i < ORDER_MAX; i += 1) {
@@ -179,23 +181,11 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
   it('counts a /pay naming its payment in capitals on its order too (the guard reads the id as the route does)', async () => {
     const order = await newOrder();
     const pay = (transactionId: string, address: string) =>
-      callHttp(
-        h.paymentsUrl,
-        'POST',
-        `/api/v2/payment/${transactionId.toUpperCase()}/pay?checkoutKey=${order.checkoutKey}`,
-        { card: card() },
-        { 'x-forwarded-for': address },
-      );
+      paysCard(order, transactionId.toUpperCase(), address);
     const created: string[] = [];
     for (let i = 0; i < ORDER_MAX; i += 1) {
       const address = `203.0.113.${160 + i}`;
-      const payment = await callHttp(
-        h.paymentsUrl,
-        'POST',
-        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
-        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
-        { 'x-forwarded-for': address },
-      );
+      const payment = await createsCardLess(order, address);
       created.push(payment.body.transactionId as string);
       const paid = await pay(created[i], address);
       expect(paid.status).toBe(200);
@@ -207,14 +197,7 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
 
   it('holds the payments an order link creates without a card to the order limit too, apart from its card attempts', async () => {
     const order = await newOrder();
-    const createCardLess = (address: string) =>
-      callHttp(
-        h.paymentsUrl,
-        'POST',
-        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
-        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
-        { 'x-forwarded-for': address },
-      );
+    const createCardLess = (address: string) => createsCardLess(order, address);
     for (let i = 0; i < ORDER_MAX; i += 1) {
       const created = await createCardLess(`203.0.113.${120 + i}`);
       expect(created.body).toMatchObject({ status: 'Created', code: 'BYRD010' });
@@ -229,16 +212,7 @@ describe('checkout-key payments are rate limited like the hosted form', () => {
 
   it('holds one address to its limit of card-less creates over any orders (a new order link each time)', async () => {
     const address = '198.51.100.60';
-    const createCardLess = async () => {
-      const order = await newOrder();
-      return callHttp(
-        h.paymentsUrl,
-        'POST',
-        `/api/v2/payment?checkoutKey=${order.checkoutKey}`,
-        { type: 'card', amount: '25.00', currency: 'EUR', orderId: order.orderId },
-        { 'x-forwarded-for': address },
-      );
-    };
+    const createCardLess = async () => createsCardLess(await newOrder(), address);
     for (let i = 0; i < ADDRESS_MAX; i += 1)
       expect((await createCardLess()).body).toMatchObject({ status: 'Created', code: 'BYRD010' });
     expectLimited(await createCardLess(), 'from this address');

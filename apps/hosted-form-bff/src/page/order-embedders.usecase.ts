@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isGuid, RpcSubjects } from '@byrd/contracts';
+import { guidOf, RpcSubjects } from '@byrd/contracts';
 import { allowedCheckoutOrigins, ApiError, isCheckoutOrigin, MerchantDirectory, Rpc } from '@byrd/platform';
 import { CHECKOUT_CONFIG, type CheckoutConfig } from '../config.js';
 
@@ -20,8 +20,8 @@ export class OrderEmbedders {
 
   /** The `frame-ancestors` sources; an unknown order gets `'none'` (its page only shows an error). */
   async frameAncestors(named: string): Promise<string> {
-    const orderId = typeof named === 'string' ? named.trim().toLowerCase() : named; // as GuidParam reads ids
-    if (!isGuid(orderId)) return "'none'";
+    const orderId = guidOf(named); // as GuidParam reads ids
+    if (orderId === null) return "'none'";
     const order = await this.rpc.call(RpcSubjects.OrdersEmbedding, { orderId }).catch((error: unknown) => {
       if (error instanceof ApiError && error.code === 'BYRD901') return null;
       throw error;

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   OPEN_ORDER_STATUSES,
-  OrderEvents,
   isGuid,
   toDecimalAmount,
   type MerchantOrderRequest,
@@ -169,11 +168,7 @@ export class CancelCheckoutOrder {
       // Its time ran out before the expiry sweep came by: it expired (as the sweep records it, the
       // lock and payments already treat it so), and the merchant hears order.expired, not a cancel.
       const expired = order.expiresAt.getTime() <= now.getTime();
-      order.status = expired ? 'expired' : 'canceled';
-      if (expired) order.expiredAt = now;
-      else order.canceledAt = now;
-      await manager.save(order);
-      await this.events.record(manager, order, expired ? OrderEvents.Expired : OrderEvents.Canceled);
+      await this.events.close(manager, order, expired ? 'expired' : 'canceled', now);
       return order;
     });
     this.events.flush();

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OPEN_ORDER_STATUSES, OrderEvents } from '@byrd/contracts';
+import { OPEN_ORDER_STATUSES } from '@byrd/contracts';
 import { PeriodicSweep } from '@byrd/platform';
 import { ORDERS_CONFIG, type OrdersConfig } from '../config.js';
 import { Order } from './order.entity.js';
@@ -60,12 +60,7 @@ export class ExpireOrders extends PeriodicSweep {
           .setLock('pessimistic_write')
           .setOnLocked('skip_locked')
           .getMany();
-        for (const order of due) {
-          order.status = 'expired';
-          order.expiredAt = now;
-          await manager.save(order);
-          await this.events.record(manager, order, OrderEvents.Expired);
-        }
+        for (const order of due) await this.events.close(manager, order, 'expired', now);
         return due.length;
       });
       total += expired;

@@ -1,7 +1,7 @@
 import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { isGuid } from '@byrd/contracts';
+import { guidOf } from '@byrd/contracts';
 import { IdempotencyGuard, orderPaymentsKey, RateLimiter, type AuthenticatedRequest } from '@byrd/platform';
 import { Transaction } from '../transactions/transaction.entity.js';
 
@@ -63,8 +63,8 @@ export class CheckoutAttemptLimitGuard implements CanActivate {
   private async orderOfPayment(request: AuthenticatedRequest): Promise<string | null> {
     const { transactionId } = (request.params ?? {}) as { transactionId?: unknown };
     // As the route's GuidParam reads it (it runs after the guards): any case names the payment.
-    const id = typeof transactionId === 'string' ? transactionId.trim().toLowerCase() : null;
-    if (!isGuid(id)) return null;
+    const id = guidOf(transactionId);
+    if (id === null) return null;
     const payment = await this.dataSource
       .getRepository(Transaction)
       .findOne({ select: { id: true, orderId: true }, where: { id } });

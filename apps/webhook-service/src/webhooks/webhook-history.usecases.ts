@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { isGuid, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
+import { guidOf, type PageRequest, type WebhookAttempt, type WebhookRecord } from '@byrd/contracts';
 import { ApiError, pageOf, pageOfRows, type MerchantContext, type Page } from '@byrd/platform';
 import { WebhookSettingsRow } from '../settings/webhook-settings.entity.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
@@ -36,8 +36,7 @@ export class ListWebhooks {
  * (as the API's GUID parameters accept). Anything else is matched as given.
  */
 function asStored(referenceId: string): string {
-  const lower = referenceId.trim().toLowerCase();
-  return isGuid(lower) ? lower : referenceId;
+  return guidOf(referenceId) ?? referenceId;
 }
 
 /** The merchant's webhook or 404 (another merchant's id answers like a missing one); `id` is a GUID (GuidParam). */

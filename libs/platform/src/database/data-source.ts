@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
 import { PLATFORM_ENTITIES } from './platform.entities.js';
+import { exitOnSignal } from '../process/exit-on-signal.js';
 import {
   PlatformHousekeepingIndexes1763900000000,
   PlatformIdempotencyLeases1764700000000,
@@ -267,14 +268,9 @@ export async function runMigrationCommand(
   options: Omit<DatabaseOptions, 'url'>,
 ): Promise<void> {
   const url = process.env.DATABASE_URL;
-  // As PID 1 of its Job's container it ignores a signal without a handler: stop when told to. A
-  // transactional migration in progress is rolled back when its connection closes.
-  const exit = (signal: NodeJS.Signals) => {
-    console.error(`${signal} received: ${serviceName} migration stopped`);
-    process.exit(1);
-  };
-  process.once('SIGTERM', exit);
-  process.once('SIGINT', exit);
+  // Stopped when told to: a transactional migration in progress is rolled back as its connection
+  // closes, a concurrent index build left invalid is built again by the next run.
+  exitOnSignal(`during the ${serviceName} migration`);
   try {
     if (!url || !/^postgres(ql)?:\/\//.test(url))
       throw new Error('Cannot migrate: DATABASE_URL must be set to a postgres:// URL.');

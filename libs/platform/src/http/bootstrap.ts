@@ -17,6 +17,7 @@ import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.
 import { observeRequests } from './observe-requests.js';
 import { Rpc } from '../rpc/rpc.js';
 import { flushTraces, startTracing } from '../tracing/tracing.js';
+import { exitOnSignal } from '../process/exit-on-signal.js';
 
 export const BODY_LIMIT_BYTES = 1_048_576;
 
@@ -185,7 +186,8 @@ export async function startHttpService(
   options: HttpServiceOptions,
   config: StatelessConfig,
 ): Promise<NestFastifyApplication> {
-  const exitWhileStarting = exitOnSignalUntilStarted(options.serviceName);
+  // Until it has started, a signal ends it at once (nothing was taken yet).
+  const exitWhileStarting = exitOnSignal(`while ${options.serviceName} was starting`);
   const app = await createHttpApp(options);
   await app.listen(config.HTTP_PORT, config.HTTP_HOST);
   exitWhileStarting();
@@ -212,24 +214,6 @@ export async function startHttpService(
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   return app;
-}
-
-/**
- * Until a service has started, SIGTERM/SIGINT end it at once (exit 1: nothing was taken yet). As PID
- * 1 in a container node ignores a signal it has no handler for, so a start hung on an unreachable
- * database could not be stopped, only killed when Kubernetes' grace ran out. Returns the remover.
- */
-export function exitOnSignalUntilStarted(name: string): () => void {
-  const exit = (signal: NodeJS.Signals) => {
-    console.error(`${signal} received while ${name} was starting; exiting`);
-    process.exit(1);
-  };
-  process.once('SIGTERM', exit);
-  process.once('SIGINT', exit);
-  return () => {
-    process.off('SIGTERM', exit);
-    process.off('SIGINT', exit);
-  };
 }
 
 /**

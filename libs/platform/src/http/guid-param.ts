@@ -1,5 +1,5 @@
 import type { PipeTransform } from '@nestjs/common';
-import { isGuid } from '@byrd/contracts';
+import { guidOf } from '@byrd/contracts';
 import { ApiError } from '../errors/api-error.js';
 import { invalidFields } from '../errors/validation.js';
 
@@ -14,8 +14,8 @@ export class GuidParam implements PipeTransform<string, string> {
   constructor(private readonly refuse: (value: string) => ApiError) {}
 
   transform(value: string): string {
-    const id = typeof value === 'string' ? value.trim().toLowerCase() : value;
-    if (!isGuid(id)) throw this.refuse(value);
+    const id = guidOf(value);
+    if (id === null) throw this.refuse(value);
     return id;
   }
 

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import type { FastifyRequest } from 'fastify';
 import { Kvm, type KV } from '@nats-io/kv';
 import ipaddr from 'ipaddr.js';
-import { isGuid } from '@byrd/contracts';
+import { guidOf } from '@byrd/contracts';
 import { ApiError, ErrorKind } from '../errors/api-error.js';
 import { isKvWriteConflict, type NatsContext } from '../messaging/nats.js';
 import { NATS_CONTEXT } from '../messaging/tokens.js';
@@ -154,9 +154,8 @@ export async function ensureRateLimitBucket(
  * read a GUID (trimmed, any case), so writing the same ids otherwise is the same order's count.
  */
 export function orderPaymentsKey(orderId: unknown, checkoutKey: unknown): string | undefined {
-  if (typeof orderId !== 'string' || typeof checkoutKey !== 'string') return undefined;
-  const [order, key] = [orderId, checkoutKey].map((id) => id.trim().toLowerCase());
-  return isGuid(order) && isGuid(key) ? `${order}:${key}` : undefined;
+  const [order, key] = [guidOf(orderId), guidOf(checkoutKey)];
+  return order && key ? `${order}:${key}` : undefined;
 }
 
 /**
