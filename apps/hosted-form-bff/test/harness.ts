@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { CHECKOUT_KEY_HEADER } from '@byrd/contracts';
 import {
@@ -107,6 +108,7 @@ export type { CheckoutConfig };
  * - `simulateAsyncPayment(transactionId, 'pay' | ...)`: the sandbox shopper of a Multibanco/MB WAY payment.
  * - `transactionsOf(orderId)`: the order's payments as payments keeps them.
  * - `logs()`: every line the four services logged since start (JSON, for a card-data scan).
+ * - `holdOrderUpdates()`: orders applies no transaction event until `release()` (a consumer backlog).
  * - `stopOrders()`: takes orders away (last in a suite: nothing else works without it).
  * - `stop()`: closes everything and drops this run's databases and streams.
  */
@@ -122,6 +124,7 @@ export class CheckoutHarness {
     readonly bffConfig: CheckoutConfig,
     private readonly logLines: string[],
     private readonly ordersApp: NestFastifyApplication,
+    private readonly ordersDatabaseUrl: string,
   ) {}
 
   /** The page's address: `{bffUrl}/checkout/`. */
@@ -207,6 +210,7 @@ export class CheckoutHarness {
         bffConfig,
         logLines,
         orders.app,
+        ordersConfig.DATABASE_URL,
       );
     } catch (error) {
       for (const app of apps.reverse()) await app.close().catch(() => undefined);
@@ -226,6 +230,17 @@ export class CheckoutHarness {
   async stopOrders(): Promise<void> {
     this.apps.splice(this.apps.indexOf(this.ordersApp), 1);
     await this.ordersApp.close();
+  }
+
+  /**
+   * Holds back every change orders would make from transaction events (a lock on the table of an
+   * order's transactions; reads go on), as a backlog of its event consumer would, until `release()`.
+   */
+  async holdOrderUpdates(): Promise<{ release: () => Promise<void> }> {
+    const holder = new pg.Client({ connectionString: this.ordersDatabaseUrl });
+    await holder.connect();
+    await holder.query('BEGIN; LOCK TABLE order_transactions IN EXCLUSIVE MODE');
+    return { release: () => holder.query('ROLLBACK').then(() => holder.end()) };
   }
 
   /** Another replica of the BFF with the same configuration (closed by stop); returns its address. */
@@ -329,7 +344,11 @@ export class CheckoutHarness {
 
   /** Every payment of the order as payments keeps it (the merchant's `GET /api/v2/transactions`), newest first. */
   async transactionsOf(orderId: string): Promise<Record<string, any>[]> {
-    const answer = await this.merchantCall(this.paymentsUrl, 'GET', `/api/v2/transactions?orderId=${orderId}`);
+    const answer = await this.merchantCall(
+      this.paymentsUrl,
+      'GET',
+      `/api/v2/transactions?orderId=${orderId}`,
+    );
     if (answer.status !== 200) throw new Error(`transactions of ${orderId}: HTTP ${answer.status}`);
     return answer.body.data;
   }

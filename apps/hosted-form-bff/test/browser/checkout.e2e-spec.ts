@@ -157,6 +157,50 @@ describe('hosted form in Chromium', () => {
       expect(errors).toEqual([]);
     });
 
+    it('returns the shopper only once the order shows the payment, so the merchant page reads it paid', async () => {
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'card' });
+      await typeCard(page, CARDS.frictionless);
+      // Orders applies the payment's event late (a backlog of its consumer).
+      const held = await h.holdOrderUpdates();
+      let holding = true;
+      try {
+        await page.getByRole('button', { name: 'Pay €25.00' }).click();
+        await page.getByRole('heading', { name: 'Payment successful' }).waitFor({ timeout: 30_000 });
+        // Well past the 0.9 s the page shows its success for: it waits for the order.
+        await page.waitForTimeout(2_500);
+        expect(page.url().startsWith(shop.returnUrl)).toBe(false);
+        expect((await h.getOrder(order.orderId)).status).not.toBe('paid');
+        holding = false;
+        await held.release();
+        await expect(backAtShop()).resolves.toMatchObject({ orderId: order.orderId, status: 'Success' });
+        // What the merchant's page reads as the shopper arrives (SPEC's flow, step 3).
+        await expect(h.getOrder(order.orderId)).resolves.toMatchObject({ status: 'paid' });
+      } finally {
+        if (holding) await held.release();
+      }
+      expect(errors).toEqual([]);
+    });
+
+    it('returns the shopper after a bounded wait when the order does not show the payment in time', async () => {
+      await page.addInitScript(() => {
+        const page = window as { byrdCheckoutTimings?: Record<string, number> };
+        page.byrdCheckoutTimings = { ...page.byrdCheckoutTimings, orderShowsPaymentWaitMs: 2_000 };
+      });
+      const order = await h.createOrder();
+      await goto(order, { defaultPaymentMethod: 'card' });
+      await typeCard(page, CARDS.frictionless);
+      const held = await h.holdOrderUpdates();
+      try {
+        await page.getByRole('button', { name: 'Pay €25.00' }).click();
+        await expect(backAtShop()).resolves.toMatchObject({ orderId: order.orderId, status: 'Success' });
+        expect((await h.getOrder(order.orderId)).status).not.toBe('paid');
+      } finally {
+        await held.release();
+      }
+      await h.waitForOrderStatus(order.orderId, 'paid');
+    });
+
     it('runs the bank challenge inside the page and, with autoRedirect off, shows its own landing page checked with the backend', async () => {
       const order = await h.createOrder();
       await goto(order, { autoRedirect: false, defaultPaymentMethod: 'card' });

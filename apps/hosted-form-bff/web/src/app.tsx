@@ -17,7 +17,7 @@ import { MultibancoReference, MultibancoStep } from './components/multibanco.js'
 import { ClosedOrder, Leaving, Outcome, Problem } from './components/pages.js';
 import { Button, IconBack, IconChevron, ScreenTitle, Spinner } from './components/ui.js';
 import { CheckoutContext, FocusOnMount, useCheckout, type Checkout } from './context.js';
-import { follow, isBeingPaid, isPending } from './follow.js';
+import { follow, isBeingPaid, isPending, orderShowsPayment } from './follow.js';
 import { formatAmount } from './format.js';
 import { messagesFor, type Messages } from './i18n.js';
 import { isHttpUrl, type CheckoutLink, type LinkResult } from './link.js';
@@ -264,7 +264,10 @@ function CheckoutFlow({
               ? ['info', t.processingTitle]
               : ['failure', t.failedTitle];
       setView({ name: 'leaving', url, tone, title });
-      window.setTimeout(() => leaveTo(url, params, order.allowedOrigins), timing('leaveDelayMs'));
+      // A success leaves once its order shows it too: the merchant's page checks the order then.
+      const shown = new Promise((resolve) => window.setTimeout(resolve, timing('leaveDelayMs')));
+      const shownInOrder = status === 'Success' ? orderShowsPayment(api) : undefined;
+      void Promise.all([shown, shownInOrder]).then(() => leaveTo(url, params, order.allowedOrigins));
     };
     const recheckOrder = async (failure?: unknown, lockIsOurs = false) => {
       if (failure !== undefined && !mayHaveMovedOn(failure)) return false;

@@ -38,6 +38,10 @@ export interface Follow<T> {
   onGaveUp?: () => void;
   /** The first read at once (else after one interval). */
   immediately?: boolean;
+  /** Between two reads (default: the page's `followEveryMs`). */
+  everyMs?: number;
+  /** Nothing final after this long: the loop stops (default FOR_MS). */
+  forMs?: number;
 }
 
 /**
@@ -46,11 +50,12 @@ export interface Follow<T> {
  */
 const FOR_MS = 10 * 60_000;
 
-/** Reads until the value settles or FOR_MS passed; a failed read is tried again next time. Returns stop(). */
+/** Reads until the value settles or `forMs` passed; a failed read is tried again next time. Returns stop(). */
 export function follow<T>(options: Follow<T>): () => void {
   let stopped = false;
   let timer: number | undefined;
   const startedAt = Date.now();
+  const everyMs = () => options.everyMs ?? timing('followEveryMs');
   const tick = async () => {
     const answer = await options.read().then(
       (value) => ({ value }),
@@ -61,10 +66,10 @@ export function follow<T>(options: Follow<T>): () => void {
       options.onRead?.(answer.value);
       if (options.settled(answer.value)) return options.onSettled(answer.value);
     }
-    if (Date.now() - startedAt > FOR_MS) return options.onGaveUp?.();
-    timer = window.setTimeout(() => void tick(), timing('followEveryMs'));
+    if (Date.now() - startedAt > (options.forMs ?? FOR_MS)) return options.onGaveUp?.();
+    timer = window.setTimeout(() => void tick(), everyMs());
   };
-  timer = window.setTimeout(() => void tick(), options.immediately ? 0 : timing('followEveryMs'));
+  timer = window.setTimeout(() => void tick(), options.immediately ? 0 : everyMs());
   return () => {
     stopped = true;
     window.clearTimeout(timer);
@@ -81,5 +86,33 @@ export function followPayment(
     read: () => api.getPayment(transactionId),
     settled: (payment) => !isPending(payment.status),
     ...handlers,
+  });
+}
+
+/**
+ * Resolves once the order shows a payment's success (paid, or authorised by a pre-authorisation) or
+ * has otherwise moved on, and at the latest after `orderShowsPaymentWaitMs`. The merchant's page
+ * checks the order when the shopper arrives (GET /api/v2/orders/{orderId}), and orders learns of a
+ * payment from its event, a moment after payments answered: leaving at once could show it pending.
+ */
+export function orderShowsPayment(api: CheckoutApi): Promise<void> {
+  return new Promise((resolve) => {
+    const waitMs = timing('orderShowsPaymentWaitMs');
+    const done = () => {
+      window.clearTimeout(deadline);
+      stopReading();
+      resolve();
+    };
+    // A read that hangs must not hold the shopper past the wait either.
+    const deadline = window.setTimeout(done, waitMs);
+    const stopReading = follow({
+      read: () => api.getOrder(),
+      settled: (order) => order.authorized || !OPEN_ORDER_STATUSES.includes(order.status),
+      onSettled: done,
+      onGaveUp: done,
+      immediately: true,
+      everyMs: timing('orderShowsPaymentEveryMs'),
+      forMs: waitMs,
+    });
   });
 }

@@ -9,9 +9,19 @@ export interface CheckoutTimings {
   leaveDelayMs: number;
   /** Between two reads of a payment right after 3DS, until the acquirer has answered (three-ds.ts). */
   outcomeEveryMs: number;
+  /** Between two reads of the order after a success, until it shows the payment (follow.ts). */
+  orderShowsPaymentEveryMs: number;
+  /** The most a success waits for its order to show it before the shopper leaves anyway. */
+  orderShowsPaymentWaitMs: number;
 }
 
-const DEFAULT_TIMINGS: CheckoutTimings = { followEveryMs: 2500, leaveDelayMs: 900, outcomeEveryMs: 1500 };
+const DEFAULT_TIMINGS: CheckoutTimings = {
+  followEveryMs: 2500,
+  leaveDelayMs: 900,
+  outcomeEveryMs: 1500,
+  orderShowsPaymentEveryMs: 250,
+  orderShowsPaymentWaitMs: 10_000,
+};
 
 declare global {
   interface Window {
