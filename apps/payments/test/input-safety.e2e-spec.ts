@@ -41,6 +41,32 @@ describe('input the database would refuse is refused first', () => {
     return { transactions, authorisations };
   }
 
+  it('refuses a form-encoded body on the API (JSON posted by PHP curl without its Content-Type): a partial refund moves nothing, a payment records nothing', async () => {
+    const paid = await h.pay(FRICTIONLESS, { amount: '100.00' });
+    expect(paid.body.status).toBe('Success');
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const refund = await h.request('POST', `/api/v2/refund/${paid.body.transactionId}`, '{"isoAmount":4000}', {
+      ...form,
+      'idempotency-key': `form-${randomUUID()}`,
+    });
+    expect(refund.status).toBe(400);
+    expect(refund.body).toMatchObject({ code: 'BYRD900', message: 'Content-Type must be application/json' });
+
+    const before = await recorded();
+    const fields = `type=card&isoAmount=1000&currency=EUR&card[number]=${FRICTIONLESS}&card[cvv]=123`;
+    const payment = await h.request('POST', '/api/v2/payment', fields, form);
+    expect(payment.status).toBe(400);
+    expect(payment.body.message).toBe('Content-Type must be application/json');
+    expect(await recorded()).toEqual(before);
+    // The same JSON with its Content-Type refunds the part asked for, of the whole amount still there.
+    const partial = await h.request('POST', `/api/v2/refund/${paid.body.transactionId}`, { isoAmount: 4000 });
+    expect(partial.body).toMatchObject({
+      code: 'BYRD200',
+      isoAmount: 4000,
+      sourceTransaction: { refundedAmount: '40.00', remainingAmount: '60.00' },
+    });
+  });
+
   it('refuses a NUL in card.holder or orderRef of an API payment: no acquirer call, no row', async () => {
     const before = await recorded();
 

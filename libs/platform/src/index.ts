@@ -17,6 +17,7 @@ export * from './rpc/rpc.js';
 export * from './rpc/rpc-identity.js';
 export * from './health/health.controller.js';
 export * from './http/bootstrap.js';
+export { TakesFormPosts } from './http/form-posts.js';
 export * from './http/docs.js';
 export * from './http/paging.js';
 export * from './http/guid-param.js';

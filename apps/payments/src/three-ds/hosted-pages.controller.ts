@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, Param, Post, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ApiErrors, assertUnreachable, NOT_FOUND, Public } from '@byrd/platform';
+import { ApiErrors, assertUnreachable, NOT_FOUND, Public, TakesFormPosts } from '@byrd/platform';
 import { BrowserAuthentication } from './browser-authentication.usecase.js';
 import { NotificationForm } from './browser-forms.dto.js';
 import { PageErrorFilter } from './page-error.filter.js';
@@ -74,6 +74,7 @@ export class HostedPagesController {
   }
 
   @Post('notification')
+  @TakesFormPosts()
   @UseFilters(PageErrorFilter)
   @ApiExcludeEndpoint()
   async notification(@Body() form: NotificationForm, @Res() reply: FastifyReply): Promise<void> {

@@ -14,7 +14,7 @@ import { ThreeDSProtocolController } from './three-ds-protocol.controller.js';
 /**
  * 3D Secure in the shopper's browser, under /3ds: the SDK protocol, our SDK bundle, the hosted page
  * behind `action.url`, and the sandbox issuer's pages. Form posts (application/x-www-form-urlencoded)
- * are parsed by Nest's Fastify adapter, which registers that parser itself.
+ * are taken only by the routes marked `@TakesFormPosts()` (the platform refuses them elsewhere).
  */
 @Module({
   imports: [PaymentsModule],

@@ -14,6 +14,7 @@ import { RUNS_IDEMPOTENCY } from '../messaging/tokens.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { completeDocument } from './docs.js';
 import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
+import { acceptFormPostsOnlyWhereTaken } from './form-posts.js';
 import { observeRequests } from './observe-requests.js';
 import { Rpc } from '../rpc/rpc.js';
 import { flushTraces, startTracing } from '../tracing/tracing.js';
@@ -52,6 +53,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
   });
   app.useLogger(app.get(Logger));
   acceptEmptyJsonBodies(app);
+  acceptFormPostsOnlyWhereTaken(app, BODY_LIMIT_BYTES);
   const fastify = app.getHttpAdapter().getInstance();
   countRequests(fastify, app.get(ServiceMetrics));
   observeRequests(fastify, PinoLogger.root);
