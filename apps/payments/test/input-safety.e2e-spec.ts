@@ -45,10 +45,15 @@ describe('input the database would refuse is refused first', () => {
     const paid = await h.pay(FRICTIONLESS, { amount: '100.00' });
     expect(paid.body.status).toBe('Success');
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
-    const refund = await h.request('POST', `/api/v2/refund/${paid.body.transactionId}`, '{"isoAmount":4000}', {
-      ...form,
-      'idempotency-key': `form-${randomUUID()}`,
-    });
+    const refund = await h.request(
+      'POST',
+      `/api/v2/refund/${paid.body.transactionId}`,
+      '{"isoAmount":4000}',
+      {
+        ...form,
+        'idempotency-key': `form-${randomUUID()}`,
+      },
+    );
     expect(refund.status).toBe(400);
     expect(refund.body).toMatchObject({ code: 'BYRD900', message: 'Content-Type must be application/json' });
 
