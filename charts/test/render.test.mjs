@@ -5,10 +5,12 @@ import assert from 'node:assert/strict';
 import {
   EXAMPLE_VALUES,
   VALUE_SETS,
+  chartCopy,
   chartValues,
   component,
   hookOf,
   inFlightLimits,
+  ingressHosts,
   lint,
   named,
   ofKind,
@@ -42,6 +44,18 @@ for (const [install, values] of Object.entries(VALUE_SETS)) {
     before(() => {
       docs = renderOk({ values });
       deployments = ofKind(docs, 'Deployment');
+    });
+
+    test("runs the chart's appVersion (no example pins a tag an upgrade would keep) and links orders to the install's hosted form", () => {
+      const chart = chartCopy({ chartYaml: (text) => text.replace(/^appVersion:.*$/m, 'appVersion: "9.9.9"') });
+      const images = podSpecs(renderOk({ chart, values })).flatMap(({ spec }) =>
+        [...(spec.initContainers ?? []), ...spec.containers].map((c) => c.image),
+      );
+      assert.ok(images.length > 0);
+      for (const image of images) assert.match(image, /:9\.9\.9$/, image);
+      const orders = deployments.find((d) => component(d) === 'orders');
+      const config = named(docs, 'ConfigMap', orders.spec.template.spec.containers[0].envFrom[0].configMapRef.name);
+      assert.match(config.data.CHECKOUT_URL ?? '', new RegExp(`^https?://${ingressHosts(values).checkout}/checkout$`));
     });
 
     test('helm lint --strict finds nothing', () => {

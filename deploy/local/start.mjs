@@ -37,7 +37,6 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
 import { connect } from 'node:net';
@@ -45,6 +44,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { serviceProcessEnv } from '../node-options.mjs';
+import { needsNpmInstall } from './dependencies.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ROUTES_FILE = join(ROOT, 'deploy/routes.json');
@@ -314,13 +314,6 @@ async function httpStatus(url) {
 
 // ---------------------------------------------------------------------------------------------
 // Step a: npm install
-
-function needsNpmInstall() {
-  const marker = join(ROOT, 'node_modules/.package-lock.json');
-  const lockfile = join(ROOT, 'package-lock.json');
-  if (!existsSync(marker) || !existsSync(lockfile)) return true;
-  return statSync(lockfile).mtimeMs > statSync(marker).mtimeMs;
-}
 
 async function installDependencies(flags) {
   if (!flags.install) {
