@@ -510,7 +510,16 @@ describe('3D Secure in the browser (SDK protocol, sandbox ACS, action.url)', () 
     expect((await form(`${base}/acs/challenge`, { creq })).status).toBe(404);
     const garbage = await form(`${base}/acs/challenge`, { creq: 'not base64 json' });
     expect(garbage.status).toBe(400);
-    expect(garbage.text).toContain('creq');
+    expect(garbage.text).toContain('This page was sent data it cannot read.');
+    // Nor words a stranger's form post puts in a field's name (its value unreadable: a NUL).
+    for (const page of ['/notification', '/acs/method', '/acs/challenge']) {
+      const spoofedForm = await form(`${base}${page}`, {
+        'Your card is blocked. Call +44 20 7946 0000': '\u0000',
+      });
+      expect({ page, status: spoofedForm.status }).toEqual({ page, status: 400 });
+      expect(spoofedForm.text).toContain('This page was sent data it cannot read.');
+      expect(spoofedForm.text).not.toContain('Call');
+    }
   });
 
   it('refuses a preAuth without browser data', async () => {

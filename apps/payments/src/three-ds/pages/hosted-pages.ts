@@ -128,15 +128,17 @@ if (window.parent !== window) {
 }
 
 export function errorPage(error: ErrorResponse): Page {
-  // A 404's message quotes the id the address carried: a page on our domain must not show a
-  // stranger's words to a shopper (content spoofing). The reference finds it in the log.
-  const echoesInput = error.status === 404;
+  // A 404's message quotes the id the address carried, an invalid input's the names of the fields a
+  // form post carried (anyone's site may post one here): a page on our domain must not show a
+  // stranger's words to a shopper (content spoofing). The reference finds them in the log.
+  const notFound = error.status === 404;
+  const invalid = error.body.code === 'BYRD900';
   return {
     status: error.status,
-    title: error.status === 404 ? 'Not found' : 'Something went wrong',
+    title: notFound ? 'Not found' : 'Something went wrong',
     body: html`<main>
-      <h1>${error.status === 404 ? 'This verification was not found' : 'Something went wrong'}</h1>
-      ${echoesInput ? '' : html`<p>${error.body.message}</p>`}
+      <h1>${notFound ? 'This verification was not found' : 'Something went wrong'}</h1>
+      ${notFound ? '' : html`<p>${invalid ? 'This page was sent data it cannot read.' : error.body.message}</p>`}
       <p class="hint">Reference: ${error.body.requestId}</p>
     </main>`,
   };
