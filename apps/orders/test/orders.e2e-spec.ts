@@ -148,6 +148,17 @@ describe('orders over HTTP', () => {
       expect(broken.body.code).toBe('BYRD900');
       expect(JSON.stringify(broken.body)).not.toMatch(/at .*\.(js|ts):\d+/);
     });
+
+    it('answers headers over 16 KB with 431 in the error body (refused before any route)', async () => {
+      const answer = await h.request('POST', '/api/v2/orders', {}, { 'idempotency-key': 'k'.repeat(20_000) });
+      expect(answer.status).toBe(431);
+      expect(answer.body).toEqual({
+        code: 'BYRD900',
+        description: 'Invalid input',
+        message: 'The request headers exceed the 16 KB limit',
+        requestId: answer.headers.get('x-request-id'),
+      });
+    });
   });
 
   describe('authentication and merchant isolation', () => {

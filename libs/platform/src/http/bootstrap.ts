@@ -13,7 +13,7 @@ import { IdempotencyGuard } from '../idempotency/idempotency.guard.js';
 import { RUNS_IDEMPOTENCY } from '../messaging/tokens.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { completeDocument } from './docs.js';
-import { answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
+import { answerClientError, answerFrameworkError, MAX_PATH_PARAM_LENGTH } from './framework-errors.js';
 import { acceptFormPostsOnlyWhereTaken } from './form-posts.js';
 import { observeRequests } from './observe-requests.js';
 import { Rpc } from '../rpc/rpc.js';
@@ -46,6 +46,7 @@ export async function createHttpApp(options: HttpServiceOptions): Promise<NestFa
     return503OnClosing: false,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module as never, adapter, {
     bufferLogs: true,

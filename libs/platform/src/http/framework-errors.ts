@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody } from '@byrd/contracts';
 import { ApiError } from '../errors/api-error.js';
 import { toErrorResponse } from '../errors/error-body.js';
 
@@ -26,4 +30,28 @@ export function answerFrameworkError(
     .status(response.status)
     .headers({ ...response.headers, 'x-request-id': String(request.id) })
     .send(response.body);
+}
+
+/**
+ * Node's HTTP parser refuses some requests before Fastify sees them (headers over 16 KB, a control
+ * byte in a header, a request that arrives too slowly): answered in our error body too, as Fastify's
+ * own handler would otherwise answer them in its, with a fresh request id (there is no request).
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers exceed the 16 KB limit']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request did not arrive in time']
+        : [400, 'The request is malformed'];
+  const requestId = randomUUID();
+  const body = JSON.stringify(errorBody('BYRD900', message, requestId));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
