@@ -134,6 +134,20 @@ describe('orders over HTTP', () => {
       expect(JSON.stringify(answer.body)).not.toMatch(/4111111111111111|5500000000000004/);
     });
 
+    it('refuses a metadata number it could not keep as sent (1e309, 9007199254740993) instead of storing it changed', async () => {
+      const body = (metadata: string) =>
+        `{"amount":"10.00","currency":"EUR","orderRef":"numbers-${Date.now()}","metadata":${metadata}}`;
+      const answer = await h.request('POST', '/api/v2/orders', body('{"big":1e309,"id":9007199254740993}'));
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors).toEqual([
+        { field: 'metadata.big', message: expect.stringContaining('send it as a string') },
+        { field: 'metadata.id', message: expect.stringContaining('send it as a string') },
+      ]);
+      const kept = await h.request('POST', '/api/v2/orders', body('{"id":9007199254740991,"rate":0.125}'));
+      expect(kept.status).toBe(201);
+      expect(kept.body.metadata).toEqual({ id: 9007199254740991, rate: 0.125 });
+    });
+
     it('answers 413 to a body over 1 MB and 400 to malformed JSON, never with a stack trace', async () => {
       const huge = await h.request(
         'POST',

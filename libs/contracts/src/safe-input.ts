@@ -42,6 +42,15 @@ function textProblem(value: string): string | null {
     : 'must not contain an unpaired UTF-16 surrogate (invalid Unicode text)';
 }
 
+/**
+ * Why a number is refused, or null: one JSON gave but JavaScript could not hold as sent (1e309 reads
+ * as Infinity, 9007199254740993 as ...992), which `metadata` would then store and echo changed.
+ */
+function numberProblem(value: number): string | null {
+  if (Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER) return null;
+  return `is a number beyond ±${Number.MAX_SAFE_INTEGER}, which cannot be kept exactly (send it as a string)`;
+}
+
 interface Frame {
   value: object;
   path: string;
@@ -68,7 +77,7 @@ function isContainer(value: unknown): value is object {
  * The one input rule every request passes before its DTO is even built (HTTP bodies, query strings
  * and path parameters through the validation pipe, RPC payloads through `validateDto`): every string,
  * and every property name, at any depth (free-form `metadata` included), must be text PostgreSQL
- * stores as sent, and the input's size is bounded where the validation libraries' cost is not
+ * stores as sent, every number one kept exactly (`numberProblem`), and the input's size is bounded where the validation libraries' cost is not
  * linear (MAX_INPUT_DEPTH, MAX_INPUT_ENTRIES, MAX_INPUT_VALUES, MAX_INPUT_STRING). Returns the
  * offending fields by their dotted path as sent (`card.holder`, `metadata.note`, `items.0.name`; a
  * bad property name, or too many, is reported on the object holding them), or `[]`.
@@ -116,6 +125,9 @@ export function refusedInputFields(plain: unknown, basePath = ''): FieldError[] 
       const item = (value as Record<string, unknown>)[key];
       if (typeof item === 'string') {
         const problem = textProblem(item);
+        if (problem) errors.push({ field: join(path, key), message: problem });
+      } else if (typeof item === 'number') {
+        const problem = numberProblem(item);
         if (problem) errors.push({ field: join(path, key), message: problem });
       } else if (isContainer(item)) {
         stack.push({ value: item, path: join(path, key), depth: depth + 1 });
