@@ -57,9 +57,21 @@ function pickRequestId(rawRequest) {
   return typeof sent === 'string' && REQUEST_ID_PATTERN.test(sent) ? sent : randomUUID();
 }
 
+/**
+ * The request's path as the log may show it: no query string (a browser payment's `?checkoutKey=`)
+ * and no long digit run (a card number typed where a token id goes): the services log the rest.
+ */
+function loggablePath(url) {
+  const queryAt = url.indexOf('?');
+  const path = queryAt < 0 ? url : `${url.slice(0, queryAt)}?…`;
+  return path.replace(/\d{12,}/g, '[redacted]');
+}
+
 function logLine(request, reply) {
   const ms = reply.elapsedTime.toFixed(0);
-  process.stdout.write(`${request.method} ${request.url} ${reply.statusCode} ${ms}ms id=${request.id}\n`);
+  process.stdout.write(
+    `${request.method} ${loggablePath(request.url)} ${reply.statusCode} ${ms}ms id=${request.id}\n`,
+  );
 }
 
 function registerRoute(app, route, upstreamHost, log) {

@@ -10,6 +10,7 @@ import { createEdge, loadRoutes } from './edge.mjs';
 let upstream;
 let edge;
 let deadPort;
+let routesFile;
 
 /** A stand-in service that echoes what reached it. */
 function startUpstream() {
@@ -28,7 +29,7 @@ before(async () => {
   deadPort = probe.address().port;
   await new Promise((r) => probe.close(r));
   const dir = mkdtempSync(join(tmpdir(), 'edge-'));
-  const routesFile = join(dir, 'routes.json');
+  routesFile = join(dir, 'routes.json');
   writeFileSync(
     routesFile,
     JSON.stringify({
@@ -132,4 +133,25 @@ test('answers a path that does not decode as UTF-8 with 400 BYRD900 in the platf
   assert.deepEqual(Object.keys(body).sort(), ['code', 'description', 'message', 'requestId']);
   assert.equal(body.code, 'BYRD900');
   assert.equal(response.headers.get('x-request-id'), body.requestId);
+});
+
+test("logs each request's path without its query string or a card number typed into it", async () => {
+  const logging = await createEdge({ routesFile, port: 0, log: true });
+  const written = [];
+  const write = process.stdout.write;
+  process.stdout.write = (chunk, ...rest) => {
+    if (String(chunk).includes(' id=')) return written.push(String(chunk)) > 0;
+    return write.call(process.stdout, chunk, ...rest);
+  };
+  try {
+    const answer = await fetch(`${logging.url}/api/v2/orders/4111111111111111?checkoutKey=k-secret`);
+    assert.equal(answer.status, 200);
+    await answer.text();
+  } finally {
+    process.stdout.write = write;
+    await logging.close();
+  }
+  const line = written.find((l) => l.startsWith('GET '));
+  assert.match(line, /^GET \/api\/v2\/orders\/\[redacted\]\?… 200 \d+ms id=/);
+  assert.doesNotMatch(written.join(''), /4111111111111111|k-secret/);
 });
