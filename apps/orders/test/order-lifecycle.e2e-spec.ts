@@ -48,8 +48,10 @@ describe('order lifecycle', () => {
     await h.env.publish({ ...success, id: randomUUID() }); // a second copy under another id
     const paid = await h.waitForOrder(order.orderId, (o) => o.status === 'paid');
     expect(paid).toMatchObject({ paymentId: transactionId, lastTransactionId: transactionId });
+    // `id` as API-FACTS names it (clients that refund from the order read it), `transactionId` as before.
     expect(paid.transactions).toEqual([
       expect.objectContaining({
+        id: transactionId,
         transactionId,
         status: 'Success',
         operationType: 'Payment',

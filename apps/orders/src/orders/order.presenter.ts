@@ -44,6 +44,7 @@ export function presentOrderDetails(
     isoRefundedAmount: order.refundedIsoAmount,
     canceledAt: order.canceledAt?.toISOString() ?? null,
     transactions: transactions.map((t) => ({
+      id: t.transactionId,
       transactionId: t.transactionId,
       status: t.status,
       operationType: t.operationType,

@@ -343,7 +343,9 @@ export interface OrderResponse {
 
 /** A transaction of an order, in `GET /api/v2/orders/{orderId}`. */
 export interface OrderTransaction {
-  /** Transaction GUID. */
+  /** Transaction GUID (API-FACTS: `transactions` items carry `id`). */
+  id: string;
+  /** The same GUID, under the name every other body gives it. */
   transactionId: string;
   /** Transaction status. */
   status: TransactionStatus;

@@ -96,6 +96,9 @@ export class OrderResponseSchema implements OrderResponse {
 @ApiSchema({ name: 'OrderTransaction', description: 'A transaction of an order.' })
 export class OrderTransactionSchema implements OrderTransaction {
   @ApiProperty({ description: 'Transaction GUID', example: EXAMPLE_IDS.transaction })
+  id!: string;
+
+  @ApiProperty({ description: 'The same GUID as `id`', example: EXAMPLE_IDS.transaction })
   transactionId!: string;
 
   @ApiProperty({ enum: TRANSACTION_STATUSES, example: 'Success' })
