@@ -1046,6 +1046,29 @@ describe('hosted form in Chromium', () => {
     });
   });
 
+  it('pays an order and link without any redirectUrl (a link sent by mail) and keeps the outcome on its own page', async () => {
+    const order = await h.createOrder({ orderOptions: {} });
+    await page.goto(formUrl(h.checkoutUrl, order, { defaultPaymentMethod: 'card' }));
+    await typeCard(page, CARDS.frictionless);
+    await page.getByRole('button', { name: 'Pay €25.00' }).click();
+    await page.getByRole('heading', { name: 'Payment successful' }).waitFor({ timeout: 30_000 });
+    await expect(page.getByText('You paid €25.00 to Acme Shop.').isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('button', { name: /^Return to/ }).count()).resolves.toBe(0);
+    await h.waitForOrderStatus(order.orderId, 'paid');
+    await page.waitForTimeout(1_500); // past the page's leave delay: it stays
+    expect(new URL(page.url()).pathname).toBe('/checkout/');
+
+    // A Multibanco reference is shown even when the link asks to skip it: there is nowhere else to go.
+    const atm = await h.createOrder({ orderOptions: {} });
+    await page.goto(
+      formUrl(h.checkoutUrl, atm, { defaultPaymentMethod: 'multibanco', skipATMSuccessPage: true }),
+    );
+    await page.getByRole('button', { name: 'Get payment reference' }).click();
+    await page.getByRole('heading', { name: 'Your Multibanco reference' }).waitFor();
+    await expect(page.getByRole('button', { name: /^Return to/ }).count()).resolves.toBe(0);
+    expect(errors).toEqual([]);
+  });
+
   it("ignores a configs.redirectUrl outside the merchant's checkout origins: the shopper returns to the order's own", async () => {
     const order = await h.createOrder({ orderOptions: { redirectUrl: `${shop.returnUrl}?via=order` } });
     await page.goto(

@@ -65,7 +65,7 @@ export function App({ parsed }: { parsed: LinkResult }) {
     api
       .getOrder()
       .then((order) => {
-        if (!stopped) setLoaded(settle(order, link, t));
+        if (!stopped) setLoaded(settle(order, link));
       })
       .catch((error: unknown) => {
         if (!stopped) setLoaded(loadProblem(error, t));
@@ -81,7 +81,7 @@ export function App({ parsed }: { parsed: LinkResult }) {
     return follow({
       read: () => api.getOrder(),
       settled: (order) => !isBeingPaid(order),
-      onSettled: (order) => setLoaded(settle(order, link, t)),
+      onSettled: (order) => setLoaded(settle(order, link)),
     });
   }, [loaded, api, link, t]);
 
@@ -123,7 +123,7 @@ export function App({ parsed }: { parsed: LinkResult }) {
             api={api}
             t={t}
             onClosed={(current) => {
-              const next = settle(current, link, t);
+              const next = settle(current, link);
               if (next.kind === 'closed') setLoaded(next);
               return next.kind === 'closed';
             }}
@@ -134,7 +134,7 @@ export function App({ parsed }: { parsed: LinkResult }) {
   );
 }
 
-function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Loaded {
+function settle(order: CheckoutOrderView, link: CheckoutLink): Loaded {
   // The link is unsigned: its redirectUrl counts only on an origin the order or its merchant allows.
   const asked = link.configs.redirectUrl;
   const askedAllowed = asked !== '' && isAllowedTarget(asked, order.allowedOrigins);
@@ -153,20 +153,18 @@ function settle(order: CheckoutOrderView, link: CheckoutLink, t: Messages): Load
       : null;
     return { kind: 'closed', order, returnUrl, noMethod };
   }
-  if (!redirectUrl) {
-    return {
-      kind: 'problem',
-      title: t.invalidLinkTitle,
-      text: t.invalidLinkText,
-      detail: asked
-        ? "configs.redirectUrl is not on one of the merchant's checkout origins, and the order has no redirectUrl"
-        : 'configs.redirectUrl is required (the order has no redirectUrl either)',
-    };
-  }
+  // Nowhere to return the shopper to (a payment link sent by mail, an order made without a
+  // redirectUrl): the form takes the payment and keeps its outcome on its own landing page.
+  const stays = redirectUrl === '';
   return {
     kind: 'ready',
     order: { ...order, paymentMethods: methods },
-    configs: { ...link.configs, redirectUrl },
+    configs: {
+      ...link.configs,
+      redirectUrl,
+      autoRedirect: link.configs.autoRedirect && !stays,
+      skipATMSuccessPage: link.configs.skipATMSuccessPage && !stays,
+    },
   };
 }
 
@@ -253,6 +251,16 @@ function CheckoutFlow({
   const checkout: Checkout = useMemo(() => {
     const amount = formatAmount(order.amount, order.currency, configs.locale);
     const leave = (status: string, payment?: CheckoutPaymentView) => {
+      if (!configs.redirectUrl) {
+        // Nowhere to return to: a payment's outcome, or the order as it now is, stays on this page.
+        if (payment) setView({ name: 'outcome', payment });
+        else
+          void api.getOrder().then(
+            (current) => closed.current(current),
+            () => undefined,
+          );
+        return;
+      }
       const params = { orderId: order.orderId, status, transactionId: payment?.transactionId };
       const url = redirectTarget(configs.redirectUrl, params);
       const [tone, title]: ['success' | 'failure' | 'info', string] =

@@ -47,7 +47,7 @@ export function MultibancoStep({
 
 /** The entity, reference, amount and deadline, each with a copy button. */
 export function MultibancoReference({ payment }: { payment: CheckoutPaymentView }) {
-  const { t, locale, order, leave } = useCheckout();
+  const { t, locale, order, leave, configs } = useCheckout();
   const reference = payment.multibanco!;
   const amount = formatAmount(reference.amount, payment.currency, locale);
   const rows: { item: CopyItem; label: string; shown: string; copied: string }[] = [
@@ -87,7 +87,9 @@ export function MultibancoReference({ payment }: { payment: CheckoutPaymentView 
         )}
       </dl>
       <p class="note">{t.mbNote}</p>
-      <Button onClick={() => leave(payment.status, payment)}>{t.returnTo(order.merchantName)}</Button>
+      {configs.redirectUrl && (
+        <Button onClick={() => leave(payment.status, payment)}>{t.returnTo(order.merchantName)}</Button>
+      )}
     </section>
   );
 }

@@ -82,12 +82,14 @@ export function Outcome({ payment, onRetry }: { payment: CheckoutPaymentView; on
             {t.tryAgain}
           </Button>
         )}
-        <Button
-          variant={success || pending ? 'primary' : 'secondary'}
-          onClick={() => leave(checked.status, checked)}
-        >
-          {t.returnTo(order.merchantName)}
-        </Button>
+        {configs.redirectUrl && (
+          <Button
+            variant={success || pending ? 'primary' : 'secondary'}
+            onClick={() => leave(checked.status, checked)}
+          >
+            {t.returnTo(order.merchantName)}
+          </Button>
+        )}
       </div>
     </section>
   );
@@ -142,7 +144,9 @@ export function ClosedOrder({
   returnUrl: string | null;
   noMethod?: boolean;
 }) {
-  const [title, text, tone] = noMethod ? [t.noMethodTitle, t.noMethodText, 'info' as const] : closedTexts(order, t);
+  const [title, text, tone] = noMethod
+    ? [t.noMethodTitle, t.noMethodText, 'info' as const]
+    : closedTexts(order, t);
   useEffect(() => announce(title), [title]);
   return (
     <section class="step result" aria-labelledby="closed-title" data-order-status={order.status}>
