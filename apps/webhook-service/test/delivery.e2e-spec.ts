@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { callService } from '@byrd/platform/testing';
 import type { TransactionEventContent } from '@byrd/contracts';
@@ -390,6 +391,23 @@ describe('fan-out and delivery', () => {
     );
     await h.waitForRow(ATTEMPTS, [delivered.id], (rows) => rows.length === 2);
     expect(await h.rows(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [delivered.id])).toEqual([]);
+  });
+
+  it("finds work another replica left due after this replica's clock stepped back an hour (NTP, a resumed VM)", async () => {
+    await h.subscribe({ url: receiver.url });
+    const event = await h.publish('order.paid', 'card');
+    const delivered = await deliveredWebhookOf(event);
+    const wallClock = Date.now.bind(Date);
+    const stepped = jest.spyOn(Date, 'now').mockImplementation(() => wallClock() - 3_600_000);
+    try {
+      // A resend another replica queued: only this replica's discovery of due work can find it.
+      await h.rows(`INSERT INTO webhook_resends (id, webhook_id, url) VALUES (gen_random_uuid(), $1, NULL)`, [
+        delivered.id,
+      ]);
+      await h.waitForRow(ATTEMPTS, [delivered.id], (rows) => rows.length === 2);
+    } finally {
+      stepped.mockRestore();
+    }
   });
 
   it('vets the address again at delivery: a host that now resolves to loopback is not connected to', async () => {

@@ -28,7 +28,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
   private loop?: Promise<void>;
   private woken = false;
   private wakeUp?: () => void;
-  private lastDiscovery = 0;
+  private lastDiscovery = -Infinity;
 
   constructor(
     private readonly deliveries: DeliveryRepository,
@@ -69,8 +69,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     // No loop here to read the hints (or forget them): a replica that only takes API calls and
     // fans out would keep an entry per setting it ever saw.
     if (!this.config.WEBHOOK_DELIVERY_ENABLED) return;
-    if (options.resendsOf) this.scheduler.hintResends(options.resendsOf, Date.now());
-    if (options.settingsIds) this.scheduler.hint(options.settingsIds, Date.now());
+    if (options.resendsOf) this.scheduler.hintResends(options.resendsOf, monotonicNow());
+    if (options.settingsIds) this.scheduler.hint(options.settingsIds, monotonicNow());
     this.woken = true;
     this.wakeUp?.();
   }
@@ -86,17 +86,17 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     while (!this.stopped) {
       try {
         this.woken = false;
-        if (Date.now() - this.lastDiscovery >= poll) {
-          this.lastDiscovery = Date.now();
+        if (monotonicNow() - this.lastDiscovery >= poll) {
+          this.lastDiscovery = monotonicNow();
           const since = this.scheduler.beginDiscovery();
           const { scheduled, resends } = await this.deliveries.dueEndpoints();
-          this.scheduler.discovered(scheduled, Date.now(), since, resends);
+          this.scheduler.discovered(scheduled, monotonicNow(), since, resends);
           await this.forgetDeleted();
           this.metrics.openCircuits.set(this.scheduler.openCircuits());
         }
         const free = concurrency - this.running.size;
         if (free > 0 && (await this.claimAndStart(free))) continue; // there may be more due
-        const now = Date.now();
+        const now = monotonicNow();
         const nextDue = this.scheduler.nextDueAt(now);
         const untilDiscovery = this.lastDiscovery + poll - now;
         await this.sleep(
@@ -126,7 +126,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
    */
   private async claimAndStart(free: number): Promise<boolean> {
     const lease = this.config.WEBHOOK_LEASE_MS;
-    const allocation = this.scheduler.allocate(Math.min(free, this.config.WEBHOOK_CLAIM_BATCH), Date.now());
+    const allocation = this.scheduler.allocate(Math.min(free, this.config.WEBHOOK_CLAIM_BATCH), monotonicNow());
     let filled = false;
     if (allocation.resends.size > 0) {
       const resends = await this.deliveries.claimResends(allocation.resends, lease);
@@ -138,7 +138,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     const got = countBySetting(jobs);
     for (const [settingsId, asked] of allocation.rows) {
       const claimed = got.get(settingsId) ?? 0;
-      this.scheduler.claimed(settingsId, asked, claimed, allocation, Date.now());
+      this.scheduler.claimed(settingsId, asked, claimed, allocation, monotonicNow());
       if (claimed === asked) filled = true;
     }
     for (const job of jobs) this.start(job);
@@ -156,7 +156,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
           // database failing says nothing about the receiver: its circuit is not judged (a probe's
           // circuit opens again for the same cool-down).
           this.logger.error(`Webhook ${job.webhookId}: attempt not recorded: ${String(error)}`);
-          this.scheduler.released(job.settingsId, Date.now(), job.kind === 'resend');
+          this.scheduler.released(job.settingsId, monotonicNow(), job.kind === 'resend');
         },
       )
       .finally(() => {
@@ -169,7 +169,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
 
   /** Feeds an attempt's outcome to the endpoint's circuit and schedule. */
   private finished(job: DeliveryJob, outcome: DeliveryOutcome): void {
-    const now = Date.now();
+    const now = monotonicNow();
     if (outcome.unsent) {
       // Not sent (its secrets did not open here): not the receiver's doing, its circuit is not judged.
       this.scheduler.unsent(job.settingsId, now, job.kind === 'resend');
@@ -212,4 +212,13 @@ function countBySetting(jobs: readonly DeliveryJob[]): Map<string, number> {
   const counts = new Map<string, number>();
   for (const job of jobs) counts.set(job.settingsId, (counts.get(job.settingsId) ?? 0) + 1);
   return counts;
+}
+
+/**
+ * The time every wait of the loop and of the scheduler is measured on: monotonic, so a wall clock
+ * stepped back (NTP, a resumed VM) does not stall discovery and every due time by the size of the
+ * step. The database keeps the real due times (`next_attempt_at`, leases) in its own clock.
+ */
+function monotonicNow(): number {
+  return performance.now();
 }
