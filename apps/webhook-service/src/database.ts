@@ -16,6 +16,7 @@ import { IdempotencyAnswersWithoutSecrets1765100000000 } from './migrations/1765
 import { EndpointFailingSince1765500000000 } from './migrations/1765500000000-endpoint-failing-since.js';
 import { ResendIdempotencyKey1765600000000 } from './migrations/1765600000000-resend-idempotency-key.js';
 import { EndpointTriedAt1765700000000 } from './migrations/1765700000000-endpoint-tried-at.js';
+import { OpenAttempts1766200000000 } from './migrations/1766200000000-open-attempts.js';
 
 export const WEBHOOK_ENTITIES = [
   WebhookSettingsRow,
@@ -36,4 +37,5 @@ export const WEBHOOK_MIGRATIONS = [
   EndpointFailingSince1765500000000,
   ResendIdempotencyKey1765600000000,
   EndpointTriedAt1765700000000,
+  OpenAttempts1766200000000,
 ];

@@ -4,6 +4,7 @@ import { AttemptRecorder } from '../src/delivery/attempt-recorder.js';
 import { EndpointObservations, observationGapMs } from '../src/delivery/endpoint-observations.js';
 import {
   DeliveryRepository,
+  LOST_ATTEMPT_ERROR,
   type AttemptRecord,
   type DeliveryJob,
 } from '../src/delivery/delivery.repository.js';
@@ -32,6 +33,7 @@ describe('attempt recorder', () => {
       webhookId: randomUUID(),
       resendId: null,
       leaseToken: randomUUID(),
+      attemptId: randomUUID(),
       settingsId,
       event: 'order.paid',
       paymentMethod: 'card',
@@ -83,16 +85,17 @@ describe('attempt recorder', () => {
   const delivered = { status: 'succeeded', retryDelayMs: null } as const;
 
   it('writes outcomes that finish together, and one by one when their batch fails', async () => {
-    const [first, second, third] = [await leasedWebhook(), await leasedWebhook(), await leasedWebhook()];
-    const shared = randomUUID();
+    const [first, second] = [await leasedWebhook(), await leasedWebhook()];
+    // A webhook whose row is gone (purged meanwhile): its attempt breaks the foreign key.
+    const third = { ...(await leasedWebhook()), webhookId: randomUUID() };
     // Observed, not replaced: the statements run against the database.
     const batches = jest.spyOn(h.app.get(DeliveryRepository), 'recordScheduledBatch');
-    // The first is written at once; the other two wait for it and go together, and the third reuses
-    // the second's attempt id, so their batch fails on the primary key.
+    // The first is written at once; the other two wait for it and go together, and the third's
+    // missing webhook fails their batch.
     const results = await Promise.allSettled([
       recorder.record(first, attempt(), delivered),
-      recorder.record(second, attempt(shared), delivered),
-      recorder.record(third, attempt(shared), delivered),
+      recorder.record(second, attempt(), delivered),
+      recorder.record(third, attempt(), delivered),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
     expect(batches.mock.calls.map(([records]) => records.map((r) => r.job.webhookId))).toEqual([
@@ -112,8 +115,36 @@ describe('attempt recorder', () => {
     expect([statusOf(first), statusOf(second), statusOf(third)]).toEqual([
       'succeeded',
       'succeeded',
-      'pending',
+      undefined,
     ]);
+  });
+
+  it('fills in an attempt another worker recorded as lost while this one waited past its lease, and delivers', async () => {
+    const job = await leasedWebhook();
+    const sent = { ...attempt(), id: job.attemptId!, number: 1 };
+    // The claim that took the row over found this attempt open and recorded it with no outcome.
+    await h.rows(
+      `INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, error, duration_ms,
+         succeeded, retry_delay_ms, created_at)
+       VALUES ($1, $2, 'scheduled', 1, $3, '', $4, 0, false, 10, now())`,
+      [job.attemptId, job.webhookId, job.url, LOST_ATTEMPT_ERROR],
+    );
+    await h.rows(`UPDATE webhooks SET attempt_count = 1, lease_token = gen_random_uuid() WHERE id = $1`, [
+      job.webhookId,
+    ]);
+    await expect(recorder.record(job, sent, delivered)).resolves.toBe(true);
+    const attempts = await h.rows(`SELECT * FROM webhook_attempts WHERE webhook_id = $1`, [job.webhookId]);
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        id: job.attemptId,
+        number: 1,
+        status_code: 200,
+        error: null,
+        succeeded: true,
+      }),
+    ]);
+    const [row] = await h.rows(`SELECT status, attempt_count FROM webhooks WHERE id = $1`, [job.webhookId]);
+    expect(row).toEqual({ status: 'succeeded', attempt_count: 1 });
   });
 
   it('leaves a webhook whose lease was lost alone after a failed attempt, and says so', async () => {

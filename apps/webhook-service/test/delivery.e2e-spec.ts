@@ -393,6 +393,46 @@ describe('fan-out and delivery', () => {
     expect(await h.rows(`SELECT id FROM webhook_resends WHERE webhook_id = $1`, [delivered.id])).toEqual([]);
   });
 
+  it('counts an attempt whose worker died before recording it: the 51st ends the webhook failed, sent no more', async () => {
+    await h.subscribe({ url: receiver.url });
+    const delivered = await deliveredWebhookOf(await h.publish('order.paid', 'card'));
+    const sent = receiver.of(delivered.id).length;
+    // As a worker leaves its 51st attempt when killed after sending it: started in the row, its lease over.
+    const lostId = randomUUID();
+    await h.rows(
+      `UPDATE webhooks SET status = 'pending', attempt_count = 50, sent_at = NULL, finished_at = NULL,
+         open_attempt_id = $2, open_attempt_at = now() - interval '3 seconds', lease_token = gen_random_uuid(),
+         lease_until = now() - interval '1 second', next_attempt_at = now() - interval '3 seconds'
+       WHERE id = $1`,
+      [delivered.id, lostId],
+    );
+    const [failed] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE id = $1`,
+      [delivered.id],
+      ([w]) => w.status !== 'pending',
+    );
+    expect(failed).toMatchObject({
+      status: 'failed',
+      attempt_count: 51,
+      next_attempt_at: null,
+      open_attempt_id: null,
+    });
+    const [lost] = await h.rows(`SELECT * FROM webhook_attempts WHERE id = $1`, [lostId]);
+    expect(lost).toMatchObject({ number: 51, status_code: null, succeeded: false, retry_delay_ms: null });
+    expect(lost.error).toContain('No outcome recorded');
+    // Inspectable as any attempt: what was sent (its body not stored: the webhook's, with its id), no answer.
+    const listed = await h.request('GET', `/api/v1/webhooks/${delivered.id}/attempts`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.find((a: { id: string }) => a.id === lostId)).toMatchObject({
+      content: { id: delivered.id, attemptId: lostId, event: 'order.paid' },
+      response: null,
+      succeeded: false,
+      error: expect.stringContaining('No outcome recorded'),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.of(delivered.id)).toHaveLength(sent);
+  });
+
   it("finds work another replica left due after this replica's clock stepped back an hour (NTP, a resumed VM)", async () => {
     await h.subscribe({ url: receiver.url });
     const event = await h.publish('order.paid', 'card');

@@ -118,15 +118,28 @@ describe('delivery workers as processes', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       done = await outcomes();
     }
-    expect(done).toEqual([
-      { status: 'succeeded', attempt_count: 1 },
-      { status: 'succeeded', attempt_count: 1 },
+    const attemptCount = (eventId: string) =>
+      rows(`SELECT attempt_count FROM webhooks WHERE event_id = $1`, [eventId]).then(
+        ([w]) => w.attempt_count,
+      );
+    expect(done.map((row) => row.status)).toEqual(['succeeded', 'succeeded']);
+    expect([await attemptCount(held.id), await attemptCount(meanwhile.id)]).toEqual([2, 1]);
+    // The killed attempt was started in the row before its request went out: the next claim recorded
+    // it, under the attemptId the receiver got, as one with no outcome, and counted it.
+    const attempts = await rows(
+      `SELECT id, number, status_code, error, retry_delay_ms FROM webhook_attempts WHERE webhook_id = $1 ORDER BY number`,
+      [webhook.id],
+    );
+    expect(attempts).toEqual([
+      {
+        id: retried[0].json.attemptId,
+        number: 1,
+        status_code: null,
+        error: expect.stringContaining('No outcome recorded'),
+        retry_delay_ms: 10, // one retry minute (WEBHOOK_RETRY_UNIT_MS), as after any failed first attempt
+      },
+      { id: retried[1].json.attemptId, number: 2, status_code: 200, error: null, retry_delay_ms: null },
     ]);
-    // The killed attempt was never recorded; the one that delivered was.
-    const attempts = await rows(`SELECT number, status_code FROM webhook_attempts WHERE webhook_id = $1`, [
-      webhook.id,
-    ]);
-    expect(attempts).toEqual([{ number: 1, status_code: 200 }]);
     second.child.kill('SIGTERM');
     expect(await second.exited()).toBe(0);
   }, 90_000);
@@ -156,7 +169,7 @@ describe('delivery workers as processes', () => {
           [ids],
         )
       )[0];
-    for (const deadline = Date.now() + 15_000; (await countsOf()).succeeded < TOTAL && Date.now() < deadline; )
+    for (const deadline = Date.now() + 15_000; (await countsOf()).succeeded < TOTAL && Date.now() < deadline;)
       await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 500));
     const fresh = receiver.received.slice(before);

@@ -121,7 +121,8 @@ export class DeliverWebhook {
 
   private async attempt(job: DeliveryJob, span: Span): Promise<DeliveryOutcome> {
     if (job.secretsError) return this.unsent(job, job.secretsError, span);
-    const attemptId = randomUUID();
+    // A scheduled attempt's id was written with its claim, before this request (write-ahead).
+    const attemptId = job.attemptId ?? randomUUID();
     const body = deliveryBody({ ...job, attemptId });
     const startedAt = new Date();
     const result = await this.sender.post({

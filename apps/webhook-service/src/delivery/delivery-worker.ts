@@ -126,7 +126,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
    */
   private async claimAndStart(free: number): Promise<boolean> {
     const lease = this.config.WEBHOOK_LEASE_MS;
-    const allocation = this.scheduler.allocate(Math.min(free, this.config.WEBHOOK_CLAIM_BATCH), monotonicNow());
+    const allocation = this.scheduler.allocate(
+      Math.min(free, this.config.WEBHOOK_CLAIM_BATCH),
+      monotonicNow(),
+    );
     let filled = false;
     if (allocation.resends.size > 0) {
       const resends = await this.deliveries.claimResends(allocation.resends, lease);
@@ -134,7 +137,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       for (const job of resends) this.start(job);
     }
     if (allocation.rows.size === 0) return filled;
-    const jobs = await this.deliveries.claimWebhooks(allocation.rows, lease);
+    const jobs = await this.deliveries.claimWebhooks(
+      allocation.rows,
+      lease,
+      this.config.WEBHOOK_RETRY_UNIT_MS,
+    );
     const got = countBySetting(jobs);
     for (const [settingsId, asked] of allocation.rows) {
       const claimed = got.get(settingsId) ?? 0;

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { CredentialType, EventName, PaymentMethod, PublicEventContentOf } from '@byrd/contracts';
 import { queryPrepared, queryReplanned } from '@byrd/platform';
+import { DELAY_CAP_MINUTES, MAX_ATTEMPTS } from './retry-policy.js';
 import { SettingsSecrets } from '../secrets/settings-secrets.js';
 
 /** A delivery a worker holds: the webhook, where to send it and how to sign and authenticate it. */
@@ -12,6 +13,8 @@ export interface DeliveryJob {
   /** The resend row, for a resend. */
   resendId: string | null;
   leaseToken: string;
+  /** The attempt the claim started (the body's `attemptId`); null for a resend, named when sent. */
+  attemptId: string | null;
   settingsId: string;
   event: EventName;
   paymentMethod: PaymentMethod | null;
@@ -61,6 +64,7 @@ type JobRow = {
   webhook_id: string;
   resend_id: string | null;
   lease_token: string;
+  attempt_id: string | null;
   settings_id: string;
   event: EventName;
   payment_method: PaymentMethod | null;
@@ -78,6 +82,10 @@ type JobRow = {
   signing_secret: string;
   retry_on_4xx: boolean;
 };
+
+/** What an attempt whose outcome was never recorded shows (GET /api/v1/webhooks/{id}/attempts). */
+export const LOST_ATTEMPT_ERROR =
+  'No outcome recorded: the worker stopped before recording this attempt; the receiver may have received it';
 
 const JOB_COLUMNS = `
   w.settings_id, w.event, w.payment_method, w.content, w.created_at, w.occurred_at, w.attempt_count,
@@ -126,15 +134,16 @@ export const CANCELED = `status = 'canceled', next_attempt_at = NULL, lease_toke
 /**
  * The rows of `table` due now, endpoint by endpoint ($1 the settings ids, $2 how many of each),
  * oldest first through the table's (settings_id, next_attempt_at) index, locked SKIP LOCKED; `deleted`
- * tells the rows of a deleted setting; `claimable` narrows the rows further. Shared by both claims.
+ * tells the rows of a deleted setting; `claimable` narrows the rows further; `columns` (", a, b")
+ * adds columns of the rows as they were when locked. Shared by both claims.
  */
-function dueByEndpoint(table: 'webhooks' | 'webhook_resends', claimable?: string): string {
+function dueByEndpoint(table: 'webhooks' | 'webhook_resends', claimable?: string, columns = ''): string {
   return `
-    SELECT d.id, s.deleted_at IS NOT NULL AS deleted
+    SELECT d.*, s.deleted_at IS NOT NULL AS deleted
     FROM unnest($1::uuid[], $2::int[]) AS e(settings_id, n)
     JOIN webhook_settings s ON s.id = e.settings_id
     CROSS JOIN LATERAL (
-      SELECT id FROM ${table}
+      SELECT id${columns} FROM ${table}
       WHERE settings_id = e.settings_id${claimable ? ` AND ${claimable}` : ''} AND next_attempt_at <= now()
       ORDER BY next_attempt_at
       LIMIT e.n
@@ -154,19 +163,51 @@ function dueByEndpoint(table: 'webhooks' | 'webhook_resends', claimable?: string
  *
  * Rows of a deleted setting are canceled instead: a fan-out that read the setting before
  * DeleteSettings committed can commit its webhooks after the delete canceled the pending ones.
+ *
+ * Each claim starts its attempt in the row before the request goes out (`open_attempt_id`, the body's
+ * `attemptId`; write-ahead, as payments records a payment before the acquirer). A due row whose
+ * attempt is still open was claimed by a worker that died, or lost its database, after sending: that
+ * attempt is recorded with no outcome (LOST_ATTEMPT_ERROR; a record that comes late fills it in),
+ * counted, and the row scheduled as after any failed attempt ($4 the retry minute in ms, $5 the most
+ * attempts, $6 the cap in minutes), so a receiver whose answers crash the worker still ends failed
+ * after 51 attempts on the schedule instead of being sent again every lease for ever.
  */
 export const CLAIM_WEBHOOKS_SQL = `
-  WITH due AS MATERIALIZED (${dueByEndpoint('webhooks', CLAIMABLE)}),
+  WITH due AS MATERIALIZED (
+    ${dueByEndpoint('webhooks', CLAIMABLE, ', open_attempt_id, open_attempt_at, attempt_count')}),
   canceled AS (
     UPDATE webhooks SET ${CANCELED} WHERE id = ANY (ARRAY(SELECT id FROM due WHERE deleted))
+  ),
+  lost AS MATERIALIZED (
+    SELECT d.id, d.open_attempt_id, d.open_attempt_at, d.attempt_count + 1 AS number,
+      CASE WHEN d.attempt_count + 1 < $5 THEN least(d.attempt_count + 1, $6) * $4::int END AS retry_delay_ms
+    FROM due d WHERE NOT d.deleted AND d.open_attempt_id IS NOT NULL
+  ),
+  lost_attempts AS (
+    INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
+      response_body, error, duration_ms, succeeded, retry_delay_ms, created_at)
+    SELECT l.open_attempt_id, l.id, 'scheduled', l.number, s.url, '', NULL, NULL, '${LOST_ATTEMPT_ERROR}',
+      0, false, l.retry_delay_ms, l.open_attempt_at
+    FROM lost l JOIN webhooks w ON w.id = l.id JOIN webhook_settings s ON s.id = w.settings_id
+    ON CONFLICT (id) DO NOTHING
+  ),
+  closed AS (
+    UPDATE webhooks w SET
+      attempt_count = l.number,
+      status = CASE WHEN l.retry_delay_ms IS NULL THEN 'failed' ELSE 'pending' END,
+      next_attempt_at = now() + l.retry_delay_ms * interval '1 millisecond',
+      finished_at = CASE WHEN l.retry_delay_ms IS NULL THEN now() END,
+      open_attempt_id = NULL, open_attempt_at = NULL, lease_token = NULL, lease_until = NULL
+    FROM lost l WHERE w.id = l.id
   )
   UPDATE webhooks w
-  SET lease_until = now() + $3::int * interval '1 millisecond', lease_token = gen_random_uuid()
+  SET lease_until = now() + $3::int * interval '1 millisecond', lease_token = gen_random_uuid(),
+    open_attempt_id = gen_random_uuid(), open_attempt_at = now()
   FROM webhook_settings s
-  WHERE w.id = ANY (ARRAY(SELECT id FROM due WHERE NOT deleted))
+  WHERE w.id = ANY (ARRAY(SELECT id FROM due WHERE NOT deleted AND open_attempt_id IS NULL))
     AND s.id = w.settings_id
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
-    s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
+    w.open_attempt_id AS attempt_id, s.url, true AS to_settings_url, ${JOB_COLUMNS}`;
 
 /**
  * Discovery of resends: each endpoint with a resend queued and the milliseconds until its first one
@@ -204,8 +245,19 @@ export const CLAIM_RESENDS_SQL = `
   FROM webhooks w, webhook_settings s
   WHERE r.id = ANY (ARRAY(SELECT id FROM due WHERE NOT deleted))
     AND w.id = r.webhook_id AND s.id = r.settings_id
-  RETURNING 'resend' AS kind, w.id AS webhook_id, r.id AS resend_id, r.lease_token,
+  RETURNING 'resend' AS kind, w.id AS webhook_id, r.id AS resend_id, r.lease_token, NULL::uuid AS attempt_id,
     coalesce(r.url, s.url) AS url, r.url IS NULL OR r.url = s.url AS to_settings_url, ${JOB_COLUMNS}`;
+
+/**
+ * An attempt's record that finds its row already written (a claim recorded it as lost while this
+ * worker, paused past its lease, was still waiting for the answer) fills in the outcome; the delay
+ * the claim scheduled stays, as it is the one the webhook follows.
+ */
+const FILL_IN_LOST_ATTEMPT = `
+  ON CONFLICT (id) DO UPDATE SET request_body = EXCLUDED.request_body, status_code = EXCLUDED.status_code,
+    response_body = EXCLUDED.response_body, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms,
+    succeeded = EXCLUDED.succeeded
+  WHERE webhook_attempts.error = '${LOST_ATTEMPT_ERROR}'`;
 
 const INSERT_ATTEMPT = `
   INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
@@ -240,7 +292,7 @@ function endpointHealth(outcomes: string): string {
  * attempt_count never goes back: a late success may carry a lower number than the attempts since.
  */
 const RECORD_SCHEDULED_SQL = `
-  WITH attempt AS (${INSERT_ATTEMPT}),
+  WITH attempt AS (${INSERT_ATTEMPT} ${FILL_IN_LOST_ATTEMPT}),
   health AS (${endpointHealth('SELECT $2::uuid AS webhook_id, $16::boolean AS verdict, $13::timestamptz AS created_at')}),
   moved AS (
     UPDATE webhooks SET
@@ -250,6 +302,8 @@ const RECORD_SCHEDULED_SQL = `
         THEN clock_timestamp() + $12::int * interval '1 millisecond' END,
       lease_token = NULL,
       lease_until = NULL,
+      open_attempt_id = NULL,
+      open_attempt_at = NULL,
       sent_at = CASE WHEN $11 THEN clock_timestamp() ELSE sent_at END,
       finished_at = CASE WHEN $15 <> 'pending' THEN clock_timestamp() END
     WHERE id = $2 AND (status = 'pending' AND lease_token = $14 OR $11 AND status <> 'succeeded')
@@ -275,6 +329,7 @@ const RECORD_SCHEDULED_BATCH_SQL = `
     SELECT id, webhook_id, 'scheduled', number, url, request_body, status_code, response_body, error,
       duration_ms, succeeded, retry_delay_ms, created_at
     FROM input
+    ${FILL_IN_LOST_ATTEMPT}
   ),
   health AS (${endpointHealth('SELECT webhook_id, verdict, created_at FROM input')}),
   moved AS (
@@ -285,6 +340,8 @@ const RECORD_SCHEDULED_BATCH_SQL = `
         THEN clock_timestamp() + i.retry_delay_ms * interval '1 millisecond' END,
       lease_token = NULL,
       lease_until = NULL,
+      open_attempt_id = NULL,
+      open_attempt_at = NULL,
       sent_at = CASE WHEN i.succeeded THEN clock_timestamp() ELSE w.sent_at END,
       finished_at = CASE WHEN i.status <> 'pending' THEN clock_timestamp() END
     FROM input i
@@ -321,7 +378,7 @@ const RECORD_RESEND_SQL = `
  * schedule and status are untouched. Only the claim's holder lets go ($2, its lease token).
  */
 const RELEASE_UNSENT_SQL = `
-  UPDATE webhooks SET lease_token = NULL, lease_until = NULL
+  UPDATE webhooks SET lease_token = NULL, lease_until = NULL, open_attempt_id = NULL, open_attempt_at = NULL
   WHERE id = $1 AND status = 'pending' AND lease_token = $2`;
 
 /** A claimed resend let go of unsent, as RELEASE_UNSENT_SQL: claimable again now. */
@@ -364,9 +421,17 @@ export class DeliveryRepository {
     }
   }
 
-  /** Up to `rows.get(settingsId)` due webhooks of each endpoint, oldest first. */
-  claimWebhooks(rows: ReadonlyMap<string, number>, leaseMs: number): Promise<DeliveryJob[]> {
-    return this.claim(CLAIM_WEBHOOKS_SQL, rows, leaseMs);
+  /**
+   * Up to `rows.get(settingsId)` due webhooks of each endpoint, oldest first, each with its attempt
+   * started; a due row whose last attempt was never recorded is closed and rescheduled instead
+   * (`retryMinuteMs`: WEBHOOK_RETRY_UNIT_MS), not claimed.
+   */
+  claimWebhooks(
+    rows: ReadonlyMap<string, number>,
+    leaseMs: number,
+    retryMinuteMs: number,
+  ): Promise<DeliveryJob[]> {
+    return this.claim(CLAIM_WEBHOOKS_SQL, rows, leaseMs, [retryMinuteMs, MAX_ATTEMPTS, DELAY_CAP_MINUTES]);
   }
 
   /** Up to `rows.get(settingsId)` due resends of each endpoint, oldest first. */
@@ -374,11 +439,12 @@ export class DeliveryRepository {
     return this.claim(CLAIM_RESENDS_SQL, rows, leaseMs);
   }
 
-  private async claim(sql: string, rows: ReadonlyMap<string, number>, leaseMs: number) {
+  private async claim(sql: string, rows: ReadonlyMap<string, number>, leaseMs: number, more: number[] = []) {
     const claimed = await queryPrepared<JobRow>(this.dataSource, sql, [
       [...rows.keys()],
       [...rows.values()],
       leaseMs,
+      ...more,
     ]);
     return claimed.map((row) => this.toJob(row));
   }
@@ -495,6 +561,7 @@ function toJob(row: JobRow): DeliveryJob {
     webhookId: row.webhook_id,
     resendId: row.resend_id,
     leaseToken: row.lease_token,
+    attemptId: row.attempt_id,
     settingsId: row.settings_id,
     event: row.event,
     paymentMethod: row.payment_method,

@@ -55,6 +55,14 @@ export class WebhookRow {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
 
+  /** The scheduled attempt its last claim started and no outcome has closed yet (its `attemptId`). */
+  @Column({ name: 'open_attempt_id', type: 'uuid', nullable: true })
+  openAttemptId: string | null;
+
+  /** When that attempt started. */
+  @Column({ name: 'open_attempt_at', type: 'timestamptz', nullable: true })
+  openAttemptAt: Date | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
