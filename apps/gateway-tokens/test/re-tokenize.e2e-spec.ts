@@ -80,6 +80,27 @@ describe('re-tokenizing a verified card (POST /api/v2/tokens again)', () => {
     await expectCharged(token.tokenId);
   });
 
+  it('keeps a verified token whose new verification passed at once but whose answer was lost', async () => {
+    const token = await verifiedToken(MASTER_FRICTIONLESS);
+    const rpc = h.tokens.get(Rpc);
+    const call = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    // Payments verifies the frictionless card (and hands it to the token), then its answer is lost.
+    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+      const answer = await call(subject, request);
+      if (subject === RpcSubjects.PaymentsVerifyCard) throw new Error('the answer was lost');
+      return answer;
+    }) as typeof rpc.call);
+    try {
+      const lost = await sendAgain(token);
+      expect(lost.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      spy.mockRestore();
+    }
+    // The merchant's stored token still charges (with the card just verified), never a 404.
+    await expectToken(token.tokenId, NEW_EXPIRY, 'New alias');
+    await expectCharged(token.tokenId);
+  });
+
   it('leaves the token as it was while the new verification waits, is abandoned or fails', async () => {
     const token = await verifiedToken();
     const waiting = await sendAgain(token);

@@ -111,7 +111,8 @@ export class CardStore {
    * with the token, and keeps it. One that staged the same card on the token meanwhile (and may be
    * starting its verification) is handed the token: its staged card takes the token's place, as if
    * it had made it, so its answer holds, and its own failure takes the token back in turn (else
-   * two failed requests would leave a token neither answered with).
+   * two failed requests would leave a token neither answered with). A verified token is never taken
+   * back: its card is chargeable, and its merchant may already hold it.
    */
   async takeBack(tokenId: string, verificationId: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
@@ -127,9 +128,13 @@ export class CardStore {
         await manager.update(CardToken, { id: tokenId }, NOTHING_STAGED);
       } else if (token.verification_id !== verificationId) {
         return; // another request's card, or one needing no verification, since
+      } else if (token.verified) {
+        // This very verification passed (a frictionless card, promoted while payments answered) and
+        // only its answer was lost, or the token was verified before: a card chargeable now stays.
+        return;
       } else if (token.staged_verification_id === null) {
         await manager.delete(CardToken, { id: tokenId });
-      } else if (!token.verified) {
+      } else {
         await manager.query(HAND_OVER_TO_STAGED, [tokenId]);
       }
     });
