@@ -6,6 +6,7 @@ import { KekRotationIndex1765800000000 } from './migrations/1765800000000-kek-ro
 import { StagedCardRefresh1766100000000 } from './migrations/1766100000000-staged-card-refresh.js';
 import { TokenVerifiedAt1766200000000 } from './migrations/1766200000000-token-verified-at.js';
 import { TokenListIndex1766300000000 } from './migrations/1766300000000-token-list-index.js';
+import { CardDeletions1766400000000 } from './migrations/1766400000000-card-deletions.js';
 
 export const TOKENS_ENTITIES = [CardToken];
 export const TOKENS_MIGRATIONS = [
@@ -16,4 +17,5 @@ export const TOKENS_MIGRATIONS = [
   StagedCardRefresh1766100000000,
   TokenVerifiedAt1766200000000,
   TokenListIndex1766300000000,
+  CardDeletions1766400000000,
 ];

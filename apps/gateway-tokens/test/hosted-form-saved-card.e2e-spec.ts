@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { RecoverAcquirerCalls, SaveCardsLeftBehind } from '@byrd/payments';
-import type { Rpc } from '@byrd/platform';
+import { Rpc } from '@byrd/platform';
+import { RpcSubjects } from '@byrd/contracts';
 import { authenticateWithSdk, futureExpiry } from '@byrd/platform/testing';
 import { TokensHarness, vaultKeys } from './harness.js';
 
@@ -197,6 +199,40 @@ describe('hosted form: save my card', () => {
 
     const later = await h.payWithToken(done.savedCard!.tokenId);
     expect(later.body).toMatchObject({ status: 'Success', threeDSecure: null });
+  });
+
+  it('does not bring back a card its merchant deleted after the payment when the save is finished late', async () => {
+    const order = await orderSavingCards();
+    // The vault stores the card, but payments never hears its answer.
+    const rpc = h.payments.get(Rpc);
+    const call = rpc.call.bind(rpc) as (subject: string, request: unknown) => Promise<unknown>;
+    const spy = jest.spyOn(rpc, 'call').mockImplementation((async (subject: string, request: unknown) => {
+      const answer = await call(subject, request);
+      if (subject === RpcSubjects.TokensCreate) throw new Error('the answer was lost');
+      return answer;
+    }) as typeof rpc.call);
+    let view: Awaited<ReturnType<typeof payAndSave>>;
+    try {
+      view = await payAndSave(order, FRICTIONLESS);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(view).toMatchObject({ status: 'Success', savedCard: null });
+    const [stored] = await tokensOf(order.customReference);
+    // The shopper asks the merchant to forget the card.
+    expect((await h.tokenRequest('DELETE', `/api/v2/tokens/${stored.tokenId}`)).status).toBe(204);
+
+    expect(await h.payments.get(SaveCardsLeftBehind).execute(afterGrace())).toBe(0);
+    expect(await tokensOf(order.customReference)).toEqual([]);
+    expect(await sealedCards(view.transactionId)).toBe(0);
+
+    // Paying again with "save my card" ticked after the delete saves it again.
+    const again = await h.createOrder({
+      paymentOptions: { tokenOptions: { customReference: order.customReference } },
+    });
+    const saved = await payAndSave(again.body as { orderId: string; checkoutKey: string }, FRICTIONLESS);
+    expect(saved.savedCard).toMatchObject({ maskedCardNumber: '544828******0007' });
+    expect((await tokensOf(order.customReference)).map((t) => t.tokenId)).toEqual([saved.savedCard!.tokenId]);
   });
 
   it('saves the card of a challenged payment once the vault is back, when it was away at the challenge', async () => {

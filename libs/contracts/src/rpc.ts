@@ -267,6 +267,11 @@ export interface TokenCreateRpcRequest {
   alias: string | null;
   card: { number: string; expiration: string; holder: string | null };
   transactionMode?: RequestTransactionMode;
+  /**
+   * When the payment whose card this saves was made (ISO 8601): the vault refuses (BYRD901) to save
+   * a card its merchant deleted since. Absent from callers of the release before: no such check.
+   */
+  paidAt?: string;
 }
 
 /** `rpc.tokens.detokenize` request. */

@@ -105,6 +105,27 @@ export class CardStore {
   }
 
   /**
+   * Whether the merchant deleted this card (for this customer reference) after `since`: a card saved
+   * for a payment made before the delete must not come back with it (card_deletions).
+   */
+  async deletedSince(
+    card: { merchantId: string; customReference: string | null; number: string },
+    since: Date,
+  ): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(
+      `SELECT 1 FROM card_deletions
+        WHERE merchant_id = $1 AND custom_reference = $2 AND fingerprint = $3 AND deleted_at > $4`,
+      [
+        card.merchantId,
+        card.customReference ?? '',
+        this.fingerprints.of(card.merchantId, card.number),
+        since,
+      ],
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * Undoes what a request whose verification could not be started wrote: a token it made is not
    * kept, and a card it staged is dropped. Only while they still wait on this request's
    * verification: a concurrent request for the same card that authenticated its own since answers

@@ -8,7 +8,7 @@ import {
   type TokenCreateRpcRequest,
   type TokenResponse,
 } from '@byrd/contracts';
-import { checkCard, checkThreeDSData, Rpc, type MerchantContext } from '@byrd/platform';
+import { ApiError, checkCard, checkThreeDSData, Rpc, type MerchantContext } from '@byrd/platform';
 import { CardStore } from './card-store.js';
 import { presentCreatedToken, presentToken } from './token.presenter.js';
 
@@ -75,6 +75,18 @@ export class SaveAuthenticatedCard {
 
   async execute(request: TokenCreateRpcRequest): Promise<TokenResponse> {
     const card = checkCard(request.card, new Date(), 'card');
+    // A save arriving late (its first answer lost, the vault away) for a payment made before the
+    // merchant deleted the card, at its shopper's wish: the card is not brought back.
+    const paidAt = request.paidAt === undefined ? null : new Date(request.paidAt);
+    if (paidAt && Number.isNaN(paidAt.getTime())) throw ApiError.invalid('paidAt is not a date');
+    const saved = {
+      merchantId: request.merchantId,
+      customReference: request.customReference,
+      number: card.number,
+    };
+    if (paidAt && (await this.store.deletedSince(saved, paidAt))) {
+      throw ApiError.notFound('The card was deleted after this payment; it is not saved again');
+    }
     const { token } = await this.store.store({
       merchantId: request.merchantId,
       customReference: request.customReference,

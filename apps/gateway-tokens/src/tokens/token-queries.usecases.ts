@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type {
   DetokenizedCard,
   DetokenizeRpcRequest,
@@ -62,11 +62,37 @@ export class ListTokens {
   }
 }
 
+/** How long a deleted card is remembered (card_deletions): far past payments' last try to save one. */
+const DELETION_MEMORY = '1 day';
+
+/**
+ * Remembers that the merchant deleted this card (for its customer reference), so a "save my card" of
+ * a payment made before, arriving late, does not bring it back (SaveAuthenticatedCard); forgets
+ * the merchant's deletions older than DELETION_MEMORY.
+ */
+async function recordDeletion(
+  manager: EntityManager,
+  merchantId: string,
+  card: { ref: string; fingerprint: Buffer },
+): Promise<void> {
+  await manager.query(
+    `INSERT INTO card_deletions (merchant_id, custom_reference, fingerprint, deleted_at)
+     VALUES ($1, $2, $3, now())
+     ON CONFLICT (merchant_id, custom_reference, fingerprint) DO UPDATE SET deleted_at = now()`,
+    [merchantId, card.ref, card.fingerprint],
+  );
+  await manager.query(
+    `DELETE FROM card_deletions WHERE merchant_id = $1 AND deleted_at < now() - interval '${DELETION_MEMORY}'`,
+    [merchantId],
+  );
+}
+
 /**
  * `DELETE /api/v2/tokens/{tokenId}`: the card is erased, ciphertext and all, and with it the create
  * answers kept for retries of idempotency-keys, which echo its holder, masked number, expiry and 3DS
  * values. A retry of such a key then runs as a new request. An answer stored after this commits (a
- * create that was still asking for its verification) is not kept: migration 1765600000000.
+ * create that was still asking for its verification) is not kept: migration 1765600000000. The
+ * deletion is remembered for a day (recordDeletion).
  */
 @Injectable()
 export class DeleteToken {
@@ -79,8 +105,13 @@ export class DeleteToken {
   execute(merchantId: string, tokenId: string, claim?: KeyClaim): Promise<void> {
     return this.metrics.measure('delete', () =>
       this.dataSource.transaction(async (manager) => {
-        const { affected } = await manager.delete(CardToken, { id: tokenId, merchantId });
-        if (!affected) throw ApiError.notFound(`Token ${tokenId}`);
+        const [deleted] = await manager.query<[{ ref: string; fingerprint: Buffer }[], number]>(
+          `DELETE FROM card_tokens WHERE id = $1 AND merchant_id = $2
+           RETURNING coalesce(custom_reference, '') AS ref, fingerprint`,
+          [tokenId, merchantId],
+        );
+        if (deleted.length === 0) throw ApiError.notFound(`Token ${tokenId}`);
+        await recordDeletion(manager, merchantId, deleted[0]);
         // By the index of answers naming a token (migration 1765300000200).
         await manager.query(
           `DELETE FROM idempotency_keys

@@ -61,6 +61,7 @@ export class CardSaver {
         alias: null,
         card: { number: card.number, expiration: card.expiration, holder: transaction.holder },
         transactionMode: 'initialUnescheduled',
+        paidAt: transaction.createdAt.toISOString(),
       });
       await this.dataSource.query(
         `WITH saved AS (UPDATE transactions SET saved_token_id = $2 WHERE id = $1)
@@ -70,6 +71,12 @@ export class CardSaver {
       transaction.savedTokenId = token.tokenId;
       return true;
     } catch (error) {
+      if (error instanceof ApiError && error.code === 'BYRD901') {
+        // Deleted by its merchant since this payment (its shopper's wish): never saved, so wiped.
+        this.logger.log(`Payment ${transaction.id}: its card was deleted since, so it is not saved`);
+        await this.forget(transaction.id);
+        return false;
+      }
       // The vault's own messages name fields, never their values; anything else is reduced to its type.
       const why = error instanceof ApiError ? `${error.code} ${error.message}` : (error as Error)?.name;
       this.logger.warn(`Payment ${transaction.id} succeeded but its card is not saved yet: ${why}`);
