@@ -158,6 +158,28 @@ describe('async payments (multibanco, mbway) over HTTP', () => {
     expect((await h.simulate(transactionId, 'pay')).status).toBe(422);
   });
 
+  it('refuses to pay a lapsed MB WAY request before taking its order, so a lost unlock cannot hold the order', async () => {
+    const order = (await h.createOrder()).body;
+    const { transactionId } = (await h.payAsync('mbway', { orderId: order.orderId })).body;
+    await h.payments
+      .get(DataSource)
+      .query(`UPDATE transactions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        transactionId,
+      ]);
+    // Whatever lock this payment would take, it could not give back.
+    await h.ordersStopAnswering('rpc.orders.unlockPayment');
+    try {
+      const late = await h.simulate(transactionId, 'pay');
+      expect(late.status).toBe(422);
+      expect(late.body.message).toContain('can no longer be paid');
+    } finally {
+      await h.restartOrders();
+    }
+    // Not held by the lapsed request: the shopper pays by card at once.
+    const card = await h.pay('4242424242424242', { orderId: order.orderId });
+    expect(card.body).toMatchObject({ status: 'Success', code: 'BYRD200' });
+  });
+
   it('sends an MB WAY request to a normalised phone; the shopper refusing cancels it and the order is payable again', async () => {
     const order = (await h.createOrder()).body;
     const created = await h.payAsync('mbway', {

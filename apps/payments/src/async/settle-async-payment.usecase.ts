@@ -99,6 +99,9 @@ export class SettleAsyncPayment {
     const pending = await repository.findOneBy({ id: transactionId, merchantId });
     if (!pending) throw missing();
     assertSettles(pending, simulation);
+    // A lapsed request is refused before it takes the order: a lock it could only give back on its
+    // way out (an unlock lost, a crash) would hold the order until the lapse sweep ended it.
+    if (simulation === 'pay') outcomeOf(pending, simulation, new Date());
     // Taken before the row lock below: no remote call is ever made while holding it. A payment we
     // ended is not the order's any more (it may be paid another way): it takes no lock.
     const takesLock = simulation === 'pay' && pending.status === 'Processing';
