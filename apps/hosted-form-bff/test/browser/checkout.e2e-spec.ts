@@ -892,6 +892,17 @@ describe('hosted form in Chromium', () => {
       await page.getByRole('button', { name: 'Try again' }).click();
       await expect(heading()).resolves.toBe('Pay with MB WAY');
       await expect(h.getOrder(order.orderId)).resolves.not.toMatchObject({ status: 'paid' });
+
+      // Trying again with the same phone is a new request to it, not the refused one answered again.
+      await page.getByLabel('Phone number').fill('+351 962 345 678');
+      const again = nextPayment();
+      await page.getByRole('button', { name: 'Send request to MB WAY' }).click();
+      const retried = await again;
+      expect(retried).toMatchObject({ status: 'Processing' });
+      expect(retried.transactionId).not.toBe(transactionId);
+      await page.getByRole('heading', { name: 'Confirm in the MB WAY app' }).waitFor();
+      expect((await h.simulateAsyncPayment(retried.transactionId, 'pay')).status).toBe(200);
+      await h.waitForOrderStatus(order.orderId, 'paid');
     });
 
     it('an MB WAY answer lost after the request went out: sending again (also after a reload) shows that one request, none other reaches the phone', async () => {
