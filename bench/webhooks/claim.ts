@@ -122,10 +122,14 @@ export async function measureClaim(
   // What the service's workers pass: WEBHOOK_CLAIM_BATCH and WEBHOOK_LEASE_MS (their defaults unless set).
   const claimBatch = Number(s.serviceEnv.WEBHOOK_CLAIM_BATCH ?? 100);
   const leaseMs = Number(s.serviceEnv.WEBHOOK_LEASE_MS ?? 30_000);
-  // The claim by endpoint ($1 settings, $2 rows of each, $3 lease) or, measuring an older commit,
-  // the claim of the oldest due rows overall ($1 rows, $2 lease).
+  // The claim by endpoint ($1 settings, $2 rows of each, $3 lease; since write-ahead attempts also $4
+  // the retry minute, $5 the most attempts, $6 the delay cap in minutes: the defaults) or, measuring
+  // an older commit, the claim of the oldest due rows overall ($1 rows, $2 lease).
   const perEndpoint = /\$3\b/.test(sql);
-  const params = perEndpoint ? [[ids.settingsId], [claimBatch], leaseMs] : [claimBatch, leaseMs];
+  const writeAhead = /\$6\b/.test(sql);
+  const params = perEndpoint
+    ? [[ids.settingsId], [claimBatch], leaseMs, ...(writeAhead ? [60_000, 51, 60] : [])]
+    : [claimBatch, leaseMs];
   const pool = poolFor(databaseUrl, 1);
   const sizes: ClaimSize[] = [];
   let dueIndex: string;

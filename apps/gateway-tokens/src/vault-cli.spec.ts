@@ -31,4 +31,12 @@ describe('vault CLI', () => {
     expect(answer.code).toBe(0);
     expect(answer.out).toMatch(/^k2:[A-Za-z0-9+/]{43}=$/);
   });
+
+  it('refuses an id VAULT_KEKS could not hold, instead of an entry that keeps the replicas from starting', async () => {
+    for (const id of ['key 2', 'k,2', 'k'.repeat(33)]) {
+      const answer = await run('new-kek', '--id', id);
+      expect(answer).toMatchObject({ code: 1, out: '' });
+      expect(answer.err).toContain('is not a KEK id');
+    }
+  });
 });

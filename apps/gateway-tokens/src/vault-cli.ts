@@ -32,7 +32,11 @@ export async function runVaultCli(argv: string[], env: NodeJS.ProcessEnv = proce
   const { command, values } = parsed;
   if (command === 'new-kek') {
     if (!values.id) return fail('new-kek needs --id <id> (letters, digits, - and _)');
-    console.log(newKekEntry(values.id));
+    try {
+      console.log(newKekEntry(values.id));
+    } catch (error) {
+      return fail((error as Error).message);
+    }
     return 0;
   }
   if (command !== 'rotate-kek') return fail(`Unknown command "vault ${command}"\n\n${USAGE}`);

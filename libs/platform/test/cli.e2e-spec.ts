@@ -86,5 +86,20 @@ describe('operator CLI', () => {
       '--mode must be sandbox or live',
     );
     expect((await cli('frobnicate')).err).toContain('Unknown command');
+    // The vault's and the webhook service's commands (listed in the usage) say where they run,
+    // before touching NATS: a service image's /app/cli.mjs is this CLI.
+    expect(await cli('vault', 'rotate-kek')).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('node dist/vault-cli.js in the gateway-tokens image'),
+    });
+    const offline = await runCli(
+      ['webhooks', 'reseal-secrets'],
+      { NATS_URL: 'nats://127.0.0.1:1' },
+      {
+        log: () => undefined,
+        error: () => undefined,
+      },
+    );
+    expect(offline).toBe(1);
   });
 });

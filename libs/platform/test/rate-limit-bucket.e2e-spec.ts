@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, ErrorKind, NatsContext, RateLimiter, type RateLimitConfig } from '@byrd/platform';
@@ -73,7 +74,7 @@ describe('Rate-limit bucket on a NATS cluster', () => {
     expect((await nats.jsm.streams.info('KV_RATE_LIMITS_OLD')).config.num_replicas).toBe(3);
   });
 
-  it('is provisioned by `cli nats provision` with the stream\'s copies and a TTL of two windows', async () => {
+  it("is provisioned by `cli nats provision` with the stream's copies and a TTL of two windows", async () => {
     const lines: string[] = [];
     const out = { log: (line: string) => lines.push(line), error: (line: string) => lines.push(line) };
     const env = {
@@ -89,12 +90,29 @@ describe('Rate-limit bucket on a NATS cluster', () => {
     expect(bucket.num_replicas).toBe(3);
     expect(bucket.max_age).toBe(120_000 * 1_000_000);
     expect(lines.join('\n')).toContain('RATE_LIMITS_PROVISIONED');
+
+    // An operator's CLI run without EVENTS_STREAM_REPLICAS (a laptop: the default, 1) leaves them all
+    // in three copies: any command, provisioning included.
+    const { EVENTS_STREAM_REPLICAS: _three, ...laptop } = env;
+    expect(await runCli(['keys', 'verify', randomUUID()], laptop, out)).toBe(1);
+    expect(await runCli(['nats', 'provision'], laptop, out)).toBe(0);
+    for (const stream of [
+      'EVENTS_RATE_LIMIT_TEST',
+      'KV_API_KEYS_RATE_LIMIT_TEST',
+      'KV_MERCHANTS_RATE_LIMIT_TEST',
+      'KV_RATE_LIMITS_PROVISIONED',
+    ]) {
+      expect({ stream, copies: (await nats.jsm.streams.info(stream)).config.num_replicas }).toEqual({
+        stream,
+        copies: 3,
+      });
+    }
   });
 });
 
 /** Polls `condition` until it is true or `ms` pass; a throw counts as not yet. */
 async function until(condition: () => Promise<boolean>, ms: number): Promise<boolean> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + ms; Date.now() < deadline;) {
     if (await condition().catch(() => false)) return true;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

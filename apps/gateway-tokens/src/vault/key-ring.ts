@@ -75,5 +75,7 @@ export function parseKeks(list: string): Kek[] {
 
 /** A new KEK entry for VAULT_KEKS. */
 export function newKekEntry(id: string): string {
+  // Refused here, not by the replicas the entry would then keep from starting.
+  if (!KEY_ID.test(id)) throw new Error(`"${id}" is not a KEK id: 1 to 32 letters, digits, - and _`);
   return `${id}:${randomBytes(32).toString('base64')}`;
 }

@@ -57,6 +57,12 @@ MERCHANTS_BUCKET, RATE_LIMIT_BUCKET and RATE_LIMIT_WINDOW_MS (its TTL: two windo
 type Out = { log: (line: string) => void; error: (line: string) => void };
 
 /** Entry point of `npm run cli`; returns the process exit code. */
+/** Command groups of a service's own CLI (deploy/local/cli.mjs runs them from a checkout). */
+const SERVICE_CLIS: Record<string, { service: string; entry: string } | undefined> = {
+  vault: { service: 'gateway-tokens', entry: 'vault-cli.js' },
+  webhooks: { service: 'webhook-service', entry: 'webhooks-cli.js' },
+};
+
 export async function runCli(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
@@ -90,6 +96,15 @@ export async function runCli(
   }
   if (!group) return fail(out, USAGE);
   if (group === 'rpc' && command === 'keygen') return keygen(positionals.slice(2), out);
+  // Their services' own CLIs (npm run cli routes them there): not this one, which touches nothing first.
+  const serviceCli = SERVICE_CLIS[group];
+  if (serviceCli) {
+    return fail(
+      out,
+      `"${group}" commands are the ${serviceCli.service} CLI's: npm run cli -- ${group} --help from a checkout, ` +
+        `or node dist/${serviceCli.entry} in the ${serviceCli.service} image`,
+    );
+  }
   const config = loadConfig(cliConfigSchema, env);
   const nats = await NatsContext.open(natsOptionsFrom(config, 'byrd-cli'), config.NATS_SUBJECT_PREFIX);
   try {

@@ -78,14 +78,15 @@ export class NatsContext {
 
   /**
    * A KV bucket, created when missing with `replicas` copies (EVENTS_STREAM_REPLICAS: the API keys
-   * and merchants are as precious as the events), and an existing one brought to that many: the
-   * library binds to a bucket as it is.
+   * and merchants are as precious as the events), and an existing one with fewer brought to that
+   * many: the library binds to a bucket as it is. Never fewer: a process run with the
+   * default of 1 (the CLI on an operator's laptop) must not take production's copies away.
    */
   async kv(bucket: string, replicas = 1): Promise<KV> {
     const kv = await new Kvm(this.nc).create(bucket, { history: 1, replicas });
     const stream = `KV_${bucket}`;
     const info = await this.jsm.streams.info(stream);
-    if (info.config.num_replicas !== replicas)
+    if (info.config.num_replicas < replicas)
       await this.jsm.streams.update(stream, { ...info.config, num_replicas: replicas });
     return kv;
   }

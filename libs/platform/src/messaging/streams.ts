@@ -39,14 +39,15 @@ export async function ensureEventsStream(
       config.subjects.every((s) => current.has(s)) &&
       info.config.max_age === config.max_age &&
       info.config.duplicate_window === config.duplicate_window &&
-      info.config.num_replicas === config.num_replicas;
+      info.config.num_replicas >= config.num_replicas;
     if (settled) return;
     await jsm.streams.update(name, {
       ...info.config,
       subjects: [...new Set([...current, ...config.subjects])],
       max_age: config.max_age,
       duplicate_window: config.duplicate_window,
-      num_replicas: config.num_replicas,
+      // Raised, never lowered: a process run with the default of 1 must not take copies away.
+      num_replicas: Math.max(info.config.num_replicas, config.num_replicas),
     });
   } catch (error) {
     if (!isNotFound(error)) throw error;

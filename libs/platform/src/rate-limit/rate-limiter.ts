@@ -120,8 +120,8 @@ export class RateLimiter implements OnApplicationBootstrap {
  * The bucket of the rate-limit counts, created when missing, with `replicas` copies (the services'
  * EVENTS_STREAM_REPLICAS: every hosted-form call and `?checkoutKey=` payment counts here, so one
  * copy would take checkout down with the one NATS server that holds it) and a TTL of `ttlMs`. An
- * existing bucket is brought to that many copies and at least that TTL (a longer one, another
- * service's longer window, is kept): the library binds to a bucket as it is. Used by each service at
+ * existing bucket is brought to at least that many copies and that TTL (more copies, or a longer
+ * one, another service's longer window, are kept): the library binds to a bucket as it is. Used by each service at
  * boot and by `cli nats provision`.
  */
 export async function ensureRateLimitBucket(
@@ -135,13 +135,14 @@ export async function ensureRateLimitBucket(
   const kv = await create().catch(create);
   const { config } = (await kv.status()).streamInfo;
   const maxAge = ttlMs * 1_000_000;
-  if (config.max_age < maxAge || config.num_replicas !== replicas) {
+  if (config.max_age < maxAge || config.num_replicas < replicas) {
+    const copies = Math.max(config.num_replicas, replicas);
     await nats.jsm.streams.update(config.name, {
       ...config,
       max_age: Math.max(config.max_age, maxAge),
-      num_replicas: replicas,
+      num_replicas: copies,
     });
-    log?.(`${bucket}: brought to ${replicas} copies and a TTL of at least ${ttlMs} ms`);
+    log?.(`${bucket}: brought to ${copies} copies and a TTL of at least ${ttlMs} ms`);
   }
   return kv;
 }
