@@ -17,12 +17,15 @@ export const paymentsConfigSchema = baseConfigSchema
       .enum(['sandbox'], { message: 'must name a 3DS server that ships: sandbox' })
       .default('sandbox'),
     /**
-     * AES-256 key (base64, 32 bytes) sealing a card while its shopper is in a 3DS challenge: the only
-     * time payments keeps a card number, encrypted, until it authorises. CVV is never kept.
+     * AES-256 keys (base64, 32 bytes; comma-separated, the first sealing, each opening) sealing a card
+     * while its shopper is in a 3DS challenge: the only time payments keeps a card number, encrypted,
+     * until it authorises. CVV is never kept. A list so the key can be rotated (docs/operations.md).
      */
     CARD_SEAL_KEY: z
       .string()
-      .refine((v) => Buffer.from(v, 'base64').length === 32, { message: 'must be 32 bytes, base64-encoded' })
+      .refine((v) => v.split(',').every((entry) => Buffer.from(entry.trim(), 'base64').length === 32), {
+        message: 'must be 32-byte keys, base64-encoded, comma-separated',
+      })
       .default(() => randomBytes(32).toString('base64')),
     /** How long a shopper has to finish 3DS (minutes of real time). */
     THREE_DS_TIMEOUT_MS: z.coerce

@@ -9,29 +9,48 @@ export interface SealedCardContent {
   expiration: string;
 }
 
+/** The keys of CARD_SEAL_KEY: base64 32-byte keys, comma-separated, the first sealing. */
+export function cardSealKeysOf(value: string): Buffer[] {
+  const keys = value.split(',').map((entry) => Buffer.from(entry.trim(), 'base64'));
+  keys.forEach((key, index) => {
+    if (key.length !== 32)
+      throw new Error(`CARD_SEAL_KEY entry ${index + 1} must be 32 bytes, base64-encoded`);
+  });
+  return keys;
+}
+
 /**
  * AES-256-GCM sealing of a card number for the minutes of a 3DS challenge, bound to its session id
- * (additional data) so a sealed card cannot be replayed into another session.
+ * (additional data) so a sealed card cannot be replayed into another session. CARD_SEAL_KEY is a
+ * list so it can be rotated with no card lost: the first key seals, every key opens (GCM refuses a
+ * wrong key, so each is tried in turn); docs/operations.md, "Card seal key".
  */
 export class CardSeal {
-  private readonly key: Buffer;
+  private readonly keys: Buffer[];
 
-  constructor(base64Key: string) {
-    this.key = Buffer.from(base64Key, 'base64');
-    if (this.key.length !== 32) throw new Error('CARD_SEAL_KEY must be 32 bytes');
+  constructor(cardSealKey: string) {
+    this.keys = cardSealKeysOf(cardSealKey);
   }
 
   seal(card: SealedCardContent, sessionId: string): Buffer {
-    return aesGcmSeal(this.key, Buffer.from(JSON.stringify(card), 'utf8'), sessionId);
+    return aesGcmSeal(this.keys[0], Buffer.from(JSON.stringify(card), 'utf8'), sessionId);
   }
 
   open(sealed: Buffer, sessionId: string): SealedCardContent {
-    return JSON.parse(aesGcmOpen(this.key, sealed, sessionId).toString('utf8')) as SealedCardContent;
+    let failure: unknown;
+    for (const key of this.keys) {
+      try {
+        return JSON.parse(aesGcmOpen(key, sealed, sessionId).toString('utf8')) as SealedCardContent;
+      } catch (error) {
+        failure = error;
+      }
+    }
+    throw failure;
   }
 
   /**
-   * The card, or null (logged, never with card data) when it cannot be opened: sealed under another
-   * CARD_SEAL_KEY (a replica configured apart, or the key changed since).
+   * The card, or null (logged, never with card data) when it cannot be opened: sealed under a key
+   * not in CARD_SEAL_KEY (a replica configured apart, or a key dropped too early).
    */
   openOrNull(sealed: Buffer, sessionId: string): SealedCardContent | null {
     try {
