@@ -360,6 +360,24 @@ describe('listen: a live stream of signed deliveries (GET /api/v1/webhooks/liste
     for (const stream of [...opened, again]) stream.close();
   });
 
+  it('ends an open stream within seconds of its API key being revoked, and sends it nothing after', async () => {
+    const others = h.merchant;
+    const owner = await h.freshMerchant();
+    try {
+      const stream = await ListenStream.open(h.baseUrl, owner.apiKey, '?events=order.paid');
+      await stream.waitFor(1);
+      expect(await h.env.revokeKey(owner.apiKey)).toBe(true);
+      expect(await stream.ended(5_000)).toBe(true);
+      await h.publish('order.paid', 'card');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(stream.events.map((e) => e.event)).toEqual(['ready']);
+      // Its CLI's reconnect is refused.
+      expect((await ListenStream.open(h.baseUrl, owner.apiKey)).response.status).toBe(401);
+    } finally {
+      h.merchant = others;
+    }
+  });
+
   it('ends the stream of a client that stops reading, instead of buffering its events without bound', async () => {
     const stalling = await WebhookHarness.start({ LISTEN_DRAIN_TIMEOUT_MS: '500' });
     const socket = connect(Number(new URL(stalling.baseUrl).port), '127.0.0.1');

@@ -1,7 +1,7 @@
-import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ApiErrors, CurrentMerchant, type MerchantContext } from '@byrd/platform';
+import { ApiErrors, ApiKeyRegistry, CurrentMerchant, type MerchantContext } from '@byrd/platform';
 import { WEBHOOK_CONFIG, type WebhookConfig } from '../config.js';
 import { ListenSessions } from './listen-sessions.js';
 import { streamSession } from './event-stream.js';
@@ -11,6 +11,7 @@ import { streamSession } from './event-stream.js';
 export class ListenController {
   constructor(
     private readonly sessions: ListenSessions,
+    private readonly keys: ApiKeyRegistry,
     @Inject(WEBHOOK_CONFIG) private readonly config: WebhookConfig,
   ) {}
 
@@ -38,9 +39,11 @@ export class ListenController {
   async listen(
     @CurrentMerchant() merchant: MerchantContext,
     @Query('events') events: unknown,
+    @Headers('x-api-key') apiKey: string,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const session = await this.sessions.start(merchant, events);
-    streamSession(reply, session, this.config.LISTEN_DRAIN_TIMEOUT_MS);
+    const keyStillValid = async () => (await this.keys.resolve(apiKey)) !== null;
+    streamSession(reply, session, this.config.LISTEN_DRAIN_TIMEOUT_MS, keyStillValid);
   }
 }
