@@ -420,17 +420,47 @@ describe('fan-out and delivery', () => {
     const [lost] = await h.rows(`SELECT * FROM webhook_attempts WHERE id = $1`, [lostId]);
     expect(lost).toMatchObject({ number: 51, status_code: null, succeeded: false, retry_delay_ms: null });
     expect(lost.error).toContain('No outcome recorded');
-    // Inspectable as any attempt: what was sent (its body not stored: the webhook's, with its id), no answer.
+    // Inspectable as any attempt: what was sent (its body as its worker built it), no answer.
     const listed = await h.request('GET', `/api/v1/webhooks/${delivered.id}/attempts`);
     expect(listed.status).toBe(200);
+    const sentFirst = receiver.of(delivered.id)[0].json;
     expect(listed.body.data.find((a: { id: string }) => a.id === lostId)).toMatchObject({
-      content: { id: delivered.id, attemptId: lostId, event: 'order.paid' },
+      content: { ...sentFirst, attemptId: lostId },
       response: null,
       succeeded: false,
       error: expect.stringContaining('No outcome recorded'),
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.of(delivered.id)).toHaveLength(sent);
+  });
+
+  it('counts an open attempt that was recorded after all once, and sends the next as usual', async () => {
+    // A replica of the release before took the row over and recorded its attempt, leaving the open
+    // attempt of the one it took it from, which that one also recorded late.
+    await h.subscribe({ url: receiver.url });
+    const delivered = await deliveredWebhookOf(await h.publish('order.paid', 'card'));
+    const [recorded] = await h.rows(`SELECT id FROM webhook_attempts WHERE webhook_id = $1`, [delivered.id]);
+    await h.rows(
+      `UPDATE webhooks SET status = 'pending', sent_at = NULL, finished_at = NULL, open_attempt_id = $2,
+         open_attempt_at = now() - interval '3 seconds', lease_token = gen_random_uuid(),
+         lease_until = now() - interval '1 second', next_attempt_at = now() - interval '3 seconds'
+       WHERE id = $1`,
+      [delivered.id, recorded.id],
+    );
+    const [done] = await h.waitForRow(
+      `SELECT * FROM webhooks WHERE id = $1`,
+      [delivered.id],
+      ([w]) => w.status !== 'pending',
+    );
+    expect(done).toMatchObject({ status: 'succeeded', attempt_count: 2, open_attempt_id: null });
+    const attempts = await h.rows(
+      `SELECT number, error FROM webhook_attempts WHERE webhook_id = $1 ORDER BY number`,
+      [delivered.id],
+    );
+    expect(attempts).toEqual([
+      { number: 1, error: null },
+      { number: 2, error: null },
+    ]);
   });
 
   it("finds work another replica left due after this replica's clock stepped back an hour (NTP, a resumed VM)", async () => {

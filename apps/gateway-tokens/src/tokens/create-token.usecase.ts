@@ -8,7 +8,7 @@ import {
   type TokenCreateRpcRequest,
   type TokenResponse,
 } from '@byrd/contracts';
-import { ApiError, checkCard, checkThreeDSData, Rpc, type MerchantContext } from '@byrd/platform';
+import { ApiError, checkCard, ErrorKind, checkThreeDSData, Rpc, type MerchantContext } from '@byrd/platform';
 import { CardStore } from './card-store.js';
 import { presentCreatedToken, presentToken } from './token.presenter.js';
 
@@ -85,7 +85,10 @@ export class SaveAuthenticatedCard {
       number: card.number,
     };
     if (paidAt && (await this.store.deletedSince(saved, paidAt))) {
-      throw ApiError.notFound('The card was deleted after this payment; it is not saved again');
+      throw new ApiError(
+        ErrorKind.NotFound,
+        'The card was deleted after this payment; it is not saved again',
+      );
     }
     const { token } = await this.store.store({
       merchantId: request.merchantId,

@@ -19,7 +19,8 @@ const DEFAULT_TIMINGS: CheckoutTimings = {
   followEveryMs: 2500,
   leaveDelayMs: 900,
   outcomeEveryMs: 1500,
-  orderShowsPaymentEveryMs: 250,
+  // Every read counts in the shopper address's rate limit (RATE_LIMIT_MAX a minute): at most 20.
+  orderShowsPaymentEveryMs: 500,
   orderShowsPaymentWaitMs: 10_000,
 };
 

@@ -159,7 +159,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       .then(
         (outcome) => this.finished(job, outcome),
         (error: unknown) => {
-          // Not recorded: the lease runs out and the delivery is tried again (at least once). Our
+          // Not recorded: once the lease runs out, the next claim records the attempt as lost,
+          // counts it and schedules the next as after a failure (a resend is simply sent again). Our
           // database failing says nothing about the receiver: its circuit is not judged (a probe's
           // circuit opens again for the same cool-down).
           this.logger.error(`Webhook ${job.webhookId}: attempt not recorded: ${String(error)}`);

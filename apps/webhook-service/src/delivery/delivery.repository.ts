@@ -87,6 +87,15 @@ type JobRow = {
 export const LOST_ATTEMPT_ERROR =
   'No outcome recorded: the worker stopped before recording this attempt; the receiver may have received it';
 
+/**
+ * What a lost attempt sent, as its worker built it (deliveryBody: the same fields in the same order,
+ * `createdAt` as toISOString writes it), so its record reads as any attempt's, on any replica.
+ */
+const LOST_ATTEMPT_BODY = `json_build_object('id', w.id, 'event', w.event, 'paymentMethod', w.payment_method,
+  'settingsId', w.settings_id, 'attemptId', l.open_attempt_id,
+  'createdAt', to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+  'content', w.content)::text`;
+
 const JOB_COLUMNS = `
   w.settings_id, w.event, w.payment_method, w.content, w.created_at, w.occurred_at, w.attempt_count,
   w.traceparent,
@@ -182,12 +191,15 @@ export const CLAIM_WEBHOOKS_SQL = `
     SELECT d.id, d.open_attempt_id, d.open_attempt_at, d.attempt_count + 1 AS number,
       CASE WHEN d.attempt_count + 1 < $5 THEN least(d.attempt_count + 1, $6) * $4::int END AS retry_delay_ms
     FROM due d WHERE NOT d.deleted AND d.open_attempt_id IS NOT NULL
+      -- Recorded after all (its worker lost the lease; or a replica of the release before, which
+      -- leaves the column as it is, took the row over): nothing lost, the row is claimed as usual.
+      AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.id = d.open_attempt_id)
   ),
   lost_attempts AS (
     INSERT INTO webhook_attempts (id, webhook_id, kind, number, url, request_body, status_code,
       response_body, error, duration_ms, succeeded, retry_delay_ms, created_at)
-    SELECT l.open_attempt_id, l.id, 'scheduled', l.number, s.url, '', NULL, NULL, '${LOST_ATTEMPT_ERROR}',
-      0, false, l.retry_delay_ms, l.open_attempt_at
+    SELECT l.open_attempt_id, l.id, 'scheduled', l.number, s.url, ${LOST_ATTEMPT_BODY}, NULL, NULL,
+      '${LOST_ATTEMPT_ERROR}', 0, false, l.retry_delay_ms, l.open_attempt_at
     FROM lost l JOIN webhooks w ON w.id = l.id JOIN webhook_settings s ON s.id = w.settings_id
     ON CONFLICT (id) DO NOTHING
   ),
@@ -204,7 +216,7 @@ export const CLAIM_WEBHOOKS_SQL = `
   SET lease_until = now() + $3::int * interval '1 millisecond', lease_token = gen_random_uuid(),
     open_attempt_id = gen_random_uuid(), open_attempt_at = now()
   FROM webhook_settings s
-  WHERE w.id = ANY (ARRAY(SELECT id FROM due WHERE NOT deleted AND open_attempt_id IS NULL))
+  WHERE w.id = ANY (ARRAY(SELECT id FROM due WHERE NOT deleted EXCEPT SELECT id FROM lost))
     AND s.id = w.settings_id
   RETURNING 'scheduled' AS kind, w.id AS webhook_id, NULL::uuid AS resend_id, w.lease_token,
     w.open_attempt_id AS attempt_id, s.url, true AS to_settings_url, ${JOB_COLUMNS}`;

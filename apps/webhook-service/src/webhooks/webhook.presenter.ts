@@ -1,12 +1,5 @@
-import type {
-  EventName,
-  PublicEventContentOf,
-  WebhookAttempt,
-  WebhookDelivery,
-  WebhookRecord,
-} from '@byrd/contracts';
+import type { WebhookAttempt, WebhookDelivery, WebhookRecord } from '@byrd/contracts';
 import { presentCredential, type AnsweredSettingsRow } from '../settings/settings.presenter.js';
-import { deliveryBody } from '../delivery/deliver-webhook.usecase.js';
 import type { WebhookAttemptRow, WebhookRow } from './webhook.entity.js';
 
 export function presentWebhook(row: WebhookRow): WebhookRecord {
@@ -31,7 +24,7 @@ export function presentAttempt(
     webhookId: webhook.id,
     event: webhook.event,
     paymentMethod: webhook.paymentMethod,
-    content: JSON.parse(attempt.requestBody || lostAttemptBody(attempt, webhook)) as WebhookDelivery,
+    content: JSON.parse(attempt.requestBody) as WebhookDelivery,
     createdAt: attempt.createdAt.toISOString(),
     // No answer (a timeout, a refused connection): no response at all, rather than a null status
     // the .NET client's non-nullable HttpStatusCode cannot read; `error` says what happened.
@@ -43,21 +36,4 @@ export function presentAttempt(
     durationMs: attempt.durationMs,
     error: attempt.error,
   };
-}
-
-/**
- * What an attempt recorded with no outcome (its worker died after sending: delivery.repository.ts,
- * LOST_ATTEMPT_ERROR) sent: its body is not stored, and is the webhook's with that attempt's id.
- */
-function lostAttemptBody(attempt: WebhookAttemptRow, webhook: WebhookRow): string {
-  return deliveryBody({
-    webhookId: webhook.id,
-    event: webhook.event,
-    paymentMethod: webhook.paymentMethod,
-    settingsId: webhook.settingsId,
-    createdAt: webhook.createdAt,
-    // Stored as fan-out made it from the event (toPublicContent), as the claim hands it to a job.
-    content: webhook.content as unknown as PublicEventContentOf<EventName>,
-    attemptId: attempt.id,
-  });
 }

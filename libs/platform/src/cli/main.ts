@@ -56,13 +56,13 @@ MERCHANTS_BUCKET, RATE_LIMIT_BUCKET and RATE_LIMIT_WINDOW_MS (its TTL: two windo
 
 type Out = { log: (line: string) => void; error: (line: string) => void };
 
-/** Entry point of `npm run cli`; returns the process exit code. */
 /** Command groups of a service's own CLI (deploy/local/cli.mjs runs them from a checkout). */
 const SERVICE_CLIS: Record<string, { service: string; entry: string } | undefined> = {
   vault: { service: 'gateway-tokens', entry: 'vault-cli.js' },
   webhooks: { service: 'webhook-service', entry: 'webhooks-cli.js' },
 };
 
+/** Entry point of `npm run cli`; returns the process exit code. */
 export async function runCli(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
