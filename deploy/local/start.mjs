@@ -40,13 +40,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { connect } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { serviceProcessEnv } from '../node-options.mjs';
-import { needsNpmInstall } from './dependencies.mjs';
+import { needsNpmInstall, ROOT } from './dependencies.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ROUTES_FILE = join(ROOT, 'deploy/routes.json');
 const SERVICES_ENV_FILE = join(ROOT, 'deploy/local/services.env.json');
 const EDGE_SCRIPT = join(ROOT, 'deploy/local/edge.mjs');

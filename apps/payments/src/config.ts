@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { baseConfigSchema, paymentAttemptLimitSettings } from '@byrd/platform';
+import { base64KeyList, baseConfigSchema, paymentAttemptLimitSettings } from '@byrd/platform';
 
 export const paymentsConfigSchema = baseConfigSchema
   .extend({
@@ -21,12 +21,7 @@ export const paymentsConfigSchema = baseConfigSchema
      * while its shopper is in a 3DS challenge: the only time payments keeps a card number, encrypted,
      * until it authorises. CVV is never kept. A list so the key can be rotated (docs/operations.md).
      */
-    CARD_SEAL_KEY: z
-      .string()
-      .refine((v) => v.split(',').every((entry) => Buffer.from(entry.trim(), 'base64').length === 32), {
-        message: 'must be 32-byte keys, base64-encoded, comma-separated',
-      })
-      .default(() => randomBytes(32).toString('base64')),
+    CARD_SEAL_KEY: base64KeyList().default(() => randomBytes(32).toString('base64')),
     /** How long a shopper has to finish 3DS (minutes of real time). */
     THREE_DS_TIMEOUT_MS: z.coerce
       .number()

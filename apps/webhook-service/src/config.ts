@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseConfigSchema, parseKeyList } from '@byrd/platform';
+import { base64KeyList, baseConfigSchema } from '@byrd/platform';
 import { invalidAllowListEntries } from './egress/address-policy.js';
 
 const ms = (min: number) => z.coerce.number().int().min(min);
@@ -17,15 +17,7 @@ const DAY_MS = 86_400_000;
  * what they sealed, so a new key goes first, `webhooks reseal-secrets` seals everything again with
  * it, and an old one is dropped once that command says nothing uses it (docs/operations.md).
  */
-const secretsKeys = z
-  .string({ error: 'is required (base64 32-byte keys, comma-separated)' })
-  .superRefine((list, ctx) => {
-    try {
-      parseKeyList(list);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    }
-  });
+const secretsKeys = base64KeyList();
 
 export const webhookConfigSchema = baseConfigSchema
   .extend({

@@ -40,8 +40,6 @@ export interface Follow<T> {
   immediately?: boolean;
   /** Between two reads (default: the page's `followEveryMs`). */
   everyMs?: number;
-  /** Nothing final after this long: the loop stops (default FOR_MS). */
-  forMs?: number;
 }
 
 /**
@@ -50,7 +48,7 @@ export interface Follow<T> {
  */
 const FOR_MS = 10 * 60_000;
 
-/** Reads until the value settles or `forMs` passed; a failed read is tried again next time. Returns stop(). */
+/** Reads until the value settles or FOR_MS passed; a failed read is tried again next time. Returns stop(). */
 export function follow<T>(options: Follow<T>): () => void {
   let stopped = false;
   let timer: number | undefined;
@@ -66,7 +64,7 @@ export function follow<T>(options: Follow<T>): () => void {
       options.onRead?.(answer.value);
       if (options.settled(answer.value)) return options.onSettled(answer.value);
     }
-    if (Date.now() - startedAt > (options.forMs ?? FOR_MS)) return options.onGaveUp?.();
+    if (Date.now() - startedAt > FOR_MS) return options.onGaveUp?.();
     timer = window.setTimeout(() => void tick(), everyMs());
   };
   timer = window.setTimeout(() => void tick(), options.immediately ? 0 : everyMs());
@@ -103,16 +101,14 @@ export function orderShowsPayment(api: CheckoutApi): Promise<void> {
       stopReading();
       resolve();
     };
-    // A read that hangs must not hold the shopper past the wait either.
+    // The one bound of the wait, a read that hangs included.
     const deadline = window.setTimeout(done, waitMs);
     const stopReading = follow({
       read: () => api.getOrder(),
       settled: (order) => order.authorized || !OPEN_ORDER_STATUSES.includes(order.status),
       onSettled: done,
-      onGaveUp: done,
       immediately: true,
       everyMs: timing('orderShowsPaymentEveryMs'),
-      forMs: waitMs,
     });
   });
 }

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { aesGcmOpen, aesGcmSeal } from '@byrd/platform';
+import { aesGcmOpen, aesGcmSeal, parseKeyList } from '@byrd/platform';
 
 const logger = new Logger('CardSeal');
 
@@ -7,16 +7,6 @@ const logger = new Logger('CardSeal');
 export interface SealedCardContent {
   number: string;
   expiration: string;
-}
-
-/** The keys of CARD_SEAL_KEY: base64 32-byte keys, comma-separated, the first sealing. */
-export function cardSealKeysOf(value: string): Buffer[] {
-  const keys = value.split(',').map((entry) => Buffer.from(entry.trim(), 'base64'));
-  keys.forEach((key, index) => {
-    if (key.length !== 32)
-      throw new Error(`CARD_SEAL_KEY entry ${index + 1} must be 32 bytes, base64-encoded`);
-  });
-  return keys;
 }
 
 /**
@@ -29,7 +19,7 @@ export class CardSeal {
   private readonly keys: Buffer[];
 
   constructor(cardSealKey: string) {
-    this.keys = cardSealKeysOf(cardSealKey);
+    this.keys = parseKeyList(cardSealKey);
   }
 
   seal(card: SealedCardContent, sessionId: string): Buffer {

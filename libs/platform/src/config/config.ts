@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseKeyList } from '../crypto/secret-box.js';
 import { parseSigningKey, parseTrustedCallers } from '../rpc/rpc-identity.js';
 
 /** Thrown when the environment cannot start the service; its message names every bad variable. */
@@ -19,6 +20,19 @@ const url = (protocols: string[]) =>
     },
     { message: `must be a ${protocols.map((p) => p.replace(':', '://')).join(' or ')} URL` },
   );
+
+/**
+ * A variable listing base64 32-byte keys, comma-separated (`parseKeyList`: the first seals, every
+ * one opens, so a key can be rotated): WEBHOOK_SECRETS_KEYS, CARD_SEAL_KEY.
+ */
+export const base64KeyList = () =>
+  z.string({ error: 'is required (base64 32-byte keys, comma-separated)' }).superRefine((list, ctx) => {
+    try {
+      parseKeyList(list);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  });
 
 /** Variables every service reads. Services extend it with their own. */
 export const baseConfigSchema = z.object({
