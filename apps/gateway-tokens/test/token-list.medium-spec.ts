@@ -21,8 +21,17 @@ describe('token list of a large vault', () => {
     const cipher = new CardCipher(new KeyRing(parseKeks(newKekEntry('k1'))));
     await insertTokens(session, cipher, ROWS, 'm-large');
     await insertTokens(session, cipher, 500, 'm-other');
-    // As autovacuum leaves a table that has settled: statistics, and the visibility map.
-    await session.query(`VACUUM ANALYZE card_tokens`);
+    // As autovacuum leaves a table that has settled: statistics, and every page all-visible. A VACUUM
+    // that meets an older snapshot (a loaded machine's other sessions) leaves pages an index-only
+    // scan must fetch, which the reads below would count: it is run again until none is left.
+    for (let tries = 0; ; tries++) {
+      await session.query(`VACUUM ANALYZE card_tokens`);
+      const [{ pages, visible }] = await session.query<{ pages: number; visible: number }[]>(
+        `SELECT relpages AS pages, relallvisible AS visible FROM pg_class WHERE relname = 'card_tokens'`,
+      );
+      if (visible >= pages || tries === 50) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }, 120_000);
   afterAll(() => closeVaultDatabase({ db, session }));
 
