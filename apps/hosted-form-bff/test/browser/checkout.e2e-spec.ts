@@ -231,6 +231,12 @@ describe('hosted form in Chromium', () => {
       await expect(alert.textContent()).resolves.toBe(
         'The payment was declined. Try another card or contact your bank.',
       );
+      // The alert takes the focus on the next frame after it shows (a loaded machine draws it late).
+      await page
+        .waitForFunction(() => document.activeElement?.id === 'card-form-error', undefined, {
+          timeout: 5_000,
+        })
+        .catch(() => undefined);
       await expect(focusedId()).resolves.toBe('card-form-error');
       // The number stays for the shopper to correct; the security code is never kept.
       await expect(page.getByLabel('Card number').inputValue()).resolves.toBe('4000 0000 0000 0002');
